@@ -1,0 +1,215 @@
+"""agentweb settings: one file, driven by the environment. Every variable is listed in the README."""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+INSECURE_DEFAULT_SECRET_KEY = "django-insecure-agentweb-development-only"
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    if value.lower() in {"1", "true", "yes", "on"}:
+        return True
+    if value.lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {value!r}")
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {value!r}") from None
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+DEBUG = env_bool("DJANGO_DEBUG", True)
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", INSECURE_DEFAULT_SECRET_KEY)
+if not DEBUG and SECRET_KEY == INSECURE_DEFAULT_SECRET_KEY:
+    raise ImproperlyConfigured("DJANGO_DEBUG is off but DJANGO_SECRET_KEY is not set: set a long random secret key.")
+
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "chat",
+    "tools.apps.ToolsConfig",
+    "modelconfig",
+    "sharing",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "agentweb.security.ContentSecurityPolicyMiddleware",
+]
+
+ROOT_URLCONF = "agentweb.urls"
+ASGI_APPLICATION = "agentweb.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database: SQLite by default, tuned for a server that writes from several threads ---
+SQLITE_OPTIONS = {
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+}
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {**SQLITE_OPTIONS, **DATABASES["default"].get("OPTIONS", {})}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- channel layer: Redis when configured, else in-memory (one process) ---
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 60},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- security headers and cookies (docs/deploy.md) ---
+from agentweb.security import DEFAULT_CSP  # noqa: E402
+
+AGENTWEB_CSP = env_str("AGENTWEB_CSP", DEFAULT_CSP)
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+# Behind TLS (every production deployment): cookies only over HTTPS, HSTS, and trust the proxy's scheme header.
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", False)
+if env_bool("DJANGO_BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The proxy or Daphne answers /healthz over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {"agentweb": {"handlers": ["console"], "level": env_str("AGENTWEB_LOG_LEVEL", "INFO")}},
+}
+
+
+# --- agentweb ---
+# The default model comes from the environment (docs/protocol.md, "Model configuration").
+def env_float(name: str, default: float | None) -> float | None:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number of seconds, not {value!r}") from None
+
+
+def default_api_key(api: str, base_url: str) -> str:
+    """AGENTWEB_LLM_API_KEY, else the key variable of the API in use: never one API's key sent to another."""
+    resolved = api.lower() or ("openai" if base_url else "demo")
+    fallback = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(resolved, "")
+    return env_str("AGENTWEB_LLM_API_KEY") or (env_str(fallback) if fallback else "")
+
+
+# The default model comes from the environment (docs/protocol.md and docs/models.md).
+AGENTWEB_LLM = {
+    "api": env_str("AGENTWEB_LLM_API"),
+    "base_url": env_str("AGENTWEB_LLM_BASE_URL"),
+    "model": env_str("AGENTWEB_LLM_MODEL"),
+    "api_key": default_api_key(env_str("AGENTWEB_LLM_API"), env_str("AGENTWEB_LLM_BASE_URL")),
+    "tool_protocol": env_str("AGENTWEB_LLM_TOOL_PROTOCOL", "native"),
+    "max_attempts": env_int("AGENTWEB_LLM_MAX_ATTEMPTS", 3),
+    "timeout": env_float("AGENTWEB_LLM_TIMEOUT", 600.0),
+    "connect_timeout": env_float("AGENTWEB_LLM_CONNECT_TIMEOUT", None),
+    "read_timeout": env_float("AGENTWEB_LLM_READ_TIMEOUT", None),
+}
+AGENTWEB_MAX_STEPS = env_int("AGENTWEB_MAX_STEPS", 25)
+AGENTWEB_SYSTEM_PROMPT = env_str(
+    "AGENTWEB_SYSTEM_PROMPT",
+    "You are a helpful assistant. Use the tools you are given when they help; answer concisely.",
+)
+# Seconds between two pauses of the demo model's words, so a person sees it stream.
+AGENTWEB_DEMO_DELAY = float(env_str("AGENTWEB_DEMO_DELAY", "0.03"))
+# How often a streaming assistant message is written to the database.
+AGENTWEB_FLUSH_INTERVAL = float(env_str("AGENTWEB_FLUSH_INTERVAL", "1.0"))
+# At most one delta frame per stream per this many seconds; the first piece is never held back.
+AGENTWEB_COALESCE_WINDOW = float(env_str("AGENTWEB_COALESCE_WINDOW", "0.016"))
+AGENTWEB_MAX_FRAME_BYTES = env_int("AGENTWEB_MAX_FRAME_BYTES", 256 * 1024)
+# message.send per user and process: a burst of this many, then this many per minute.
+AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)
+AGENTWEB_SEND_RATE_PER_MINUTE = env_int("AGENTWEB_SEND_RATE_PER_MINUTE", 30)

@@ -1,0 +1,40 @@
+"""Fetch one page over and over and time each response: the 'an HTTP page meanwhile' of the concurrency
+benchmark, in its own process so the measuring client's own work does not inflate it.
+
+    python -m bench.pageprobe --url http://127.0.0.1:PORT/ --cookie 'sessionid=…' --seconds 10 [--interval 0.1]
+
+prints one JSON line: {"latencies_ms": [...], "statuses": {...}, "bytes": n}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import httpx
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--cookie", default="")
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--interval", type=float, default=0.1)
+    args = parser.parse_args(argv)
+    latencies, statuses, size = [], {}, 0
+    with httpx.Client(headers={"Cookie": args.cookie}, timeout=30) as client:
+        client.get(args.url)  # a warm connection, as a browser's would be
+        end = time.perf_counter() + args.seconds
+        while time.perf_counter() < end:
+            started = time.perf_counter()
+            response = client.get(args.url)
+            latencies.append((time.perf_counter() - started) * 1000)
+            statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+            size = len(response.content)
+            time.sleep(max(0.0, args.interval - (time.perf_counter() - started)))
+    print(json.dumps({"latencies_ms": latencies, "statuses": statuses, "bytes": size}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""The app with bench-only changes applied at start-up, to measure what a change would buy before anyone makes
+it in the app: `python -m bench --variant no-dispatch-hop,persistent-db`. Daphne serves
+`bench.variant_asgi:application` instead of `agentweb.asgi:application`; nothing in the app's files changes.
+
+Variants (comma-separated in BENCH_VARIANTS):
+
+- `no-dispatch-hop`: channels' AsyncConsumer.dispatch awaits `aclose_old_connections()` (a sync_to_async call,
+  i.e. a hop to the one thread-sensitive worker thread and back) before every message it dispatches,
+  `thread.event` included: one hop per delta frame per socket. This variant skips it for `thread.event`,
+  whose handler only sends the already-serialised text and never touches the database.
+- `persistent-db`: CONN_MAX_AGE None instead of 0, so the worker thread keeps its SQLite connection instead of
+  opening a new one (and running the WAL pragmas) for nearly every database_sync_to_async call.
+- `profile`: cProfile on the event loop's thread, written to $BENCH_PROFILE when the process exits.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agentweb.asgi import application  # noqa: F401 (Django is set up by this import)
+
+VARIANTS = frozenset(filter(None, os.environ.get("BENCH_VARIANTS", "").split(",")))
+KNOWN = frozenset({"no-dispatch-hop", "persistent-db", "profile"})
+if VARIANTS - KNOWN:
+    raise SystemExit(f"unknown bench variant(s): {', '.join(sorted(VARIANTS - KNOWN))}")
+
+if "no-dispatch-hop" in VARIANTS:
+    from channels.consumer import get_handler_name
+    from channels.db import aclose_old_connections
+
+    from chat.consumers import ChatConsumer
+
+    async def dispatch(self, message):
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        if message["type"] != "thread.event":
+            await aclose_old_connections()
+        await handler(message)
+
+    ChatConsumer.dispatch = dispatch
+
+if "persistent-db" in VARIANTS:
+    from django.conf import settings
+
+    settings.DATABASES["default"]["CONN_MAX_AGE"] = None
+
+if "profile" in VARIANTS:
+    import atexit
+    import cProfile
+    import signal
+
+    _profile = cProfile.Profile()
+    _profile.enable()
+
+    def _dump(*_):
+        _profile.disable()
+        _profile.dump_stats(os.environ.get("BENCH_PROFILE", "bench-profile.prof"))
+
+    atexit.register(_dump)
+    signal.signal(signal.SIGUSR1, _dump)

@@ -1,0 +1,262 @@
+"""The ReAct loop: model → tool calls → tools (in parallel) → results → model …
+
+No ORM and no channel layer here: the loop reports what happens to an AgentSink and runs tools
+through a Toolbox; chat/runs.py provides both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from tools.context import ToolContext
+from tools.executor import ToolResult, execute_tool
+from tools.registry import ToolRegistry
+
+from .llm.base import Provider
+from .llm.budget import ContextBudget
+from .llm.types import (
+    ChatMessage,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallEnd,
+    ToolCallRequest,
+    ToolCallStart,
+    ToolDefinition,
+    Usage,
+)
+
+
+class AgentSink(Protocol):
+    async def assistant_started(self) -> None: ...
+    async def text_delta(self, text: str) -> None: ...
+    async def reasoning_delta(self, text: str) -> None: ...
+    async def tool_call_started(self, index: int, call_id: str, name: str) -> None: ...
+    async def tool_call_args_delta(self, index: int, text: str) -> None: ...
+    async def assistant_completed(self, step: StepResult) -> None: ...
+    async def tool_call_running(self, index: int) -> None: ...
+    async def tool_call_completed(self, index: int, result: ToolResult) -> None: ...
+    async def tool_call_awaiting(self, index: int, allow: dict[str, bool]) -> None: ...
+    async def note(self, text: str) -> None: ...
+
+
+class ApprovalPolicy(Protocol):
+    def requirement(self, call: ToolCallRequest) -> dict[str, bool] | None:
+        """The choices to offer a person before `call` may run, or None when it may run at once."""
+        ...
+
+
+class NoApprovals:
+    def requirement(self, call: ToolCallRequest) -> dict[str, bool] | None:
+        return None
+
+
+class Toolbox(Protocol):
+    def definitions(self) -> list[ToolDefinition]: ...
+    def returns_direct(self, name: str) -> bool: ...
+    async def execute(self, call: ToolCallRequest) -> ToolResult: ...
+
+
+@dataclass
+class StepResult:
+    """One model response, complete."""
+
+    message: ChatMessage
+    finish_reason: str
+    usage: dict[str, int] = field(default_factory=dict)
+    # The provider's index of each call in message.tool_calls (the key the sink was told at the start).
+    indexes: list[int] = field(default_factory=list)
+    # Calls whose arguments could not be decoded: index → why. They are answered with an error, not run.
+    invalid_calls: dict[int, str] = field(default_factory=dict)
+    reasoning: str = ""
+
+
+MAX_UNREADABLE_STEPS = 3
+
+
+class AgentGaveUp(Exception):
+    """The model kept answering with calls that cannot be read; the message says so to the person."""
+
+
+@dataclass(frozen=True)
+class AgentOutcome:
+    reason: str  # done | return_direct | max_steps | waiting (calls await a person's decision)
+    steps: int
+
+
+@dataclass(frozen=True)
+class DecidedCall:
+    """A call of a paused step that a person approved (args possibly edited): it runs when the run resumes."""
+
+    index: int
+    call: ToolCallRequest
+
+
+class RegistryToolbox:
+    """The tools of a ToolRegistry, each call given its ToolContext (user, thread, call id, store)."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        disabled: frozenset[str] = frozenset(),
+        context: Callable[[ToolCallRequest], ToolContext] | None = None,
+    ):
+        self.registry = registry
+        self.disabled = disabled
+        self.context = context
+
+    def definitions(self) -> list[ToolDefinition]:
+        return [ToolDefinition(t.name, t.description, t.parameters) for t in self.registry.all()]
+
+    def returns_direct(self, name: str) -> bool:
+        tool = self.registry.get(name)
+        return bool(tool and tool.return_direct)
+
+    async def execute(self, call: ToolCallRequest) -> ToolResult:
+        if call.name in self.disabled:
+            return ToolResult(status="error", content=f"Tool '{call.name}' is disabled.", duration_ms=0)
+        context = self.context(call) if self.context else None
+        return await execute_tool(self.registry, call.name, call.args, context=context)
+
+
+async def run_agent(
+    *,
+    provider: Provider,
+    messages: list[ChatMessage],
+    toolbox: Toolbox,
+    sink: AgentSink,
+    max_steps: int,
+    policy: ApprovalPolicy | None = None,
+    resume: list[DecidedCall] | None = None,
+    budget: ContextBudget | None = None,
+) -> AgentOutcome:
+    """Run until the model answers without a tool call, a tool returns directly, calls await approval,
+    or `max_steps` model calls have been made.
+
+    `messages` is extended in place with every assistant and tool message. `resume` continues a step
+    that waited for approval: its approved calls run first. ModelError and CancelledError propagate to
+    the caller; tool failures never do (they become error results). With a `budget`, each model call is
+    sent the history trimmed to the model's context window (`messages` itself is not trimmed), and the
+    sink is told when messages were left out.
+    """
+    policy = policy or NoApprovals()
+    definitions = toolbox.definitions()
+    if resume:
+        results = await run_calls([(d.index, d.call) for d in resume], {}, toolbox, sink)
+        messages.extend(tool_message(d.call, r) for d, r in zip(resume, results, strict=True))
+        if any(toolbox.returns_direct(d.call.name) for d in resume):
+            return AgentOutcome("return_direct", 0)
+    unreadable_steps = 0
+    noted = 0
+    for step_number in range(1, max_steps + 1):
+        sent = messages
+        if budget is not None:
+            fitted = budget.fit(messages, definitions)
+            sent = fitted.messages
+            if fitted.dropped > noted:  # said once, and again only when more is left out
+                noted = fitted.dropped
+                await sink.note(budget.note(fitted.dropped))
+        step = await stream_step(provider, sent, definitions, sink)
+        messages.append(step.message)
+        for text in take_notes(provider):
+            await sink.note(text)
+        if not step.message.tool_calls:
+            return AgentOutcome("done", step_number)
+        # Each unreadable call goes back to the model as an error it can correct, a few times over.
+        unreadable_steps = unreadable_steps + 1 if len(step.invalid_calls) == len(step.indexes) else 0
+        if unreadable_steps > MAX_UNREADABLE_STEPS:
+            raise AgentGaveUp(
+                f"The model sent tool calls that could not be read {unreadable_steps} times in a row; "
+                "the run stopped. A model with native tool calling, or another tool protocol, may do better."
+            )
+        calls = list(zip(step.indexes, step.message.tool_calls, strict=True))
+        # A call whose arguments could not be read is answered with an error, never put to a person.
+        waiting = {i: allow for i, call in calls if i not in step.invalid_calls and (allow := policy.requirement(call))}
+        ready = [(i, call) for i, call in calls if i not in waiting]
+        results = await run_calls(ready, step.invalid_calls, toolbox, sink)
+        messages.extend(tool_message(call, result) for (_, call), result in zip(ready, results, strict=True))
+        if waiting:
+            for index, allow in waiting.items():
+                await sink.tool_call_awaiting(index, allow)
+            return AgentOutcome("waiting", step_number)
+        if any(toolbox.returns_direct(call.name) for _, call in ready):
+            return AgentOutcome("return_direct", step_number)
+    return AgentOutcome("max_steps", max_steps)
+
+
+def take_notes(provider: Provider) -> list[str]:
+    """What a provider wrapper noticed during the step (e.g. a tool call found in the text)."""
+    take = getattr(provider, "take_notes", None)
+    return take() if take else []
+
+
+async def stream_step(
+    provider: Provider, messages: list[ChatMessage], definitions: list[ToolDefinition], sink: AgentSink
+) -> StepResult:
+    await sink.assistant_started()
+    text: list[str] = []
+    reasoning: list[str] = []
+    ended: dict[int, ToolCallEnd] = {}
+    usage: dict[str, int] = {}
+    finish_reason = "stop"
+    async for event in provider.stream(messages, definitions):
+        if isinstance(event, TextDelta):
+            text.append(event.text)
+            await sink.text_delta(event.text)
+        elif isinstance(event, ToolCallArgsDelta):
+            await sink.tool_call_args_delta(event.index, event.text)
+        elif isinstance(event, ToolCallStart):
+            await sink.tool_call_started(event.index, event.id, event.name)
+        elif isinstance(event, ToolCallEnd):
+            ended[event.index] = event
+        elif isinstance(event, ReasoningDelta):
+            reasoning.append(event.text)
+            await sink.reasoning_delta(event.text)
+        elif isinstance(event, Usage):
+            usage = event.as_dict()
+        elif isinstance(event, Finish):
+            finish_reason = event.reason
+    ends = [ended[index] for index in sorted(ended)]
+    step = StepResult(
+        message=ChatMessage(
+            role="assistant",
+            content="".join(text),
+            tool_calls=[ToolCallRequest(end.id, end.name, end.args or {}) for end in ends],
+        ),
+        finish_reason=finish_reason,
+        usage=usage,
+        indexes=[end.index for end in ends],
+        invalid_calls={end.index: end.error or "invalid arguments" for end in ends if end.args is None},
+        reasoning="".join(reasoning),
+    )
+    await sink.assistant_completed(step)
+    return step
+
+
+async def run_calls(
+    calls: list[tuple[int, ToolCallRequest]], invalid: dict[int, str], toolbox: Toolbox, sink: AgentSink
+) -> list[ToolResult]:
+    """Run calls concurrently; results come back in the calls' order."""
+
+    async def run_one(index: int, call: ToolCallRequest) -> ToolResult:
+        await sink.tool_call_running(index)
+        if index in invalid:
+            # The provider's or parser's own words say what was wrong and how to write the call.
+            result = ToolResult(
+                status="error", content=f"Your call to {call.name} could not be used: {invalid[index]}", duration_ms=0
+            )
+        else:
+            result = await toolbox.execute(call)
+        await sink.tool_call_completed(index, result)
+        return result
+
+    return list(await asyncio.gather(*(run_one(index, call) for index, call in calls)))
+
+
+def tool_message(call: ToolCallRequest, result: ToolResult) -> ChatMessage:
+    return ChatMessage(role="tool", content=result.content, tool_call_id=call.id, name=call.name, status=result.status)

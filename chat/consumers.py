@@ -1,0 +1,227 @@
+"""The websocket endpoint /ws/chat/ (docs/protocol.md). Thin: check the frame, call chat/runs.py, forward events."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from . import rewind, runs, services
+from .access import NotFound, current_user, get_thread_for_user
+from .frames import ClientError, frame_ref, parse_frame
+from .ratelimit import RateLimiter
+
+UNAUTHENTICATED = 4401
+SEND_LIMIT = RateLimiter(per_minute=settings.AGENTWEB_SEND_RATE_PER_MINUTE, burst=settings.AGENTWEB_SEND_BURST)
+
+
+class ChatConsumer(AsyncWebsocketConsumer):
+    async def connect(self):
+        self.groups_joined: set[str] = set()
+        await self.accept()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=UNAUTHENTICATED)
+
+    async def disconnect(self, code):
+        for group in getattr(self, "groups_joined", ()):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        if not self.scope["user"].is_authenticated:
+            return
+        try:
+            frame = parse_frame(text_data, max_bytes=settings.AGENTWEB_MAX_FRAME_BYTES)
+            if frame["type"] != "ping" and not await self.still_signed_in():
+                await self.close(code=UNAUTHENTICATED)
+                return
+            await self.handlers[frame["type"]](self, frame)
+        except ClientError as error:
+            await self.send_event(
+                {"type": "error", "code": error.code, "message": error.message, "ref": frame_ref(text_data)}
+            )
+
+    async def thread_event(self, message):
+        """An event of a thread this socket follows, already serialised once by its sender."""
+        await self.send(text_data=message["text"])
+
+    async def send_event(self, event: dict) -> None:
+        await self.send(text_data=json.dumps(event))
+
+    # --- frame handlers ---------------------------------------------------------------
+
+    async def ping(self, frame):
+        await self.send_event({"type": "pong"})
+
+    async def subscribe(self, frame):
+        thread = await self.get_thread(frame["thread"])
+        # Read before following the thread: an event sent in between would arrive twice.
+        model = await database_sync_to_async(services.thread_model_info)(thread)
+        await self.follow(thread.pk)
+        for text in await runs.subscribe_texts(thread, frame.get("after_seq"), model):
+            await self.send(text_data=text)
+
+    async def send_message(self, frame):
+        if not SEND_LIMIT.allow(self.scope["user"].pk):
+            raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
+        content = frame["content"].strip()
+        if not content:
+            raise ClientError("bad_frame", "content: the message is empty.")
+        try:
+            client_msg_id = uuid.UUID(frame["client_msg_id"])
+        except ValueError:
+            raise ClientError("bad_frame", "client_msg_id: must be a UUID.") from None
+        try:
+            turn = await runs.begin_turn(
+                user=self.scope["user"],
+                thread_id=frame.get("thread"),
+                content=content,
+                client_msg_id=client_msg_id,
+                model=frame.get("model"),
+            )
+        except NotFound:
+            raise ClientError("not_found", "No such thread.") from None
+        except runs.UnknownModel:
+            raise unknown_model(frame["model"]) from None
+        except services.RunActive:
+            raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
+        await self.follow(turn.thread.pk)
+        if turn.run is None:  # a replayed frame: the message is stored already, show where things stand
+            await self.subscribe({"thread": str(turn.thread.pk)})
+            return
+        await runs.launch_run(turn)
+
+    async def set_model(self, frame):
+        try:
+            await runs.set_model(user=self.scope["user"], thread_id=frame["thread"], model=frame["model"])
+        except NotFound:
+            raise ClientError("not_found", "No such thread.") from None
+        except runs.UnknownModel:
+            raise unknown_model(frame["model"]) from None
+
+    async def cancel(self, frame):
+        thread = await self.get_thread(frame["thread"])
+        if not await runs.cancel(thread.pk):
+            raise ClientError("no_active_run", "This thread has no running answer to stop.")
+
+    async def decide(self, frame):
+        try:
+            await runs.decide(
+                user=self.scope["user"],
+                tool_call_id=frame["tool_call"],
+                decision=frame["decision"],
+                args=frame.get("args"),
+                message=frame.get("message", ""),
+                for_thread=frame.get("for_thread", False),
+            )
+        except NotFound:
+            raise ClientError("not_found", "No such tool call.") from None
+        except services.AlreadyDecided:
+            raise ClientError(
+                "already_decided", "This tool call was already decided or is no longer waiting."
+            ) from None
+        except services.DecisionNotOffered:
+            raise ClientError("bad_frame", f"decision: '{frame['decision']}' is not offered for this call.") from None
+        except runs.InvalidArguments as error:
+            raise ClientError("invalid_args", f"The edited arguments do not fit the tool: {error}") from None
+
+    async def retry(self, frame):
+        await self.follow_up(frame, "retry")
+
+    async def continue_run(self, frame):
+        await self.follow_up(frame, "continue", steps=frame.get("steps"))
+
+    async def follow_up(self, frame, kind: str, steps: int | None = None):
+        try:
+            turn = await runs.begin_followup(user=self.scope["user"], thread_id=frame["thread"], kind=kind, steps=steps)
+        except NotFound:
+            raise ClientError("not_found", "No such thread.") from None
+        except services.RunActive:
+            raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
+        except services.NothingToFollowUp:
+            message = (
+                "Only a failed, interrupted or stopped run can be retried."
+                if kind == "retry"
+                else ("Only a run that stopped at its step limit can be continued.")
+            )
+            raise ClientError("not_allowed", message) from None
+        await self.follow(turn.thread.pk)
+        await runs.launch_run(turn)
+
+    async def regenerate(self, frame):
+        await self.rewind_thread(frame, content=None, client_msg_id=None)
+
+    async def edit_last(self, frame):
+        content = frame["content"].strip()
+        if not content:
+            raise ClientError("bad_frame", "content: the message is empty.")
+        try:
+            client_msg_id = uuid.UUID(frame["client_msg_id"])
+        except ValueError:
+            raise ClientError("bad_frame", "client_msg_id: must be a UUID.") from None
+        await self.rewind_thread(frame, content=content, client_msg_id=client_msg_id)
+
+    async def rewind_thread(self, frame, *, content, client_msg_id):
+        """run.regenerate and message.edit_last (chat/rewind.py)."""
+        if not SEND_LIMIT.allow(self.scope["user"].pk):
+            raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
+        try:
+            turn = await rewind.begin_rewind(
+                user=self.scope["user"], thread_id=frame["thread"], content=content, client_msg_id=client_msg_id
+            )
+        except NotFound:
+            raise ClientError("not_found", "No such thread.") from None
+        except services.RunActive:
+            raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
+        except rewind.NothingToRewind:
+            raise ClientError("not_allowed", "This thread has no message of yours to answer again.") from None
+        await self.follow(turn.thread.pk)
+        if turn.run is None:  # a replayed edit: already done
+            await self.subscribe({"thread": str(turn.thread.pk)})
+            return
+        await runs.launch_run(turn)
+
+    handlers = {
+        "ping": ping,
+        "thread.subscribe": subscribe,
+        "message.send": send_message,
+        "thread.set_model": set_model,
+        "run.cancel": cancel,
+        "run.retry": retry,
+        "run.continue": continue_run,
+        "run.regenerate": regenerate,
+        "message.edit_last": edit_last,
+        "tool_call.decide": decide,
+    }
+
+    # --- helpers ----------------------------------------------------------------------
+
+    async def still_signed_in(self) -> bool:
+        """Re-read per action: a socket opened before a logout or a deactivation stops working."""
+        session = self.scope.get("session")
+        user = await database_sync_to_async(current_user)(getattr(session, "session_key", None))
+        if user is None or user.pk != self.scope["user"].pk:
+            return False
+        self.scope["user"] = user
+        return True
+
+    async def get_thread(self, thread_id):
+        try:
+            return await database_sync_to_async(get_thread_for_user)(self.scope["user"], thread_id)
+        except NotFound:
+            raise ClientError("not_found", "No such thread.") from None
+
+    async def follow(self, thread_id) -> None:
+        group = runs.group_name(thread_id)
+        if group not in self.groups_joined:
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.groups_joined.add(group)
+
+
+def unknown_model(model_id: str) -> ClientError:
+    return ClientError(
+        "not_found", f"model: {model_id[:100]!r} is not a model you can pick (unknown or disabled); reload the page."
+    )

@@ -1,0 +1,131 @@
+"""The context budget: the history sent to a model is trimmed to fit its context window.
+
+A plain estimate, no tokenizer: about four characters per token, a few tokens per message, and the tool
+schemas the model is sent. The system prompt is always kept, and so are the person's last message and the
+newest step; the oldest messages go first. An assistant message and the tool results that follow it are
+one unit, kept or left out together, and the kept history never starts with a tool result or an
+assistant message: it starts with something the person said.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .types import ChatMessage, ToolDefinition
+
+CHARS_PER_TOKEN = 4
+#: Tokens a message costs beyond its text: its role and the wire format's separators.
+MESSAGE_OVERHEAD = 4
+#: Tokens a tool call or a tool definition costs beyond its JSON.
+TOOL_OVERHEAD = 8
+#: What is kept free for the answer when the model's output limit is not known.
+DEFAULT_RESERVE = 1024
+
+
+def estimate_text(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def estimate_message(message: ChatMessage) -> int:
+    tokens = MESSAGE_OVERHEAD + estimate_text(message.content or "") + estimate_text(message.name or "")
+    for call in message.tool_calls:
+        arguments = json.dumps(call.args, ensure_ascii=False)
+        tokens += TOOL_OVERHEAD + estimate_text(call.id) + estimate_text(call.name) + estimate_text(arguments)
+    return tokens
+
+
+def estimate_tools(definitions: Sequence[ToolDefinition]) -> int:
+    return sum(
+        TOOL_OVERHEAD
+        + estimate_text(d.name)
+        + estimate_text(d.description)
+        + estimate_text(json.dumps(d.parameters, ensure_ascii=False))
+        for d in definitions
+    )
+
+
+def estimate(messages: Sequence[ChatMessage], definitions: Sequence[ToolDefinition] = ()) -> int:
+    return estimate_tools(definitions) + sum(estimate_message(m) for m in messages)
+
+
+@dataclass(frozen=True)
+class Fitted:
+    messages: list[ChatMessage]
+    #: How many messages were left out.
+    dropped: int
+    #: The estimated size of what is sent, tool schemas included.
+    tokens: int
+
+
+@dataclass
+class _Unit:
+    """A message and the tool results that follow it: kept or left out as one."""
+
+    messages: list[ChatMessage] = field(default_factory=list)
+
+    @property
+    def role(self) -> str:
+        return self.messages[0].role
+
+    @property
+    def tokens(self) -> int:
+        return sum(estimate_message(m) for m in self.messages)
+
+
+def _units(messages: Sequence[ChatMessage]) -> list[_Unit]:
+    units: list[_Unit] = []
+    for message in messages:
+        if message.role == "tool" and units and units[-1].role != "system":
+            units[-1].messages.append(message)
+        else:
+            units.append(_Unit([message]))
+    return units
+
+
+@dataclass(frozen=True)
+class ContextBudget:
+    """A model's context window in tokens, and how many of them to keep free for its answer."""
+
+    window: int
+    reserve: int = DEFAULT_RESERVE
+
+    @property
+    def limit(self) -> int:
+        return self.window - self.reserve
+
+    def fit(self, messages: Sequence[ChatMessage], definitions: Sequence[ToolDefinition] = ()) -> Fitted:
+        """The messages to send: all of them when they fit, else without the oldest. Never changes `messages`."""
+        used = estimate(messages, definitions)
+        if used <= self.limit:
+            return Fitted(list(messages), 0, used)
+        units = _units(messages)
+        last_user = max((i for i, u in enumerate(units) if u.role == "user"), default=None)
+        protected = {i for i, u in enumerate(units) if u.role == "system"} | {len(units) - 1}
+        if last_user is not None:
+            protected.add(last_user)
+        dropped: set[int] = set()
+        for i, unit in enumerate(units):
+            if used <= self.limit:
+                break
+            if i not in protected:
+                dropped.add(i)
+                used -= unit.tokens
+        # What is kept starts with something the person said, never with a tool result or an answer.
+        for i, unit in enumerate(units):
+            if i in dropped or unit.role == "system":
+                continue
+            if unit.role == "user" or i in protected:
+                break
+            dropped.add(i)
+            used -= unit.tokens
+        if not dropped:
+            return Fitted(list(messages), 0, used)
+        kept = [m for i, unit in enumerate(units) if i not in dropped for m in unit.messages]
+        return Fitted(kept, len(messages) - len(kept), used)
+
+    def note(self, dropped: int) -> str:
+        what = "The oldest message was" if dropped == 1 else f"The oldest {dropped} messages were"
+        return f"{what} left out to fit the model's context window ({self.window} tokens)."

@@ -1,0 +1,253 @@
+"""Provider for Ollama's native chat API (POST /api/chat, streamed as newline-delimited JSON).
+
+Each line is one JSON object: `message.content` / `message.thinking` pieces, whole tool calls in
+`message.tool_calls` (arguments as an object, from some models and proxies as a JSON string, never with
+an id), and a last line with `done: true`, `done_reason` and the token counts. See the conformance vectors
+in shared/vectors/ollama_api_chat_ndjson.json.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from .openai import decode_args
+from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text, shorten
+from .types import (
+    ChatMessage,
+    Finish,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolDefinition,
+    Usage,
+)
+
+DEFAULT_BASE_URL = "http://localhost:11434"
+_DONE_REASONS = {"stop": "stop", "length": "length"}
+
+
+class OllamaProvider(HTTPProvider):
+    path = "/api/chat"
+    json_answer_is_error = False  # a server that ignores "stream" answers with one JSON object: one line
+
+    def __init__(
+        self,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        model: str,
+        client: httpx.AsyncClient | None = None,
+        options: dict[str, Any] | None = None,
+        api_key: str | None = None,
+        timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+    ) -> None:
+        super().__init__(
+            base_url=base_url,
+            model=model,
+            api_key=api_key,  # only for an Ollama behind an authenticating proxy, or ollama.com
+            client=client,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+        )
+        #: Ollama's model options, e.g. {"temperature": 0.2, "num_ctx": 8192}.
+        self.options = options
+
+    def endpoint(self, base_url: str) -> str:
+        # The OpenAI-compatible address (…:11434/v1) is what many people have configured: same server.
+        return base_url.rstrip("/").removesuffix("/v1").removesuffix("/api") + self.path
+
+    def request_headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/x-ndjson"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def request_body(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": [message_to_wire(m) for m in messages], "stream": True}
+        if tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in tools
+            ]
+        if self.options:
+            body["options"] = self.options
+        return body
+
+    async def read_events(
+        self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]
+    ) -> AsyncIterator[StreamEvent]:
+        decoder = NDJSONDecoder()
+        assembler = ChatAssembler(tools)
+        received = False
+        async for data in chunks:
+            received = True
+            for line in decoder.feed(data):
+                for event in assembler.feed(self._parse(line)):
+                    yield event
+                if assembler.done:
+                    break
+            if assembler.done:
+                break
+        else:
+            for line in decoder.close():
+                for event in assembler.feed(self._parse(line)):
+                    yield event
+        if not received:
+            raise self.error(f"The model server at {self.base_url} ended the response without sending anything.")
+        for event in assembler.finish():
+            yield event
+
+    def _parse(self, line: str) -> dict[str, Any]:
+        try:
+            chunk = json.loads(line)
+        except ValueError:
+            raise self.error(
+                f"The model server at {self.base_url} sent a line that is not JSON: {shorten(line.strip())!r}"
+            ) from None
+        if not isinstance(chunk, dict):
+            raise self.error(f"The model server at {self.base_url} sent an unexpected line: {shorten(line.strip())!r}")
+        if chunk.get("error"):
+            message = error_text(chunk) or shorten(line.strip())
+            raise self.error(f"The model server at {self.base_url} reported an error mid-stream: {message}")
+        return chunk
+
+
+def message_to_wire(message: ChatMessage) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "content": message.content, "tool_name": message.name or ""}
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        wire["tool_calls"] = [{"function": {"name": c.name, "arguments": c.args}} for c in message.tool_calls]
+    return wire
+
+
+class NDJSONDecoder:
+    """Splits a byte stream into lines, however the bytes arrive (inside UTF-8 sequences too)."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._partial: list[str] = []
+
+    def feed(self, data: bytes) -> list[str]:
+        return self._lines(self._decoder.decode(data))
+
+    def close(self) -> list[str]:
+        """End of stream: the last line may have no newline after it."""
+        lines = self._lines(self._decoder.decode(b"", final=True))
+        tail = "".join(self._partial)
+        self._partial = []
+        if tail.strip():
+            lines.append(tail)
+        return lines
+
+    def _lines(self, text: str) -> list[str]:
+        if "\n" not in text:
+            if text:
+                self._partial.append(text)
+            return []
+        lines = text.split("\n")
+        if self._partial:
+            self._partial.append(lines[0])
+            lines[0] = "".join(self._partial)
+        tail = lines.pop()
+        self._partial = [tail] if tail else []
+        return [line for line in lines if line.strip()]
+
+
+class ChatAssembler:
+    """Turns /api/chat stream objects into neutral stream events, one object at a time."""
+
+    def __init__(self, tools: list[ToolDefinition]) -> None:
+        # Tools that really take a "functionName" argument keep it (see _arguments).
+        self._takes_function_name = {
+            t.name for t in tools if "functionName" in ((t.parameters or {}).get("properties") or {})
+        }
+        self._calls = 0
+        self._done_reason: str | None = None
+        self._usage: Usage | None = None
+        self.done = False
+
+    def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        message = chunk.get("message")
+        if not isinstance(message, dict):
+            message = {}  # the last line of a stream may carry only the counts
+        thinking, content = message.get("thinking"), message.get("content")
+        if thinking and isinstance(thinking, str):
+            events.append(ReasoningDelta(thinking))
+        loading = chunk.get("done_reason") == "load"  # the model was loaded first; the answer is still to come
+        if content and isinstance(content, str) and not (loading and not content.strip()):
+            events.append(TextDelta(content))
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, dict):
+                self._call(call, events)
+        if chunk.get("done") and not loading:
+            self.done = True
+            self._done_reason = chunk.get("done_reason")
+            prompt, output = chunk.get("prompt_eval_count"), chunk.get("eval_count")
+            if isinstance(prompt, int) or isinstance(output, int):
+                self._usage = Usage(input_tokens=prompt, output_tokens=output)
+        return events
+
+    def finish(self) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        if self._usage is not None:
+            events.append(self._usage)
+        events.append(Finish(self._normalised_reason()))
+        return events
+
+    def _call(self, call: dict[str, Any], events: list[StreamEvent]) -> None:
+        function = call.get("function") or {}
+        name = function.get("name") or ""
+        arguments = function.get("arguments")
+        if arguments is None:
+            raw = ""
+        elif isinstance(arguments, str):
+            raw = arguments
+        else:
+            raw = json.dumps(arguments, ensure_ascii=False)
+        args, error = decode_args(raw)
+        if args is not None:
+            args = self._arguments(name, args)
+        if not name:
+            args, error = None, "The model sent a tool call without a function name."
+        index = self._calls
+        self._calls += 1
+        # Ollama gives calls no ids; the tool results are matched to calls by these.
+        call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else None
+        call_id = call_id or f"call_{secrets.token_hex(12)}"
+        events.append(ToolCallStart(index=index, id=call_id, name=name))
+        if raw:
+            events.append(ToolCallArgsDelta(index, raw))
+        events.append(ToolCallEnd(index=index, id=call_id, name=name, raw=raw, args=args, error=error))
+
+    def _arguments(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        # Some models echo the tool's own name as a "functionName" argument (langchain-ollama strips it too);
+        # passed on, it would fail the tool's argument validation.
+        if args.get("functionName") == name and name not in self._takes_function_name:
+            return {key: value for key, value in args.items() if key != "functionName"}
+        return args
+
+    def _normalised_reason(self) -> str:
+        if not self.done:
+            # The body ended without its done line; the calls that came are whole (Ollama sends them whole).
+            return "tool_calls" if self._calls else "other"
+        normalised = _DONE_REASONS.get(self._done_reason or "stop", "other")
+        # Ollama says "stop" after calling tools; the calls are what counts.
+        if normalised == "stop" and self._calls:
+            return "tool_calls"
+        return normalised

@@ -1,0 +1,303 @@
+"""Provider for any server that speaks the OpenAI chat-completions wire format.
+
+OpenAI itself, Azure OpenAI, vLLM, llama.cpp, Ollama's /v1, LM Studio, OpenRouter … each bends the
+format a little; the chunk reader below is written to the loosest of them (see the conformance vectors
+in shared/vectors/openai_chat_completions_sse.json).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text, shorten
+from .sse import SSEDecoder
+from .types import (
+    ChatMessage,
+    Finish,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolDefinition,
+    Usage,
+)
+
+#: The error of a call the model was still writing when it hit its output limit: it is never executed.
+OUT_OF_TOKENS = "The model ran out of output tokens while writing this call"
+_FINISH_REASONS = {
+    "stop": "stop",
+    "eos": "stop",  # text-generation-inference and some llama.cpp builds
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",  # the legacy functions API
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+
+class OpenAIProvider(HTTPProvider):
+    path = "/chat/completions"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+    ) -> None:
+        super().__init__(
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            client=client,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+        )
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    def request_headers(self) -> dict[str, str]:
+        headers = {"Accept": "text/event-stream"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def request_body(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [message_to_wire(m) for m in messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in tools
+            ]
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        return body
+
+    async def read_events(
+        self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]
+    ) -> AsyncIterator[StreamEvent]:
+        decoder = SSEDecoder()
+        assembler = ChunkAssembler()
+        received = False
+        done = False
+        async for data in chunks:
+            received = True
+            for sse in decoder.feed(data):
+                if sse.data == "[DONE]":
+                    done = True
+                    break
+                for event in assembler.feed(self._parse_chunk(sse.data)):
+                    yield event
+            if done:
+                break
+        else:
+            # The body ended without [DONE]: some servers never send it; treat the end of the body as the end.
+            for sse in decoder.close():
+                if sse.data != "[DONE]":
+                    for event in assembler.feed(self._parse_chunk(sse.data)):
+                        yield event
+        if not received:
+            raise self.error(f"The model server at {self.base_url} ended the response without sending anything.")
+        for event in assembler.finish():
+            yield event
+
+    def _parse_chunk(self, data: str) -> dict[str, Any]:
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise self.error(
+                f"The model server at {self.base_url} sent a stream event that is not JSON: {shorten(data)!r}"
+            ) from None
+        if not isinstance(chunk, dict):
+            raise self.error(f"The model server at {self.base_url} sent an unexpected stream event: {shorten(data)!r}")
+        if chunk.get("error") or chunk.get("object") == "error":  # vLLM reports errors as {"object": "error", ...}
+            message = error_text(chunk) or shorten(data)
+            raise self.error(f"The model server at {self.base_url} reported an error mid-stream: {message}")
+        return chunk
+
+
+def message_to_wire(message: ChatMessage) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role != "assistant" or not message.tool_calls:
+        return {"role": message.role, "content": message.content}
+    return {
+        "role": "assistant",
+        # OpenAI wants null, not "", for an assistant turn that only calls tools.
+        "content": message.content or None,
+        "tool_calls": [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": json.dumps(call.args)}}
+            for call in message.tool_calls
+        ],
+    }
+
+
+@dataclass
+class _PendingCall:
+    id: str | None = None
+    name: str | None = None
+    started: bool = False
+    parts: list[str] = field(default_factory=list)
+
+
+class ChunkAssembler:
+    """Turns decoded chat.completion.chunk objects into neutral stream events, one chunk at a time."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _PendingCall] = {}
+        self._last_index: int | None = None
+        self._finish_reason: str | None = None
+        self._usage: Usage | None = None
+
+    def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            # Last one wins: some servers repeat a growing usage object on every chunk.
+            self._usage = Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"))
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue  # only one completion is asked for; never mix in another
+            reason = choice.get("finish_reason")
+            if reason:
+                self._finish_reason = reason
+            delta = choice.get("delta")
+            if delta:  # Azure's content-filter trailer is a choice without a delta
+                self._delta(delta, events)
+        return events
+
+    def finish(self) -> list[StreamEvent]:
+        """The stream ended: close every tool call, then usage, then the finish reason."""
+        events: list[StreamEvent] = []
+        reason = self._normalised_reason()
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            if not call.started:
+                self._start(index, call, events)
+            raw = "".join(call.parts)
+            args, error = decode_args(raw)
+            if error and reason == "length":
+                error = OUT_OF_TOKENS  # cut off mid-call, not a model that writes broken JSON
+            if not call.name:
+                args, error = None, "The model sent a tool call without a function name."
+            events.append(ToolCallEnd(index=index, id=call.id, name=call.name, raw=raw, args=args, error=error))
+        if self._usage is not None:
+            events.append(self._usage)
+        events.append(Finish(reason))
+        return events
+
+    def _delta(self, delta: dict[str, Any], events: list[StreamEvent]) -> None:
+        # Reasoning first: within one chunk it precedes the answer it led to.
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning and isinstance(reasoning, str):
+            events.append(ReasoningDelta(reasoning))
+        content = delta.get("content")
+        if content and isinstance(content, str):
+            events.append(TextDelta(content))
+        refusal = delta.get("refusal")
+        if refusal and isinstance(refusal, str):
+            events.append(TextDelta(refusal))  # shown as text: otherwise the person would see an empty answer
+        tool_calls = delta.get("tool_calls")
+        if tool_calls:
+            for fragment in tool_calls:
+                self._tool_fragment(fragment, events)
+
+    def _tool_fragment(self, fragment: dict[str, Any], events: list[StreamEvent]) -> None:
+        index = self._fragment_index(fragment)
+        call = self._calls.get(index)
+        if call is None:
+            call = self._calls[index] = _PendingCall()
+        self._last_index = index
+        function = fragment.get("function") or {}
+        if not call.started:
+            call.id = call.id or fragment.get("id")
+            call.name = call.name or function.get("name")
+        arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, str):
+            arguments = json.dumps(arguments)  # a few servers send the object itself instead of its JSON text
+        if arguments:
+            call.parts.append(arguments)
+        if call.started:
+            if arguments:
+                events.append(ToolCallArgsDelta(index, arguments))
+        elif call.name:
+            # Start once the name is known; arguments that came before it go out as one delta.
+            self._start(index, call, events)
+            if call.parts:
+                events.append(ToolCallArgsDelta(index, "".join(call.parts)))
+
+    def _fragment_index(self, fragment: dict[str, Any]) -> int:
+        index = fragment.get("index")
+        if isinstance(index, int):
+            return index
+        # Some servers (Gemini's compatibility API among them) leave out the index: a fragment with a new
+        # id opens the next call, anything else continues the last one.
+        last = self._calls.get(self._last_index) if self._last_index is not None else None
+        new_id = fragment.get("id")
+        if last is None:
+            return 0
+        if new_id and last.id and new_id != last.id:
+            return max(self._calls) + 1
+        return self._last_index
+
+    @staticmethod
+    def _start(index: int, call: _PendingCall, events: list[StreamEvent]) -> None:
+        call.id = call.id or f"call_{secrets.token_hex(12)}"
+        call.name = call.name or ""
+        call.started = True
+        events.append(ToolCallStart(index=index, id=call.id, name=call.name))
+
+    def _normalised_reason(self) -> str:
+        reason = self._finish_reason
+        if reason is None:
+            return "tool_calls" if self._calls else "stop"
+        normalised = _FINISH_REASONS.get(reason, "other")
+        # Some servers (older Ollama among them) say "stop" after calling tools; the calls are what counts.
+        if normalised == "stop" and self._calls:
+            return "tool_calls"
+        return normalised
+
+
+def decode_args(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A tool call's argument text as an object, or None and why not."""
+    if not raw.strip():
+        return {}, None  # a call without arguments: some servers send "", not "{}"
+    try:
+        args = json.loads(raw)
+    except ValueError as exc:
+        return None, f"Arguments are not valid JSON: {exc}"
+    if isinstance(args, str):
+        # Double-encoded arguments ("\"{\\\"a\\\": 1}\""), seen from some fine-tunes: unwrap one level.
+        with contextlib.suppress(ValueError):
+            args = json.loads(args)
+    if not isinstance(args, dict):
+        return None, f"Arguments are not valid JSON: expected an object, got {type(args).__name__}"
+    return args, None
+
+
+_decode_args = decode_args  # the earlier private name

@@ -1,0 +1,394 @@
+"""The one path every HTTP model provider streams through: timeouts, error messages, retries.
+
+`HTTPProvider` is the base of the OpenAI-compatible, Anthropic and Ollama providers. It sends one POST
+through the shared httpx client (or one a test passes in), turns the status line and transport failures
+into `ModelServerError`s that name the server and what it answered (never the API key), and bounds the
+whole response by a total deadline on top of httpx's connect/read timeouts. A subclass only says what
+to send (`request_body`, `request_headers`) and how to read the body (`read_events`).
+
+`RetryingProvider` wraps any provider: a retryable failure (429, 500/502/503/504/529, a connection that
+could not be made or broke) is retried with backoff, honouring Retry-After, but only while nothing has
+been yielded yet. Once the first event is out, a failure ends the run: the caller keeps the partial text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import errno
+import json
+import logging
+import math
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from .base import Provider
+from .http import get_http_client
+from .types import ChatMessage, ModelError, StreamEvent, ToolDefinition
+
+log = logging.getLogger("agentweb.llm")
+
+DEFAULT_TOTAL_TIMEOUT = 600.0  # seconds for one request, from sending it to the last byte of the answer
+ERROR_BODY_LIMIT = 2048  # bytes of an error response read for the message; the rest may be a whole HTML page
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})  # 529: Anthropic's "overloaded"
+_EXTRA_REASONS = {529: "Overloaded"}
+_CONNECTION_FAILURES = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.RemoteProtocolError,
+)
+
+
+class ModelServerError(ModelError):
+    """A ModelError that also says whether trying again may help, and after how long the server asked."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retryable: bool = False, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class HTTPProvider:
+    """Base of the providers that stream an answer from a model server over HTTP."""
+
+    is_demo = False
+    #: Appended to the base URL, e.g. "/chat/completions".
+    path = ""
+    #: A 200 with a JSON body is an error for SSE APIs (a proxy's page, or a server ignoring "stream");
+    #: for NDJSON it is simply a one-line answer.
+    json_answer_is_error = True
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self.model = model
+        self.label = f"{model} · {base_url}"
+        #: Total seconds for one request, headers to last byte; None: no limit beyond connect/read timeouts.
+        self.timeout = timeout
+        #: Override the client's connect/read timeouts (the shared client's: 10 s / 300 s) for this provider.
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self._api_key = api_key or None
+        self._client = client
+        self._url = self.endpoint(base_url)
+
+    def __repr__(self) -> str:  # never show the key, not even in a traceback's locals
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    # --- what a subclass provides ----------------------------------------------------------------
+
+    def endpoint(self, base_url: str) -> str:
+        return base_url.rstrip("/") + self.path
+
+    def request_body(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def request_headers(self) -> dict[str, str]:
+        return {}
+
+    def read_events(self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+        """Neutral events from the body's bytes, as they arrive. Raise `self.error(...)` for a broken stream."""
+        raise NotImplementedError
+
+    # --- the shared path ---------------------------------------------------------------------------
+
+    async def stream(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+        client = self._client or get_http_client()
+        timeout = self._httpx_timeout(client)
+        body = self.request_body(messages, tools)
+        deadline = asyncio.get_running_loop().time() + self.timeout if self.timeout else None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                async with asyncio.timeout_at(deadline):
+                    response = await stack.enter_async_context(
+                        client.stream("POST", self._url, json=body, headers=self.request_headers(), timeout=timeout)
+                    )
+                    await self._check_response(response)
+                events = await stack.enter_async_context(
+                    contextlib.aclosing(self.read_events(_until(response.aiter_bytes(), deadline), tools))
+                )
+                async for event in events:
+                    yield event
+        except TimeoutError:  # the total deadline (asyncio's), not one of httpx's timeouts
+            raise self.error(
+                f"The model server at {self.base_url} did not finish its answer within {self.timeout:g} s"
+                " (total timeout)."
+            ) from None
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, timeout) from exc
+        except httpx.InvalidURL as exc:
+            raise self.error(f"The model server URL {self.base_url!r} is not valid: {exc}") from exc
+
+    def error(self, message: str, **details: Any) -> ModelServerError:
+        # Error bodies sometimes echo the key back ("Incorrect API key provided: sk-…"): never pass it on.
+        if self._api_key:
+            message = message.replace(self._api_key, "***")
+        return ModelServerError(message, **details)
+
+    def _httpx_timeout(self, client: httpx.AsyncClient) -> httpx.Timeout:
+        base = client.timeout
+        return httpx.Timeout(
+            connect=self.connect_timeout if self.connect_timeout is not None else base.connect,
+            read=self.read_timeout if self.read_timeout is not None else base.read,
+            write=base.write,
+            pool=base.pool,
+        )
+
+    async def _check_response(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if status >= 400:
+            body = await read_limited(response)
+            detail = error_text(json_or_none(body)) or shorten(body.decode("utf-8", "replace").strip())
+            message = f"The model server at {self.base_url} answered {status_line(response)}"
+            retryable = status in RETRY_STATUSES and response.headers.get("x-should-retry") != "false"
+            raise self.error(
+                f"{message}: {detail}" if detail else f"{message}.",
+                status=status,
+                retryable=retryable,
+                retry_after=retry_after_seconds(response.headers),
+            )
+        if 300 <= status < 400:
+            location = response.headers.get("location", "")
+            where = f" to {location}" if location else ""
+            raise self.error(
+                f"The model server at {self.base_url} answered {status_line(response)}, a redirect{where}:"
+                " set the base URL to the address it redirects to.",
+                status=status,
+            )
+        if self.json_answer_is_error and response.headers.get("content-type", "").startswith("application/json"):
+            body = await read_limited(response)
+            detail = error_text(json_or_none(body)) or shorten(body.decode("utf-8", "replace").strip())
+            raise self.error(
+                f"The model server at {self.base_url} answered with JSON instead of an event stream"
+                f" (does it support streaming?): {detail}"
+            )
+
+    def _transport_error(self, exc: httpx.HTTPError, timeout: httpx.Timeout) -> ModelServerError:
+        where = f"the model server at {self.base_url}"
+        # A connection that could not be made, or broke, is worth another try (if nothing was shown yet);
+        # a server that is merely slow is not: waiting for it again would only double the wait.
+        retryable = isinstance(exc, _CONNECTION_FAILURES)
+        if isinstance(exc, httpx.ConnectTimeout):
+            message = f"Timed out connecting to {where}{_after(timeout.connect)}. Is the address right?"
+        elif isinstance(exc, httpx.ReadTimeout):
+            message = f"The model server at {self.base_url} sent nothing{_after(timeout.read, 'for')} (read timeout)."
+        elif isinstance(exc, httpx.TimeoutException):
+            message = f"Timed out talking to {where}: {type(exc).__name__}."
+        elif isinstance(exc, httpx.ConnectError):
+            if is_refused(exc):
+                message = f"Could not connect to {where}: connection refused. Is it running?"
+            else:
+                message = f"Could not connect to {where}: {exc or type(exc).__name__}."
+        elif isinstance(exc, httpx.UnsupportedProtocol):
+            message = f"The model server URL {self.base_url!r} is not valid: {exc}"
+        else:
+            message = f"The connection to {where} broke: {exc or type(exc).__name__}."
+        return self.error(message, retryable=retryable)
+
+
+async def _until(chunks: AsyncIterator[bytes], deadline: float | None) -> AsyncIterator[bytes]:
+    """The body's chunks, each awaited under the request's total deadline (TimeoutError when it passes)."""
+    while True:
+        async with asyncio.timeout_at(deadline):
+            try:
+                chunk = await anext(chunks)
+            except StopAsyncIteration:
+                return
+        yield chunk
+
+
+# --- retries -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    #: Attempts in all, the first included; 1 means no retries.
+    max_attempts: int = 3
+    #: Backoff without Retry-After: a random wait in [d/2, d], d = base_delay · 2^(retry-1), at most max_delay.
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    #: A server that asks to wait longer than this is not waited for: the error is reported at once.
+    max_retry_after: float = 60.0
+
+    def wait(self, retry: int, retry_after: float | None, rng: random.Random) -> float | None:
+        """Seconds to wait before retry number `retry` (1-based), or None when waiting is not worth it."""
+        if retry_after is not None:
+            return retry_after if retry_after <= self.max_retry_after else None
+        ceiling = min(self.max_delay, self.base_delay * 2 ** (retry - 1))
+        return rng.uniform(ceiling / 2, ceiling)
+
+
+class RetryingProvider:
+    """Any provider, retried on retryable failures that happen before its first event."""
+
+    def __init__(
+        self,
+        inner: Provider,
+        policy: RetryPolicy | None = None,
+        *,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.inner = inner
+        self.policy = policy or RetryPolicy()
+        self.label = inner.label
+        self.is_demo = inner.is_demo
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    def __repr__(self) -> str:
+        return f"RetryingProvider({self.inner!r}, max_attempts={self.policy.max_attempts})"
+
+    async def stream(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+        attempt = 1
+        while True:
+            yielded = False
+            try:
+                async with contextlib.aclosing(self.inner.stream(messages, tools)) as events:
+                    async for event in events:
+                        yielded = True
+                        yield event
+                return
+            except ModelServerError as exc:
+                if yielded or not exc.retryable:
+                    raise
+                if attempt >= self.policy.max_attempts:
+                    if attempt == 1:
+                        raise
+                    raise _with_note(exc, f"{attempt} attempts") from exc
+                wait = self.policy.wait(attempt, exc.retry_after, self._rng)
+                if wait is None:
+                    raise _with_note(exc, f"it asked to wait {exc.retry_after:g} s before trying again") from exc
+                log.warning(
+                    "%s: attempt %d of %d failed, retrying in %.2f s: %s",
+                    self.label,
+                    attempt,
+                    self.policy.max_attempts,
+                    wait,
+                    exc,
+                )
+                await self._sleep(wait)
+                attempt += 1
+
+
+def _with_note(exc: ModelServerError, note: str) -> ModelServerError:
+    return ModelServerError(f"{exc} ({note})", status=exc.status, retryable=exc.retryable, retry_after=exc.retry_after)
+
+
+def retry_after_seconds(headers: httpx.Headers) -> float | None:
+    """The wait a server asks for: `retry-after-ms` (OpenAI, Anthropic), or `Retry-After` in seconds or as a date."""
+    milliseconds = _finite(headers.get("retry-after-ms"))
+    if milliseconds is not None:
+        return max(0.0, milliseconds / 1000)
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    seconds = _finite(value)
+    if seconds is not None:
+        return max(0.0, seconds)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _finite(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+# --- small helpers the providers share -------------------------------------------------------------
+
+
+def error_text(payload: Any) -> str | None:
+    """The human message in an error body: {"error": {"message": …}}, {"error": "…"}, {"message": …}, {"detail": …}."""
+    if not isinstance(payload, dict):
+        return None
+    error = payload.get("error")
+    if isinstance(error, dict):
+        message = error.get("message")
+        if message:
+            return str(message)
+        return shorten(json.dumps(error))
+    if isinstance(error, str) and error:
+        return error
+    for key in ("message", "detail"):
+        if payload.get(key):
+            return str(payload[key])
+    return None
+
+
+async def read_limited(response: httpx.Response) -> bytes:
+    body = bytearray()
+    async for data in response.aiter_bytes():
+        body += data
+        if len(body) >= ERROR_BODY_LIMIT:
+            break
+    return bytes(body[:ERROR_BODY_LIMIT])
+
+
+def json_or_none(body: bytes | str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def status_line(response: httpx.Response) -> str:
+    status = response.status_code
+    reason = response.reason_phrase or _EXTRA_REASONS.get(status) or _reason(status)
+    return f"{status} {reason}" if reason else str(status)
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _after(seconds: float | None, word: str = "after") -> str:
+    return f" {word} {seconds:g} s" if seconds else ""
+
+
+def shorten(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def is_refused(exc: BaseException) -> bool:
+    # httpx wraps the OSError from the socket; walk the chain for ECONNREFUSED rather than parse messages.
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError) or getattr(seen, "errno", None) == errno.ECONNREFUSED:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return "refused" in str(exc).lower()

@@ -1,0 +1,189 @@
+"""Threads, messages, tool calls and runs: the checkpoint a run can always be continued from."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Thread(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="threads")
+    title = models.CharField(max_length=200, blank=True)
+    # The seq of the last event of this thread that was written down (events themselves live in the channel layer).
+    last_seq = models.BigIntegerField(default=0)
+    # The model the person picked: a model configuration's id, or "default"; blank is the default too.
+    model_choice = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["owner", "-updated_at"])]
+
+    def __str__(self):
+        return self.title or str(self.id)
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        WAITING = "waiting"
+        COMPLETED = "completed"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+        INTERRUPTED = "interrupted"
+
+    ACTIVE_STATUSES = (Status.RUNNING, Status.WAITING)
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    # Why a completed run ended: done, return_direct, max_steps.
+    reason = models.CharField(max_length=32, blank=True)
+    steps = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    model_label = models.CharField(max_length=300, blank=True)
+    # Model calls this run may make before it stops with reason max_steps; "continue" raises it.
+    step_limit = models.PositiveIntegerField(default=25)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Written every few seconds by the process executing the run: a stale one means that process died.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # What the person should know about how the run went (a tool call found in the text, a trimmed history).
+    notes = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["started_at", "id"]
+        constraints = [
+            # The database, not a lock in one process, guarantees one active run per thread.
+            models.UniqueConstraint(
+                fields=["thread"], condition=Q(status__in=["running", "waiting"]), name="one_active_run_per_thread"
+            )
+        ]
+
+    def __str__(self):
+        return f"Run {self.pk} ({self.status})"
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        SYSTEM = "system"
+        USER = "user"
+        ASSISTANT = "assistant"
+        TOOL = "tool"
+
+    class Status(models.TextChoices):
+        STREAMING = "streaming"
+        COMPLETE = "complete"
+        CANCELLED = "cancelled"
+        ERROR = "error"
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    run = models.ForeignKey(Run, on_delete=models.SET_NULL, null=True, blank=True, related_name="messages")
+    order = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField(blank=True)
+    # The model's thinking (<think>…</think>, reasoning_content, Anthropic thinking): shown collapsed, never
+    # sent back to the model.
+    reasoning = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
+    finish_reason = models.CharField(max_length=32, blank=True)
+    # Tool messages: which call they answer, the tool's name, and what the model never sees.
+    tool_call_id = models.CharField(max_length=128, blank=True)
+    name = models.CharField(max_length=128, blank=True)
+    artifact = models.JSONField(null=True, blank=True)
+    usage = models.JSONField(null=True, blank=True)
+    # Makes message.send idempotent: a replayed frame finds the message it already created.
+    client_msg_id = models.UUIDField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["thread", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "order"], name="message_order_unique_in_thread"),
+            models.UniqueConstraint(
+                fields=["thread", "client_msg_id"],
+                condition=Q(client_msg_id__isnull=False),
+                name="client_msg_id_unique_in_thread",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.role} #{self.order}"
+
+
+class ToolCall(models.Model):
+    class Status(models.TextChoices):
+        STREAMING = "streaming"
+        REQUESTED = "requested"
+        AWAITING_APPROVAL = "awaiting_approval"
+        RUNNING = "running"
+        SUCCESS = "success"
+        ERROR = "error"
+        REJECTED = "rejected"
+        CANCELLED = "cancelled"
+
+    # Made in Python when the model starts the call, so the card has its id before the row is written.
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="tool_calls")
+    index = models.PositiveIntegerField(default=0)
+    call_id = models.CharField(max_length=128)
+    name = models.CharField(max_length=128)
+    args = models.JSONField(default=dict, blank=True)
+    # The arguments as the model wrote them, when a person edited them before approving.
+    original_args = models.JSONField(null=True, blank=True)
+    # The choices offered while the call awaits approval: {"approve", "edit", "reject", "respond"} → bool.
+    approval = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.REQUESTED)
+    result = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["message", "index"]
+
+    def __str__(self):
+        return f"{self.name} ({self.status})"
+
+
+class ToolCallDecision(models.Model):
+    """Who decided what about a call that awaited approval, and when: the audit trail."""
+
+    class Decision(models.TextChoices):
+        APPROVE = "approve"
+        EDIT = "edit"
+        REJECT = "reject"
+        RESPOND = "respond"
+
+    tool_call = models.OneToOneField(ToolCall, on_delete=models.CASCADE, related_name="decision")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    message = models.TextField(blank=True)
+    original_args = models.JSONField(default=dict, blank=True)
+    edited_args = models.JSONField(null=True, blank=True)
+    # "Approve for the rest of this thread" was chosen with this decision.
+    for_thread = models.BooleanField(default=False)
+    decided_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.decision} {self.tool_call_id}"
+
+
+class ThreadToolGrant(models.Model):
+    """A tool a person approved for the rest of a thread: its calls there no longer wait."""
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="tool_grants")
+    tool_name = models.CharField(max_length=128)
+    granted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["thread", "tool_name"], name="one_grant_per_tool_and_thread")]
+
+    def __str__(self):
+        return f"{self.tool_name} in {self.thread_id}"

@@ -1,0 +1,204 @@
+"""The agent's sink for one run: writes what happens down and tells the thread's group.
+
+The streaming message is written at a bounded interval and at its end, never per token; deltas go
+out coalesced (chat/coalesce.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from channels.db import database_sync_to_async
+
+from tools.executor import ToolResult
+
+from . import services
+from .agent import StepResult
+from .broadcast import ThreadChannel
+from .coalesce import DeltaCoalescer
+
+db = database_sync_to_async
+
+
+@dataclass
+class CallState:
+    id: uuid.UUID
+    call_id: str
+    name: str
+    done: bool = False
+
+
+@dataclass
+class RunRecorder:
+    """The agent's sink: writes the run down and tells the thread's group."""
+
+    channel: ThreadChannel
+    thread_id: uuid.UUID
+    run_id: int
+    flush_interval: float
+    window: float
+    steps: int = 0
+    message_id: int | None = None
+    message_open: bool = False
+    emitted: list[str] = field(default_factory=list)
+    calls: dict[int, CallState] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
+        self._last_save = time.monotonic()
+        self._save_task: asyncio.Task | None = None
+
+    # --- AgentSink -------------------------------------------------------------------
+
+    async def assistant_started(self) -> None:
+        self.steps += 1
+        self.message_id = await db(services.create_assistant_message)(thread_id=self.thread_id, run_id=self.run_id)
+        self.emitted, self.calls, self.message_open = [], {}, True
+        self._last_save = time.monotonic()
+        await self.channel.emit("message.started", message={"id": self.message_id, "role": "assistant"})
+
+    async def text_delta(self, text: str) -> None:
+        await self.coalescer.push(("message", self.message_id), text)
+        if time.monotonic() - self._last_save >= self.flush_interval:
+            self._save_in_background()
+
+    async def reasoning_delta(self, text: str) -> None:
+        await self.coalescer.push(("reasoning", self.message_id), text)
+
+    async def tool_call_started(self, index: int, call_id: str, name: str) -> None:
+        await self.coalescer.flush()
+        call = CallState(uuid.uuid4(), call_id, name)
+        self.calls[index] = call
+        await db(services.create_tool_call)(
+            tool_call_id=call.id, message_id=self.message_id, index=index, call_id=call_id, name=name
+        )
+        await self.channel.emit(
+            "tool_call.started",
+            tool_call={"id": str(call.id), "call_id": call_id, "name": name, "message": self.message_id},
+        )
+
+    async def tool_call_args_delta(self, index: int, text: str) -> None:
+        await self.coalescer.push(("tool_call", str(self.calls[index].id)), text)
+
+    async def assistant_completed(self, step: StepResult) -> None:
+        await self.coalescer.flush()
+        for index, call in zip(step.indexes, step.message.tool_calls, strict=True):
+            if index not in self.calls:  # a provider that ended a call it never started
+                await self.tool_call_started(index, call.id, call.name)
+        args = {self.calls[i].id: call.args for i, call in zip(step.indexes, step.message.tool_calls, strict=True)}
+        content = step.message.content
+        await self._wait_for_save()
+        await db(services.complete_assistant_message)(
+            message_id=self.message_id,
+            content=content,
+            status="complete",
+            finish_reason=step.finish_reason,
+            usage=step.usage,
+            tool_call_args=args,
+            reasoning=step.reasoning,
+        )
+        self.emitted, self.message_open = [content], False
+        await self.channel.emit(
+            "message.completed",
+            message=self.message_id,
+            content=content,
+            status="complete",
+            finish_reason=step.finish_reason,
+            usage=step.usage or None,
+        )
+        for index, call in zip(step.indexes, step.message.tool_calls, strict=True):
+            await self.channel.emit("tool_call.requested", tool_call=str(self.calls[index].id), args=call.args)
+
+    async def tool_call_running(self, index: int) -> None:
+        call = self.calls[index]
+        await db(services.mark_tool_call_running)(tool_call_id=call.id)
+        await self.channel.emit("tool_call.running", tool_call=str(call.id))
+
+    async def tool_call_awaiting(self, index: int, allow: dict[str, bool]) -> None:
+        call = self.calls[index]
+        await db(services.set_awaiting)(tool_call_id=call.id, allow=allow)
+        await self.channel.emit("tool_call.awaiting_approval", tool_call=str(call.id), allow=allow)
+
+    async def note(self, text: str) -> None:
+        await db(services.add_run_note)(run_id=self.run_id, text=text)
+        await self.channel.emit("run.note", run=self.run_id, text=text)
+
+    async def tool_call_completed(self, index: int, result: ToolResult) -> None:
+        call = self.calls[index]
+        await db(services.complete_tool_call)(
+            tool_call_id=call.id,
+            status=result.status,
+            content=result.content,
+            duration_ms=result.duration_ms,
+            artifact=result.artifact,
+            stored_content=result.stored_content,
+        )
+        call.done = True
+        await self.channel.emit(
+            "tool_call.completed",
+            tool_call=str(call.id),
+            status=result.status,
+            content=result.content,
+            has_artifact=result.artifact is not None,
+            duration_ms=result.duration_ms,
+        )
+
+    # --- the end of a run that did not complete ---------------------------------------
+
+    async def abort(self, status: str) -> None:
+        """Keep the partial text, mark it `status` (cancelled | error), and close every open tool call."""
+        await self.coalescer.flush()
+        self.coalescer.close()
+        await self._wait_for_save()
+        if self.message_open:
+            self.message_open = False
+            content = "".join(self.emitted)
+            await db(services.save_partial_content)(
+                message_id=self.message_id, content=content, thread_id=self.thread_id, last_seq=self.channel.seq
+            )
+            await self.channel.emit("message.completed", message=self.message_id, content=content, status=status)
+        for call in self.calls.values():
+            if not call.done:
+                await self.channel.emit(
+                    "tool_call.completed",
+                    tool_call=str(call.id),
+                    status="cancelled",
+                    content=services.INTERRUPTED_RESULT,
+                    has_artifact=False,
+                    duration_ms=None,
+                )
+
+    # --- persistence of the streaming message -----------------------------------------
+
+    async def _send_delta(self, key: tuple[str, Any], text: str) -> None:
+        kind, ident = key
+        if kind == "message":
+            self.emitted.append(text)
+            await self.channel.emit("message.delta", message=ident, text=text)
+        elif kind == "reasoning":
+            await self.channel.emit("message.reasoning_delta", message=ident, text=text)
+        else:
+            await self.channel.emit("tool_call.args_delta", tool_call=ident, text=text)
+
+    async def save_now(self) -> None:
+        """Write the text sent so far (the caller holds the channel lock, so it matches channel.seq)."""
+        if self.message_id is not None:
+            await db(services.save_partial_content)(
+                message_id=self.message_id,
+                content="".join(self.emitted),
+                thread_id=self.thread_id,
+                last_seq=self.channel.seq,
+            )
+
+    def _save_in_background(self) -> None:
+        if self._save_task is None or self._save_task.done():
+            self._last_save = time.monotonic()
+            self._save_task = asyncio.ensure_future(self.save_now())
+
+    async def _wait_for_save(self) -> None:
+        if self._save_task is not None and not self._save_task.done():
+            await self._save_task

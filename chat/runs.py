@@ -1,0 +1,399 @@
+"""Runs as tasks that no websocket owns: start, pause for approval, resume, cancel, retry, continue.
+
+The database is the checkpoint: a run that waits for a person's decision is not a task at all, only
+rows; the decision that completes its step starts a new task that resumes it, in whichever process
+receives that decision, before or after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from modelconfig.services import UnknownModel, check_choice, config_for
+from tools.context import ToolContext, ToolUser
+from tools.executor import validation_errors
+from tools.services import ToolSet, toolset_for_user
+from tools.store import DatabaseStore
+
+from . import services
+from .agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
+from .broadcast import ThreadChannel, channel_for, group_name, known_channel
+from .llm.budget import DEFAULT_RESERVE, ContextBudget
+from .llm.config import ModelConfig, build_provider
+from .llm.types import ModelError, ToolCallRequest
+from .models import Run, Thread
+from .recorder import CallState, RunRecorder
+
+__all__ = ["UnknownModel", "group_name"]
+
+log = logging.getLogger("agentweb.runs")
+User = get_user_model()
+db = database_sync_to_async
+
+HEARTBEAT_SECONDS = 10
+STALE_AFTER = timedelta(seconds=45)
+
+
+def default_model_config() -> ModelConfig:
+    """The model of the environment (AGENTWEB_LLM). Threads use their own: modelconfig.services.config_for."""
+    return ModelConfig.from_mapping(settings.AGENTWEB_LLM)
+
+
+def context_budget(config: ModelConfig) -> ContextBudget | None:
+    if not config.context_window:
+        return None
+    return ContextBudget(config.context_window, reserve=config.max_tokens or DEFAULT_RESERVE)
+
+
+def single_process() -> bool:
+    """Without Redis every run lives in this process, so a run this process does not know is an orphan."""
+    return not settings.REDIS_URL
+
+
+# --- which tools, and which of their calls wait for a person ----------------------------
+
+
+def load_toolset(user) -> ToolSet:
+    """The tools `user` may use now, with the admin's settings applied (tools/services.py)."""
+    return toolset_for_user(user=user)
+
+
+def tool_context_factory(user, thread_id: uuid.UUID):
+    """What each tool call of this run may be injected with: the user, the thread, the call id, the store."""
+    tool_user = ToolUser(
+        id=user.pk, username=user.get_username(), groups=frozenset(user.groups.values_list("name", flat=True))
+    )
+    store = DatabaseStore(user.pk)
+
+    async def search(query: str, limit: int) -> list[dict[str, Any]]:
+        return await db(services.search_messages)(user=user, query=query, limit=limit)
+
+    def context(call: ToolCallRequest) -> ToolContext:
+        return ToolContext(
+            user=tool_user, thread_id=str(thread_id), tool_call_id=call.id, store=store, search_messages=search
+        )
+
+    return context
+
+
+class ThreadApprovalPolicy:
+    """A call waits when the admin's rules for its arguments say so, else when its tool requires approval;
+    never when the person approved that tool for the rest of the thread."""
+
+    def __init__(self, toolset: ToolSet, granted: set[str]):
+        self.toolset = toolset
+        self.granted = granted
+
+    def requirement(self, call: ToolCallRequest) -> dict[str, bool] | None:
+        if call.name in self.granted:
+            return None
+        return self.toolset.requirement(call.name, call.args)
+
+
+# --- live runs of this process --------------------------------------------------------------
+
+
+@dataclass
+class ActiveRun:
+    run_id: int
+    task: asyncio.Task
+    channel: ThreadChannel
+    recorder: RunRecorder
+
+
+ACTIVE_RUNS: dict[uuid.UUID, ActiveRun] = {}
+
+
+async def begin_turn(
+    *, user, thread_id: str | None, content: str, client_msg_id: uuid.UUID, model: str | None = None
+) -> services.TurnStart:
+    """Store the user's message and open a run (see services.start_turn). `model`, when given, becomes the
+    thread's model: UnknownModel, and nothing written, when it is not one that can be picked."""
+    await ensure_recovered()
+    info = await db(check_choice)(model) if model else None
+    turn = await db(services.start_turn)(
+        user=user,
+        thread_id=thread_id,
+        content=content,
+        client_msg_id=client_msg_id,
+        step_limit=settings.AGENTWEB_MAX_STEPS,
+        model_choice=model or None,
+    )
+    if info is not None and turn.run is not None and not turn.created_thread:
+        await announce_model(turn.thread.pk, info)
+    return turn
+
+
+async def set_model(*, user, thread_id: str, model: str) -> dict[str, Any]:
+    """The person picked another model for their thread: store it and tell the thread's group."""
+    info = await db(check_choice)(model)
+    thread = await db(services.set_thread_model)(user=user, thread_id=thread_id, model_choice=model)
+    await announce_model(thread.pk, info)
+    return info
+
+
+async def announce_model(thread_id: uuid.UUID, info: dict[str, Any]) -> None:
+    channel = await channel_for(thread_id)
+    model = {key: info[key] for key in ("id", "label", "is_demo")}
+    await channel.emit("thread.model_changed", model=model)
+    await db(services.bump_seq)(thread_id=thread_id, last_seq=channel.seq)
+
+
+async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None = None) -> services.TurnStart:
+    """`retry` a run that failed, was interrupted or cancelled; `continue` one that hit its step limit."""
+    await ensure_recovered()
+    return await db(services.start_followup_run)(
+        user=user,
+        thread_id=thread_id,
+        kind=kind,
+        step_limit=steps or settings.AGENTWEB_MAX_STEPS,
+    )
+
+
+async def launch_run(turn: services.TurnStart, *, resume: list[services.ApprovedCall] | None = None) -> ActiveRun:
+    thread, run = turn.thread, turn.run
+    channel = await channel_for(thread.pk)
+    recorder = RunRecorder(
+        channel=channel,
+        thread_id=thread.pk,
+        run_id=run.pk,
+        flush_interval=settings.AGENTWEB_FLUSH_INTERVAL,
+        window=settings.AGENTWEB_COALESCE_WINDOW,
+        steps=run.steps,
+    )
+    task = asyncio.get_running_loop().create_task(
+        execute_run(thread, run, recorder, announce=turn.created_thread, resume=resume), name=f"run-{run.pk}"
+    )
+    active = ActiveRun(run.pk, task, channel, recorder)
+    ACTIVE_RUNS[thread.pk] = active
+    return active
+
+
+async def execute_run(
+    thread: Thread,
+    run: Run,
+    recorder: RunRecorder,
+    *,
+    announce: bool,
+    resume: list[services.ApprovedCall] | None,
+) -> None:
+    channel = recorder.channel
+    heartbeat = asyncio.create_task(_beat(run.pk))
+    try:
+        if announce:
+            await channel.emit("thread.created", title=thread.title)
+        await channel.emit("run.started", run={"id": run.pk, "status": Run.Status.RUNNING, "resumed": bool(resume)})
+        choice = await Thread.objects.filter(pk=thread.pk).values_list("model_choice", flat=True).aget()
+        config, _ = await db(config_for)(choice)
+        provider = build_provider(config, demo_delay=settings.AGENTWEB_DEMO_DELAY)
+        owner = await User.objects.aget(pk=thread.owner_id)
+        toolset = await db(load_toolset)(owner)
+        context = await db(tool_context_factory)(owner, thread.pk)
+        granted = await db(services.thread_grants)(thread_id=thread.pk)
+        history = await db(services.load_history)(thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT)
+        decided = _prepare_resume(recorder, resume or [])
+        outcome = await run_agent(
+            provider=provider,
+            messages=history,
+            toolbox=RegistryToolbox(toolset.registry, disabled=toolset.disabled, context=context),
+            sink=recorder,
+            max_steps=max(run.step_limit - run.steps, 0),
+            policy=ThreadApprovalPolicy(toolset, granted),
+            resume=decided,
+            budget=context_budget(config),
+        )
+        if outcome.reason == "waiting":
+            await _pause(recorder)
+        else:
+            await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
+            await channel.emit("run.completed", run=run.pk, reason=outcome.reason, steps=recorder.steps)
+    except asyncio.CancelledError:
+        await recorder.abort("cancelled")
+        await _finish(recorder, Run.Status.CANCELLED)
+        await channel.emit("run.cancelled", run=run.pk)
+    except (ModelError, AgentGaveUp) as error:
+        await _fail(recorder, str(error))
+    except Exception as error:
+        log.exception("run %s failed", run.pk)
+        await _fail(recorder, f"The run stopped on an internal error ({type(error).__name__}); see the server log.")
+    finally:
+        heartbeat.cancel()
+        recorder.coalescer.close()
+        if ACTIVE_RUNS.get(thread.pk) and ACTIVE_RUNS[thread.pk].run_id == run.pk:
+            del ACTIVE_RUNS[thread.pk]
+
+
+def _prepare_resume(recorder: RunRecorder, approved: list[services.ApprovedCall]) -> list[DecidedCall]:
+    for call in approved:
+        recorder.calls[call.index] = CallState(call.tool_call_id, call.call_id, call.name)
+    return [DecidedCall(c.index, ToolCallRequest(c.call_id, c.name, c.args)) for c in approved]
+
+
+async def _beat(run_id: int) -> None:
+    while True:
+        await asyncio.sleep(HEARTBEAT_SECONDS)
+        await db(services.heartbeat)(run_id=run_id)
+
+
+async def _pause(recorder: RunRecorder) -> None:
+    waiting = [str(c.id) for c in recorder.calls.values() if not c.done]
+    await db(services.pause_run)(run_id=recorder.run_id, steps=recorder.steps, last_seq=recorder.channel.seq + 1)
+    await recorder.channel.emit("run.waiting", run=recorder.run_id, tool_calls=waiting)
+
+
+async def _fail(recorder: RunRecorder, message: str) -> None:
+    await recorder.abort("error")
+    await _finish(recorder, Run.Status.FAILED, error=message)
+    await recorder.channel.emit("run.failed", run=recorder.run_id, error=message)
+
+
+async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error: str = "") -> None:
+    await db(services.finish_run)(
+        run_id=recorder.run_id,
+        status=status,
+        reason=reason,
+        error=error,
+        steps=recorder.steps,
+        # The run's own closing event is emitted after this, so reserve its number.
+        last_seq=recorder.channel.seq + 1,
+    )
+
+
+# --- decisions, cancel -------------------------------------------------------------------------
+
+
+class InvalidArguments(Exception):
+    def __init__(self, problems: list[str]):
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+async def decide(*, user, tool_call_id: str, decision: str, args=None, message: str = "", for_thread=False):
+    """Apply a person's decision; when it was the last one the paused step needed, resume the run."""
+    call = await db(services.get_tool_call_for_user)(user, tool_call_id)
+    if call.approval is not None and not call.approval.get(decision):
+        raise services.DecisionNotOffered(decision)
+    if decision == "edit":
+        tool = (await db(load_toolset)(user)).registry.get(call.name)
+        problems = validation_errors(tool, args) if tool else []
+        if problems:
+            raise InvalidArguments(problems)
+    decided = await db(services.decide_tool_call)(
+        user=user, tool_call_id=tool_call_id, decision=decision, args=args, message=message, for_thread=for_thread
+    )
+    call = decided.tool_call
+    channel = await channel_for(decided.thread_id)
+    await channel.emit(
+        "tool_call.decided",
+        tool_call=str(call.pk),
+        decision=decision,
+        args=call.args,
+        original_args=call.original_args,
+        message=message or None,
+        by=user.get_username(),
+    )
+    if decided.result is not None:
+        await channel.emit(
+            "tool_call.completed",
+            tool_call=str(call.pk),
+            status="rejected",
+            content=decided.result,
+            has_artifact=False,
+            duration_ms=None,
+        )
+    await db(services.bump_seq)(thread_id=decided.thread_id, last_seq=channel.seq)
+    if decided.all_decided:
+        await resume_run(decided.thread_id, decided.run_id)
+
+
+async def resume_run(thread_id: uuid.UUID, run_id: int) -> bool:
+    if not await db(services.claim_waiting_run)(run_id=run_id):
+        return False  # another decision, in this process or another, resumed it first
+    thread = await Thread.objects.aget(pk=thread_id)
+    run = await Run.objects.aget(pk=run_id)
+    _, approved = await db(services.approved_calls)(run_id=run_id)
+    await launch_run(services.TurnStart(thread=thread, run=run, created_thread=False), resume=approved)
+    return True
+
+
+async def cancel(thread_id: uuid.UUID) -> bool:
+    """Stop the thread's run: a streaming one at once, a waiting one by cancelling its waiting calls."""
+    active = ACTIVE_RUNS.get(thread_id)
+    if active is not None and not active.task.done():
+        active.task.cancel()
+        return True
+    channel = await channel_for(thread_id)
+    async with channel.lock:  # reserve the numbers of the events below before writing them down
+        cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, last_seq=channel.seq + 1)
+    if cancelled is None:
+        return False
+    run_id, call_ids = cancelled
+    for call_id in call_ids:
+        await channel.emit(
+            "tool_call.completed",
+            tool_call=call_id,
+            status="cancelled",
+            content=services.INTERRUPTED_RESULT,
+            has_artifact=False,
+            duration_ms=None,
+        )
+    await channel.emit("run.cancelled", run=run_id)
+    await db(services.bump_seq)(thread_id=thread_id, last_seq=channel.seq)
+    return True
+
+
+# --- what a subscriber is sent first ------------------------------------------------------------
+
+
+async def subscribe_texts(thread: Thread, after_seq: int | None, model: dict[str, Any]) -> list[str]:
+    """The events after `after_seq` when this process still has them all, else a snapshot."""
+    await ensure_recovered()
+    channel = known_channel(thread.pk)
+    if channel is not None and after_seq is not None:
+        async with channel.lock:
+            texts = channel.events_after(after_seq)
+        if texts is not None:
+            return texts
+    return [json.dumps(await snapshot(thread, model), ensure_ascii=False)]
+
+
+async def snapshot(thread: Thread, model: dict[str, Any]) -> dict[str, Any]:
+    channel = known_channel(thread.pk)
+    if channel is None:
+        seq = await db(services.current_seq)(thread_id=thread.pk)
+        return await db(services.build_snapshot)(thread=thread, seq=seq, model=model)
+    # Hold the thread's events while the snapshot is read, so it is exactly the state as of its seq.
+    async with channel.lock:
+        active = ACTIVE_RUNS.get(thread.pk)
+        if active is not None:
+            await active.recorder.save_now()
+        return await db(services.build_snapshot)(thread=thread, seq=channel.seq, model=model)
+
+
+# --- after a restart ----------------------------------------------------------------------------
+
+_recovered = False
+
+
+async def ensure_recovered() -> None:
+    """Once per process: runs a dead process left running become interrupted; waiting runs stay waiting."""
+    global _recovered
+    if _recovered:
+        return
+    _recovered = True
+    stale_before = None if single_process() else timezone.now() - STALE_AFTER
+    keep = {active.run_id for active in ACTIVE_RUNS.values()}
+    threads = await db(services.interrupt_stale_runs)(stale_before=stale_before, keep=keep)
+    if threads:
+        log.info("marked %d run(s) left by a stopped server as interrupted", len(threads))

@@ -1,0 +1,567 @@
+"""Synchronous database operations of a chat turn. Keyword-only, typed; async code calls them
+through database_sync_to_async (chat/runs.py), never directly."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max, Prefetch
+from django.utils import timezone
+
+from modelconfig.services import config_for
+
+from .access import NotFound, get_thread_for_user
+from .llm.types import ChatMessage, ToolCallRequest
+from .models import Message, Run, Thread, ThreadToolGrant, ToolCall, ToolCallDecision
+
+TITLE_LENGTH = 60
+INTERRUPTED_RESULT = "No result: the run stopped before this tool call finished."
+
+
+class RunActive(Exception):
+    """The thread already has a run that is running or waiting."""
+
+
+class AlreadyDecided(Exception):
+    """The call is no longer waiting for a decision: decided before, cancelled, or never waited."""
+
+
+class DecisionNotOffered(Exception):
+    """The person chose something this call does not offer."""
+
+
+class NothingToFollowUp(Exception):
+    """Retry or continue asked of a thread whose last run does not allow it."""
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    thread: Thread
+    run: Run | None  # None when the message had already been sent (a replayed frame)
+    created_thread: bool
+
+
+def make_title(content: str) -> str:
+    line = " ".join(content.split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def start_turn(
+    *,
+    user,
+    thread_id: str | None,
+    content: str,
+    client_msg_id: uuid.UUID,
+    step_limit: int,
+    model_label: str | None = None,
+    model_choice: str | None = None,
+) -> TurnStart:
+    """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
+    `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model."""
+    with transaction.atomic():
+        created = thread_id is None
+        if created:
+            earlier = Message.objects.filter(thread__owner=user, client_msg_id=client_msg_id).first()
+            if earlier is not None:
+                return TurnStart(thread=earlier.thread, run=None, created_thread=False)
+            thread = Thread.objects.create(owner=user, title=make_title(content), model_choice=model_choice or "")
+        else:
+            thread = get_thread_for_user(user, thread_id)
+            if thread.messages.filter(client_msg_id=client_msg_id).exists():
+                return TurnStart(thread=thread, run=None, created_thread=False)
+        if Run.objects.filter(thread=thread, status__in=Run.ACTIVE_STATUSES).exists():
+            raise RunActive
+        if model_choice is not None and model_choice != thread.model_choice:
+            thread.model_choice = model_choice
+            Thread.objects.filter(pk=thread.pk).update(model_choice=model_choice)
+        if model_label is None:
+            model_label = thread_model_info(thread)["label"]
+        try:
+            with transaction.atomic():
+                run = Run.objects.create(thread=thread, model_label=model_label, step_limit=step_limit)
+        except IntegrityError:
+            raise RunActive from None
+        Message.objects.create(
+            thread=thread,
+            run=run,
+            order=next_order(thread),
+            role=Message.Role.USER,
+            content=content,
+            client_msg_id=client_msg_id,
+        )
+        Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now())
+    return TurnStart(thread=thread, run=run, created_thread=created)
+
+
+def thread_model_info(thread: Thread | None) -> dict[str, Any]:
+    """What a browser may see of the model the thread uses (the default for no thread): never the key."""
+    return config_for(thread.model_choice if thread is not None else None)[1]
+
+
+def set_thread_model(*, user, thread_id: object, model_choice: str) -> Thread:
+    """Store the model the person picked for their thread (a checked id; see modelconfig.services.check_choice)."""
+    thread = get_thread_for_user(user, thread_id)
+    Thread.objects.filter(pk=thread.pk).update(model_choice=model_choice)
+    thread.model_choice = model_choice
+    return thread
+
+
+def next_order(thread: Thread) -> int:
+    return (thread.messages.aggregate(m=Max("order"))["m"] or 0) + 1
+
+
+def create_assistant_message(*, thread_id: uuid.UUID, run_id: int) -> int:
+    thread = Thread.objects.get(pk=thread_id)
+    message = Message.objects.create(
+        thread=thread, run_id=run_id, order=next_order(thread), role=Message.Role.ASSISTANT, status="streaming"
+    )
+    return message.pk
+
+
+def create_tool_call(*, tool_call_id: uuid.UUID, message_id: int, index: int, call_id: str, name: str) -> None:
+    ToolCall.objects.create(
+        id=tool_call_id, message_id=message_id, index=index, call_id=call_id, name=name, status="streaming"
+    )
+
+
+def save_partial_content(*, message_id: int, content: str, thread_id: uuid.UUID, last_seq: int) -> None:
+    Message.objects.filter(pk=message_id).update(content=content, updated_at=timezone.now())
+    Thread.objects.filter(pk=thread_id, last_seq__lt=last_seq).update(last_seq=last_seq)
+
+
+def complete_assistant_message(
+    *,
+    message_id: int,
+    content: str,
+    status: str,
+    finish_reason: str = "",
+    usage: dict | None = None,
+    tool_call_args: dict[uuid.UUID, dict] | None = None,
+    reasoning: str = "",
+) -> None:
+    with transaction.atomic():
+        Message.objects.filter(pk=message_id).update(
+            content=content,
+            reasoning=reasoning,
+            status=status,
+            finish_reason=finish_reason,
+            usage=usage or None,
+            updated_at=timezone.now(),
+        )
+        for tool_call_id, args in (tool_call_args or {}).items():
+            ToolCall.objects.filter(pk=tool_call_id).update(args=args, status=ToolCall.Status.REQUESTED)
+
+
+def mark_tool_call_running(*, tool_call_id: uuid.UUID) -> None:
+    ToolCall.objects.filter(pk=tool_call_id).update(status=ToolCall.Status.RUNNING, started_at=timezone.now())
+
+
+def complete_tool_call(
+    *,
+    tool_call_id: uuid.UUID,
+    status: str,
+    content: str,
+    duration_ms: int,
+    artifact: Any = None,
+    stored_content: str | None = None,
+) -> None:
+    """Store the result on the call (in full, up to the stored cap: for display and audit) and as a tool
+    message (as the model reads it, capped: for the model's history)."""
+    stored = content if stored_content is None else stored_content
+    with transaction.atomic():
+        call = ToolCall.objects.select_related("message").get(pk=tool_call_id)
+        call.status = status
+        call.result = stored if status == ToolCall.Status.SUCCESS else ""
+        call.error = stored if status != ToolCall.Status.SUCCESS else ""
+        call.finished_at = timezone.now()
+        call.duration_ms = duration_ms
+        call.save(update_fields=["status", "result", "error", "finished_at", "duration_ms"])
+        Message.objects.create(
+            thread_id=call.message.thread_id,
+            run_id=call.message.run_id,
+            order=next_order(call.message.thread),
+            role=Message.Role.TOOL,
+            content=content,
+            status=Message.Status.COMPLETE if status == ToolCall.Status.SUCCESS else Message.Status.ERROR,
+            tool_call_id=call.call_id,
+            name=call.name,
+            artifact=artifact,
+        )
+
+
+def finish_run(*, run_id: int, status: str, reason: str = "", error: str = "", steps: int, last_seq: int) -> None:
+    with transaction.atomic():
+        run = Run.objects.get(pk=run_id)
+        Run.objects.filter(pk=run_id).update(
+            status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
+        )
+        # Anything the run left unfinished is closed, so the history stays one a model accepts.
+        ToolCall.objects.filter(
+            message__run_id=run_id, status__in=["streaming", "requested", "running", "awaiting_approval"]
+        ).update(status=ToolCall.Status.CANCELLED, error=INTERRUPTED_RESULT, finished_at=timezone.now())
+        Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
+            status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
+        )
+        Thread.objects.filter(pk=run.thread_id).update(last_seq=last_seq, updated_at=timezone.now())
+
+
+def bump_seq(*, thread_id: uuid.UUID, last_seq: int) -> None:
+    Thread.objects.filter(pk=thread_id, last_seq__lt=last_seq).update(last_seq=last_seq)
+
+
+def current_seq(*, thread_id: uuid.UUID) -> int:
+    return Thread.objects.filter(pk=thread_id).values_list("last_seq", flat=True).get()
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def _messages_with_calls(thread_id: uuid.UUID):
+    return Message.objects.filter(thread_id=thread_id).prefetch_related(
+        Prefetch("tool_calls", queryset=ToolCall.objects.order_by("index").select_related("decision__user"))
+    )
+
+
+def load_history(*, thread_id: uuid.UUID, system_prompt: str) -> list[ChatMessage]:
+    """The conversation as the model sees it. A call without a stored result gets one saying so."""
+    history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
+    answered = set(
+        Message.objects.filter(thread_id=thread_id, role=Message.Role.TOOL).values_list("tool_call_id", flat=True)
+    )
+    for message in _messages_with_calls(thread_id):
+        calls = list(message.tool_calls.all())
+        if message.role == Message.Role.ASSISTANT and message.status == Message.Status.ERROR and not calls:
+            continue  # the partial text of a failed answer: a retry answers afresh
+        if message.role == Message.Role.TOOL:
+            status = "success" if message.status == Message.Status.COMPLETE else "error"
+            history.append(
+                ChatMessage(
+                    role="tool",
+                    content=message.content,
+                    tool_call_id=message.tool_call_id,
+                    name=message.name,
+                    status=status,
+                )
+            )
+            continue
+        requests = [ToolCallRequest(c.call_id, c.name, c.args or {}) for c in calls]
+        history.append(ChatMessage(role=message.role, content=message.content, tool_calls=requests))
+        # Approved calls of a paused step get their real result when the run resumes.
+        pending = {
+            c.call_id for c in calls if c.status in (ToolCall.Status.REQUESTED, ToolCall.Status.AWAITING_APPROVAL)
+        }
+        history.extend(
+            ChatMessage(role="tool", content=INTERRUPTED_RESULT, tool_call_id=c.id, name=c.name, status="error")
+            for c in requests
+            if c.id not in answered and c.id not in pending
+        )
+    return history
+
+
+def tool_call_view(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": str(call.id),
+        "call_id": call.call_id,
+        "name": call.name,
+        "args": call.args,
+        "status": call.status,
+        "content": call.result or call.error,
+        "has_artifact": False,
+        "duration_ms": call.duration_ms,
+        "allow": call.approval if call.status == ToolCall.Status.AWAITING_APPROVAL else None,
+        "original_args": call.original_args,
+        "decision": decision_view(call),
+    }
+
+
+def decision_view(call: ToolCall) -> dict[str, Any] | None:
+    """Who decided what about a call that waited, for a page loaded after the decision."""
+    try:
+        decision = call.decision
+    except ToolCallDecision.DoesNotExist:
+        return None
+    return {
+        "decision": decision.decision,
+        "by": decision.user.get_username() if decision.user else "",
+        "message": decision.message or None,
+        "at": decision.decided_at.isoformat(),
+    }
+
+
+def run_view(run: Run | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    return {
+        "id": run.pk,
+        "status": run.status,
+        "reason": run.reason or None,
+        "error": run.error or None,
+        "steps": run.steps,
+        "notes": run.notes,
+    }
+
+
+def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[str, Any]:
+    messages = []
+    for message in _messages_with_calls(thread.pk).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM]):
+        view = {"id": message.pk, "role": message.role, "content": message.content, "status": message.status}
+        if message.role == Message.Role.ASSISTANT:
+            view["finish_reason"] = message.finish_reason or None
+            view["reasoning"] = message.reasoning or None
+            view["usage"] = message.usage
+            view["tool_calls"] = [tool_call_view(call) for call in message.tool_calls.all()]
+        messages.append(view)
+    return {
+        "type": "thread.snapshot",
+        "thread": str(thread.pk),
+        "seq": seq,
+        "title": thread.title,
+        "model": model,
+        "messages": messages,
+        "run": run_view(thread.runs.order_by("-started_at", "-id").first()),
+    }
+
+
+def list_threads(*, user) -> list[Thread]:
+    return list(Thread.objects.filter(owner=user).order_by("-updated_at")[:200])
+
+
+def increment_steps(*, run_id: int) -> None:
+    Run.objects.filter(pk=run_id).update(steps=F("steps") + 1)
+
+
+# --- approvals -------------------------------------------------------------------------
+
+REJECTED_RESULT = "The user declined this tool call; it did not run."
+RESPONDED_RESULT = "The user did not run this tool and replied instead: {message}"
+
+
+def set_awaiting(*, tool_call_id: uuid.UUID, allow: dict[str, bool]) -> None:
+    ToolCall.objects.filter(pk=tool_call_id).update(status=ToolCall.Status.AWAITING_APPROVAL, approval=allow)
+
+
+def pause_run(*, run_id: int, steps: int, last_seq: int) -> None:
+    run = Run.objects.get(pk=run_id)
+    Run.objects.filter(pk=run_id).update(status=Run.Status.WAITING, steps=steps, heartbeat_at=None)
+    Thread.objects.filter(pk=run.thread_id).update(last_seq=last_seq, updated_at=timezone.now())
+
+
+@dataclass(frozen=True)
+class Decided:
+    tool_call: ToolCall
+    thread_id: uuid.UUID
+    run_id: int
+    # What the model will be told for a call that does not run (reject / respond), else None.
+    result: str | None
+    all_decided: bool
+
+
+def get_tool_call_for_user(user, tool_call_id: object) -> ToolCall:
+    from .access import parse_uuid
+
+    try:
+        return ToolCall.objects.select_related("message").get(
+            pk=parse_uuid(tool_call_id), message__thread__owner=user, message__thread__owner__is_active=True
+        )
+    except ToolCall.DoesNotExist:
+        raise NotFound from None
+
+
+def decide_tool_call(
+    *, user, tool_call_id: object, decision: str, args: dict | None = None, message: str = "", for_thread: bool = False
+) -> Decided:
+    """Record one person's decision on a waiting call. Exactly once: a second decision raises AlreadyDecided."""
+    with transaction.atomic():
+        call = get_tool_call_for_user(user, tool_call_id)
+        if call.status != ToolCall.Status.AWAITING_APPROVAL:
+            raise AlreadyDecided
+        if not (call.approval or {}).get(decision):
+            raise DecisionNotOffered(decision)
+        result = None
+        changes: dict[str, Any] = {"status": ToolCall.Status.REQUESTED}
+        if decision == ToolCallDecision.Decision.EDIT:
+            changes.update(args=args, original_args=call.args)
+        elif decision in (ToolCallDecision.Decision.REJECT, ToolCallDecision.Decision.RESPOND):
+            if decision == ToolCallDecision.Decision.REJECT:
+                result = REJECTED_RESULT + (f" Their reason: {message}" if message else "")
+            else:
+                result = RESPONDED_RESULT.format(message=message)
+            changes.update(status=ToolCall.Status.REJECTED, error=result, finished_at=timezone.now())
+        # The conditional update is the lock: of two simultaneous decisions, one changes the row.
+        if not ToolCall.objects.filter(pk=call.pk, status=ToolCall.Status.AWAITING_APPROVAL).update(**changes):
+            raise AlreadyDecided
+        ToolCallDecision.objects.create(
+            tool_call=call,
+            user=user,
+            decision=decision,
+            message=message,
+            original_args=call.args,
+            edited_args=args if decision == ToolCallDecision.Decision.EDIT else None,
+            for_thread=for_thread,
+        )
+        if for_thread and decision in (ToolCallDecision.Decision.APPROVE, ToolCallDecision.Decision.EDIT):
+            ThreadToolGrant.objects.get_or_create(
+                thread_id=call.message.thread_id, tool_name=call.name, defaults={"granted_by": user}
+            )
+        if result is not None:
+            _store_tool_result(call, status=Message.Status.ERROR, content=result)
+        for field, value in changes.items():
+            setattr(call, field, value)
+        waiting = ToolCall.objects.filter(message_id=call.message_id, status=ToolCall.Status.AWAITING_APPROVAL)
+        return Decided(
+            tool_call=call,
+            thread_id=call.message.thread_id,
+            run_id=call.message.run_id,
+            result=result,
+            all_decided=not waiting.exists(),
+        )
+
+
+def _store_tool_result(call: ToolCall, *, status: str, content: str, artifact: Any = None) -> None:
+    thread = Thread.objects.get(pk=call.message.thread_id)
+    Message.objects.create(
+        thread=thread,
+        run_id=call.message.run_id,
+        order=next_order(thread),
+        role=Message.Role.TOOL,
+        content=content,
+        status=status,
+        tool_call_id=call.call_id,
+        name=call.name,
+        artifact=artifact,
+    )
+
+
+def thread_grants(*, thread_id: uuid.UUID) -> set[str]:
+    return set(ThreadToolGrant.objects.filter(thread_id=thread_id).values_list("tool_name", flat=True))
+
+
+def claim_waiting_run(*, run_id: int) -> bool:
+    """Move a waiting run back to running; only one caller ever wins."""
+    return bool(
+        Run.objects.filter(pk=run_id, status=Run.Status.WAITING).update(
+            status=Run.Status.RUNNING, heartbeat_at=timezone.now()
+        )
+    )
+
+
+@dataclass(frozen=True)
+class ApprovedCall:
+    tool_call_id: uuid.UUID
+    index: int
+    call_id: str
+    name: str
+    args: dict
+
+
+def approved_calls(*, run_id: int) -> tuple[int, list[ApprovedCall]]:
+    """The paused step's message and its approved calls, which run when the run resumes."""
+    message = Message.objects.filter(run_id=run_id, role=Message.Role.ASSISTANT).order_by("-order").first()
+    calls = ToolCall.objects.filter(message=message, status=ToolCall.Status.REQUESTED).order_by("index")
+    return message.pk, [ApprovedCall(c.pk, c.index, c.call_id, c.name, c.args) for c in calls]
+
+
+def cancel_waiting_run(*, thread_id: uuid.UUID, last_seq: int) -> tuple[int, list[str]] | None:
+    """Cancel the thread's waiting run, if any: its waiting calls are cancelled. Returns (run id, call ids)."""
+    with transaction.atomic():
+        run = Run.objects.filter(thread_id=thread_id, status=Run.Status.WAITING).first()
+        if run is None:
+            return None
+        waiting = [
+            str(pk)
+            for pk in ToolCall.objects.filter(message__run=run, status=ToolCall.Status.AWAITING_APPROVAL).values_list(
+                "pk", flat=True
+            )
+        ]
+        finish_run(run_id=run.pk, status=Run.Status.CANCELLED, steps=run.steps, last_seq=last_seq)
+        return run.pk, waiting
+
+
+# --- runs that follow a run: retry and continue ----------------------------------------
+
+
+def start_followup_run(
+    *, user, thread_id: object, kind: str, step_limit: int, model_label: str | None = None
+) -> TurnStart:
+    """A new run on the thread's history without a new message: `retry` after a run that failed, was
+    interrupted or cancelled; `continue` after one that stopped at its step limit."""
+    with transaction.atomic():
+        thread = get_thread_for_user(user, thread_id)
+        last = thread.runs.order_by("-started_at", "-id").first()
+        if last is None or last.status in Run.ACTIVE_STATUSES:
+            raise RunActive if last else NothingToFollowUp
+        allowed = (
+            last.status in (Run.Status.FAILED, Run.Status.INTERRUPTED, Run.Status.CANCELLED)
+            if kind == "retry"
+            else last.status == Run.Status.COMPLETED and last.reason == "max_steps"
+        )
+        if not allowed:
+            raise NothingToFollowUp
+        if model_label is None:
+            model_label = thread_model_info(thread)["label"]
+        try:
+            with transaction.atomic():
+                run = Run.objects.create(thread=thread, model_label=model_label, step_limit=step_limit)
+        except IntegrityError:
+            raise RunActive from None
+    return TurnStart(thread=thread, run=run, created_thread=False)
+
+
+# --- runs whose process died ----------------------------------------------------------------
+
+
+def heartbeat(*, run_id: int) -> None:
+    Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
+
+
+def interrupt_stale_runs(*, stale_before, keep: set[int]) -> list[uuid.UUID]:
+    """Runs left running by a process that is gone become interrupted (partial text kept); waiting runs
+    stay waiting. `stale_before` None: every running run not in `keep` (one process owns them all)."""
+    from django.db.models import Q
+
+    running = Run.objects.filter(status=Run.Status.RUNNING).exclude(pk__in=keep)
+    if stale_before is not None:
+        running = running.filter(
+            Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, started_at__lt=stale_before)
+        )
+    threads = []
+    for run in running:
+        finish_run(
+            run_id=run.pk,
+            status=Run.Status.INTERRUPTED,
+            error="The server stopped during this run; the partial answer is kept.",
+            steps=run.steps,
+            last_seq=current_seq(thread_id=run.thread_id) + 1,
+        )
+        threads.append(run.thread_id)
+    return threads
+
+
+def search_messages(*, user, query: str, limit: int) -> list[dict[str, Any]]:
+    """The user's own user and assistant messages containing `query`, newest first."""
+    found = (
+        Message.objects.filter(
+            thread__owner=user, role__in=[Message.Role.USER, Message.Role.ASSISTANT], content__icontains=query
+        )
+        .select_related("thread")
+        .order_by("-created_at")[: max(1, min(limit, 50))]
+    )
+    return [
+        {
+            "thread": str(m.thread_id),
+            "thread_title": m.thread.title,
+            "role": m.role,
+            "content": m.content,
+            "created_at": m.created_at.isoformat(),
+        }
+        for m in found
+    ]
+
+
+def add_run_note(*, run_id: int, text: str) -> None:
+    run = Run.objects.get(pk=run_id)
+    run.notes = [*run.notes, text]
+    run.save(update_fields=["notes"])

@@ -1,0 +1,82 @@
+"""Sidebar actions over HTTP: rename, delete and search the user's own threads (JSON in, JSON out).
+
+Every id goes through get_thread_for_user: another user's thread and a thread that does not exist get the
+same 404, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Exists, OuterRef, Q
+from django.http import Http404, HttpRequest, JsonResponse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from .access import NotFound, get_thread_for_user
+from .models import Message, Thread
+
+TITLE_MAX = 200
+QUERY_MAX = 200
+SEARCH_LIMIT = 50
+
+
+def _owned(request: HttpRequest, thread_id) -> Thread:
+    try:
+        return get_thread_for_user(request.user, thread_id)
+    except NotFound:
+        raise Http404("No such thread.") from None
+
+
+def _thread_json(thread: Thread) -> dict:
+    return {"id": str(thread.pk), "title": thread.title, "updated_at": thread.updated_at.isoformat()}
+
+
+def _body(request: HttpRequest) -> dict:
+    if request.content_type == "application/json":
+        try:
+            data = json.loads(request.body or b"{}")
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+    return request.POST.dict()
+
+
+@login_required
+@require_POST
+def rename(request: HttpRequest, thread_id) -> JsonResponse:
+    thread = _owned(request, thread_id)
+    title = _body(request).get("title")
+    title = " ".join(title.split()) if isinstance(title, str) else ""
+    if not 1 <= len(title) <= TITLE_MAX:
+        return JsonResponse({"error": f"A title has 1 to {TITLE_MAX} characters."}, status=400)
+    # Renaming is not activity: the thread keeps its place in the list.
+    Thread.objects.filter(pk=thread.pk).update(title=title)
+    thread.title = title
+    return JsonResponse({"thread": _thread_json(thread)})
+
+
+@login_required
+@require_POST
+def delete(request: HttpRequest, thread_id) -> JsonResponse:
+    thread = _owned(request, thread_id)
+    thread.delete()  # messages, runs, tool calls, decisions and grants go with it (CASCADE)
+    return JsonResponse({"deleted": str(thread_id)})
+
+
+@login_required
+@require_GET
+def search(request: HttpRequest) -> JsonResponse:
+    """The user's own threads whose title or any user/assistant message contains `q`, newest first."""
+    query = request.GET.get("q", "").strip()[:QUERY_MAX]
+    threads = Thread.objects.filter(owner=request.user)
+    if query:
+        in_messages = Message.objects.filter(
+            thread=OuterRef("pk"),
+            role__in=[Message.Role.USER, Message.Role.ASSISTANT],
+            content__icontains=query,
+        )
+        threads = threads.filter(Q(title__icontains=query) | Q(Exists(in_messages)))
+    found = threads.order_by("-updated_at")[:SEARCH_LIMIT]
+    return JsonResponse({"q": query, "threads": [_thread_json(t) for t in found], "at": timezone.now().isoformat()})

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from . import thread_views, views
+
+app_name = "chat"
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("t/<uuid:thread_id>/", views.thread_page, name="thread"),
+    path("t/<uuid:thread_id>/rename", thread_views.rename, name="thread_rename"),
+    path("t/<uuid:thread_id>/delete", thread_views.delete, name="thread_delete"),
+    path("search", thread_views.search, name="search"),
+]

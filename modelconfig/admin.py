@@ -1,0 +1,91 @@
+"""Model configurations in the admin. The API key is write-only: the form never renders it (not even after an
+error), shows "•••• (set)" when one is stored, and a key field left blank keeps the stored key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+
+from .models import ModelConfiguration
+
+MASKED = "•••• (set)"
+
+
+class ModelConfigurationForm(forms.ModelForm):
+    api_key = forms.CharField(
+        label="API key",
+        required=False,
+        strip=True,
+        max_length=500,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password", "size": 60}),
+    )
+    clear_api_key = forms.BooleanField(label="Remove the stored key", required=False)
+
+    class Meta:
+        model = ModelConfiguration
+        fields = [
+            "name",
+            "api",
+            "base_url",
+            "model",
+            "api_key",
+            "clear_api_key",
+            "tool_protocol",
+            "context_window",
+            "max_output_tokens",
+            "temperature",
+            "enabled",
+            "is_default",
+        ]
+        widgets = {"base_url": forms.TextInput(attrs={"size": 60})}
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.initial.pop("api_key", None)  # never handed to the widget
+        field = self.fields["api_key"]
+        if self.instance.api_key:
+            field.widget.attrs["placeholder"] = f"{MASKED} — type a new key to replace it"
+            field.help_text = f"{MASKED}. Stored on the server and never shown again; leave blank to keep it."
+        else:
+            field.help_text = "Stored on the server and never shown again. Not needed for a local server."
+
+    def clean_api_key(self) -> str:
+        typed = self.cleaned_data.get("api_key") or ""
+        if typed:
+            return typed
+        if self.data.get(self.add_prefix("clear_api_key")):
+            return ""
+        return self.instance.api_key or ""
+
+
+@admin.register(ModelConfiguration)
+class ModelConfigurationAdmin(admin.ModelAdmin):
+    form = ModelConfigurationForm
+    list_display = (
+        "name",
+        "api",
+        "model",
+        "base_url",
+        "tool_protocol",
+        "context_window",
+        "key",
+        "enabled",
+        "is_default",
+    )
+    list_filter = ("api", "enabled")
+    search_fields = ("name", "model", "base_url")
+    readonly_fields = ("key",)
+
+    @admin.display(description="API key")
+    def key(self, obj: ModelConfiguration) -> str:
+        return MASKED if obj.api_key else "—"
+
+    def get_fields(self, request, obj=None):
+        fields = list(super().get_fields(request, obj))
+        if obj is not None and not self.has_change_permission(request, obj):
+            # A read-only page would print every field's value: the key only as set / not set.
+            return [f for f in fields if f not in ("api_key", "clear_api_key")]
+        hidden = {"key"} | (set() if obj is not None and obj.api_key else {"clear_api_key"})
+        return [f for f in fields if f not in hidden]

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class ModelConfigConfig(AppConfig):
+    name = "modelconfig"
+    label = "modelconfig"
+    verbose_name = "Models"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,144 @@
+"""A model a person can pick for a thread: which server, which model, how to call it. The key stays here."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models, transaction
+from django.db.models import Q
+
+from chat.llm.config import DEFAULT_BASE_URLS, ModelConfig
+from chat.llm.demo import CONNECT_HELP, DEMO_LABEL
+
+#: The settings a configuration takes from AGENTWEB_LLM rather than from its row: retries and timeouts.
+TRANSPORT_SETTINGS = ("max_attempts", "timeout", "connect_timeout", "read_timeout")
+
+
+def validate_base_url(value: str) -> None:
+    """http(s) and a host; names without a dot (http://ollama:11434 in a compose network) are fine."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError("Enter an http:// or https:// address, e.g. http://localhost:11434/v1.")
+
+
+class ModelConfiguration(models.Model):
+    class Api(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible (OpenAI, vLLM, llama.cpp, LM Studio, Ollama /v1 …)"
+        ANTHROPIC = "anthropic", "Anthropic Messages API"
+        OLLAMA = "ollama", "Ollama native API"
+        DEMO = "demo", "Demo model (offline, scripted, not an AI)"
+
+    class ToolProtocol(models.TextChoices):
+        NATIVE = "native", "native (the server's tool calling)"
+        HERMES = "hermes", "hermes (<tool_call> JSON in the text)"
+        XML = "xml", "xml (morphXml in the text)"
+
+    name = models.CharField(max_length=100, unique=True, help_text="What people see in the model picker.")
+    api = models.CharField("API", max_length=16, choices=Api.choices, default=Api.OPENAI)
+    base_url = models.CharField(
+        "base URL",
+        validators=[validate_base_url],
+        max_length=500,
+        blank=True,
+        help_text="e.g. http://localhost:11434/v1. Blank: the API's public address "
+        f"({', '.join(f'{api}: {url}' for api, url in DEFAULT_BASE_URLS.items())}).",
+    )
+    model = models.CharField("model id", max_length=200, blank=True, help_text="The model name sent to the server.")
+    # Write-only in the admin; never sent to a browser, never in a log line or a repr.
+    api_key = models.CharField("API key", max_length=500, blank=True)
+    tool_protocol = models.CharField(max_length=16, choices=ToolProtocol.choices, default=ToolProtocol.NATIVE)
+    context_window = models.PositiveIntegerField(
+        default=8192,
+        validators=[MinValueValidator(256)],
+        help_text="Tokens. The history sent to the model is trimmed to fit, oldest messages first.",
+    )
+    max_output_tokens = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)], help_text="Blank: the provider's default."
+    )
+    temperature = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(2.0)],
+        help_text="Blank: the server's default.",
+    )
+    enabled = models.BooleanField(default=True, help_text="Offered in the picker and usable by threads.")
+    is_default = models.BooleanField(
+        "default",
+        default=False,
+        help_text="New threads use it. At most one: making this the default clears the others. "
+        "With no default, the model from the AGENTWEB_LLM_* environment variables is the default.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "model configuration"
+        constraints = [
+            models.UniqueConstraint(fields=["is_default"], condition=Q(is_default=True), name="one_default_model")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<ModelConfiguration {self.pk}: {self.name!r} ({self.api} {self.model!r})>"
+
+    def clean(self) -> None:
+        if self.api != self.Api.DEMO and not self.model:
+            raise ValidationError({"model": "Name the model to send to the server (e.g. qwen3, gpt-4o-mini)."})
+        if self.max_output_tokens and self.context_window and self.max_output_tokens >= self.context_window:
+            raise ValidationError({"max_output_tokens": "Must be smaller than the context window."})
+
+    def validate_constraints(self, exclude: Any = None) -> None:
+        # Making this row the default is allowed: save() takes the mark off the other one.
+        super().validate_constraints(exclude={*(exclude or ()), "is_default"})
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        with transaction.atomic():
+            if self.is_default:
+                ModelConfiguration.objects.filter(is_default=True).exclude(pk=self.pk).update(is_default=False)
+            super().save(*args, **kwargs)
+
+    @property
+    def is_demo(self) -> bool:
+        return self.api == self.Api.DEMO
+
+    @property
+    def label(self) -> str:
+        """The name, and for the demo model always the word Demo."""
+        if self.is_demo and "demo" not in self.name.lower():
+            return f"{self.name} — {DEMO_LABEL}"
+        return self.name
+
+    def to_config(self) -> ModelConfig:
+        transport = {key: settings.AGENTWEB_LLM.get(key) for key in TRANSPORT_SETTINGS}
+        base = ModelConfig.from_mapping({key: value for key, value in transport.items() if value is not None})
+        return ModelConfig(
+            api=self.api,
+            base_url=self.base_url,
+            model=self.model,
+            api_key=self.api_key,
+            tool_protocol=self.tool_protocol,
+            max_attempts=base.max_attempts,
+            timeout=base.timeout,
+            connect_timeout=base.connect_timeout,
+            read_timeout=base.read_timeout,
+            max_tokens=self.max_output_tokens,
+            temperature=self.temperature,
+            context_window=self.context_window,
+        )
+
+    def public_info(self) -> dict[str, Any]:
+        """What a browser may know: never the key (nor the server's address)."""
+        return {
+            "id": str(self.pk),
+            "name": self.name,
+            "label": self.label,
+            "is_demo": self.is_demo,
+            "help": CONNECT_HELP if self.is_demo else "",
+        }

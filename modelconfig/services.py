@@ -1,0 +1,72 @@
+"""Which models a person may pick, and which configuration a thread's choice means. Synchronous ORM code:
+async callers go through database_sync_to_async.
+
+Ids are a configuration's primary key as a string, or "default": the default configuration, that is the
+enabled row marked default, else the model the AGENTWEB_LLM_* environment variables describe.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from chat.llm.config import ModelConfig
+
+from .models import ModelConfiguration
+
+DEFAULT_ID = "default"
+#: The keys of a picker entry: what a browser is told about each model.
+ENTRY_KEYS = ("id", "name", "label", "is_demo")
+
+
+class UnknownModel(Exception):
+    """A model id that is not an enabled configuration (nor "default")."""
+
+
+def env_config() -> ModelConfig:
+    return ModelConfig.from_mapping(settings.AGENTWEB_LLM)
+
+
+def env_info(config: ModelConfig | None = None) -> dict[str, Any]:
+    info = (config or env_config()).public_info()
+    return {"id": DEFAULT_ID, "name": info["label"], **info}
+
+
+def _enabled():
+    return ModelConfiguration.objects.filter(enabled=True)
+
+
+def _row(model_id: str | None) -> ModelConfiguration | None:
+    if not model_id or not model_id.isdigit():
+        return None
+    return _enabled().filter(pk=int(model_id)).first()
+
+
+def default_row() -> ModelConfiguration | None:
+    return _enabled().filter(is_default=True).first()
+
+
+def available_models() -> list[dict[str, Any]]:
+    """The picker's entries: the enabled configurations, and the environment's model while no row is the default."""
+    rows = list(_enabled())
+    entries = [row.public_info() for row in rows]
+    if not any(row.is_default for row in rows):
+        entries.insert(0, env_info())
+    return [{key: entry[key] for key in ENTRY_KEYS} for entry in entries]
+
+
+def config_for(model_id: str | None) -> tuple[ModelConfig, dict[str, Any]]:
+    """The configuration `model_id` names when it is enabled, else the default one; and what a browser may see of it."""
+    row = (_row(model_id) if model_id != DEFAULT_ID else None) or default_row()
+    if row is not None:
+        return row.to_config(), row.public_info()
+    config = env_config()
+    return config, env_info(config)
+
+
+def check_choice(model_id: str) -> dict[str, Any]:
+    """What a browser may see of the model a person picked; UnknownModel when it cannot be picked."""
+    if model_id != DEFAULT_ID and _row(model_id) is None:
+        raise UnknownModel(model_id)
+    return config_for(model_id)[1]

@@ -1,0 +1,197 @@
+"""A thread as a file its owner downloads: JSON (every stored field a person or a script needs) and Markdown
+(the same, to read). Built from the Thread, Run, Message and ToolCall rows only: no model configuration and
+no tool settings, so no API key or HTTP-tool header can end up in a file."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Prefetch
+from django.utils import timezone
+from django.utils.text import slugify
+
+from chat.models import Message, Run, Thread, ToolCall
+
+EXPORT_FORMAT = "agentweb.thread.v1"
+FILENAME_LENGTH = 60
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def export_filename(thread: Thread, extension: str) -> str:
+    """The title, slugified (ASCII), else "thread-" and the start of its id."""
+    slug = slugify(thread.title)[:FILENAME_LENGTH].strip("-_") or f"thread-{str(thread.pk)[:8]}"
+    return f"{slug}.{extension}"
+
+
+def thread_export(thread: Thread) -> dict[str, Any]:
+    """The thread's messages in order (tool results are on their calls, as in the live view), with the runs."""
+    calls = ToolCall.objects.order_by("index").select_related("decision")
+    messages = (
+        Message.objects.filter(thread=thread)
+        .exclude(role=Message.Role.TOOL)
+        .order_by("order")
+        .prefetch_related(Prefetch("tool_calls", queryset=calls))
+    )
+    return {
+        "format": EXPORT_FORMAT,
+        "exported_at": _time(timezone.now()),
+        "thread": {
+            "id": str(thread.pk),
+            "title": thread.title,
+            "created_at": _time(thread.created_at),
+            "updated_at": _time(thread.updated_at),
+        },
+        "runs": [_run(run) for run in Run.objects.filter(thread=thread).order_by("started_at", "id")],
+        "messages": [_message(message) for message in messages],
+    }
+
+
+def _run(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.pk,
+        "status": run.status,
+        "reason": run.reason or None,
+        "error": run.error or None,
+        "steps": run.steps,
+        "model": run.model_label,
+        "started_at": _time(run.started_at),
+        "finished_at": _time(run.finished_at),
+        "notes": run.notes,
+    }
+
+
+def _message(message: Message) -> dict[str, Any]:
+    return {
+        "id": message.pk,
+        "role": message.role,
+        "content": message.content,
+        "status": message.status,
+        "finish_reason": message.finish_reason or None,
+        "created_at": _time(message.created_at),
+        "run": message.run_id,
+        "usage": message.usage,
+        "tool_calls": [_tool_call(call) for call in message.tool_calls.all()],
+    }
+
+
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    decision = getattr(call, "decision", None)
+    return {
+        "id": str(call.pk),
+        "call_id": call.call_id,
+        "name": call.name,
+        "arguments": call.args,
+        "original_arguments": call.original_args,
+        "status": call.status,
+        "result": call.result if call.status == ToolCall.Status.SUCCESS else None,
+        "error": call.error or None,
+        "created_at": _time(call.created_at),
+        "started_at": _time(call.started_at),
+        "finished_at": _time(call.finished_at),
+        "duration_ms": call.duration_ms,
+        "decision": None
+        if decision is None
+        else {"decision": decision.decision, "message": decision.message, "decided_at": _time(decision.decided_at)},
+    }
+
+
+def export_json(thread: Thread) -> str:
+    return json.dumps(thread_export(thread), indent=2, ensure_ascii=False) + "\n"
+
+
+# --- Markdown ---------------------------------------------------------------------------------------------
+
+ROLE_HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System"}
+
+
+def _fence(text: str, language: str = "") -> str:
+    """A code block that the text cannot close: the fence is longer than any run of backticks inside."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+def _when(value: str | None) -> str:
+    return value.replace("T", " ") if value else "—"
+
+
+def _duration(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def export_markdown(thread: Thread) -> str:
+    data = thread_export(thread)
+    title = " ".join((data["thread"]["title"] or "Untitled").split())
+    out = [
+        f"# {title}",
+        "",
+        f"- Thread: `{data['thread']['id']}`",
+        f"- Created: {_when(data['thread']['created_at'])}",
+        f"- Exported: {_when(data['exported_at'])}",
+        "",
+    ]
+    for message in data["messages"]:
+        out += _markdown_message(message)
+    if data["runs"]:
+        out += ["## Runs", ""]
+        out += [_markdown_run(run) for run in data["runs"]]
+        out.append("")
+    return "\n".join(out)
+
+
+def _markdown_message(message: dict[str, Any]) -> list[str]:
+    heading = ROLE_HEADINGS.get(message["role"], message["role"].title())
+    details = [_when(message["created_at"])]
+    if message["run"] is not None:
+        details.append(f"run {message['run']}")
+    if message["status"] != "complete":
+        details.append(message["status"])
+    out = ["---", "", f"## {heading} · {' · '.join(details)}", ""]
+    if message["content"]:
+        out += [message["content"], ""]
+    for call in message["tool_calls"]:
+        out += _markdown_tool_call(call)
+    return out
+
+
+def _markdown_tool_call(call: dict[str, Any]) -> list[str]:
+    summary = ", ".join(part for part in [call["status"], _duration(call["duration_ms"])] if part)
+    out = [
+        f"### Tool call `{call['name']}` — {summary}",
+        "",
+        f"- Call id: `{call['call_id']}`",
+        f"- Started: {_when(call['started_at'])}; finished: {_when(call['finished_at'])}",
+    ]
+    if call["decision"]:
+        decision = call["decision"]
+        said = f" ({' '.join(decision['message'].split())})" if decision["message"] else ""
+        out.append(f"- Decision: {decision['decision']}{said}, {_when(decision['decided_at'])}")
+    out += ["", "Arguments:", "", _fence(json.dumps(call["arguments"], indent=2, ensure_ascii=False), "json"), ""]
+    if call["original_arguments"] is not None:
+        original = json.dumps(call["original_arguments"], indent=2, ensure_ascii=False)
+        out += ["Arguments as the model wrote them:", "", _fence(original, "json"), ""]
+    if call["result"] is not None:
+        out += ["Result:", "", _fence(call["result"]), ""]
+    if call["error"] is not None:
+        out += ["Error:", "", _fence(call["error"]), ""]
+    return out
+
+
+def _markdown_run(run: dict[str, Any]) -> str:
+    parts = [run["status"] + (f" ({run['reason']})" if run["reason"] else "")]
+    parts.append(f"{run['steps']} step{'s' if run['steps'] != 1 else ''}")
+    if run["model"]:
+        parts.append(f"model {run['model']}")
+    parts.append(f"started {_when(run['started_at'])}, finished {_when(run['finished_at'])}")
+    line = f"- Run {run['id']}: " + ", ".join(parts)
+    if run["error"]:
+        line += f". Error: {' '.join(run['error'].split())}"
+    return line

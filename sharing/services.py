@@ -1,0 +1,92 @@
+"""Share links: create, re-take the snapshot, revoke, list. Synchronous, keyword-only, typed; views call these
+after the access helpers (chat.access, sharing.access) have checked who may touch what."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from chat.models import Thread
+from chat.services import build_snapshot
+
+from .models import ShareLink, default_display_name, hash_token, new_token
+
+SNAPSHOT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CreatedLink:
+    link: ShareLink
+    # The only time the plain token exists: it goes into the URL shown to the owner, then is forgotten.
+    token: str
+
+
+def share_snapshot(thread: Thread, *, hide_tool_details: bool, hide_system_prompt: bool) -> dict[str, Any]:
+    """The conversation as the shared page shows it, taken from the same data as the live view. What the
+    options hide is left out here, not only at rendering: it is never stored with the link."""
+    live = build_snapshot(thread=thread, seq=thread.last_seq, model={})
+    messages = [
+        {
+            "role": message["role"],
+            "content": message["content"],
+            "status": message["status"],
+            "tool_calls": [_tool_call(call, hide_details=hide_tool_details) for call in message.get("tool_calls", [])],
+        }
+        for message in live["messages"]
+    ]
+    return {
+        "version": SNAPSHOT_VERSION,
+        "title": live["title"],
+        "system_prompt": None if hide_system_prompt else settings.AGENTWEB_SYSTEM_PROMPT,
+        "messages": messages,
+    }
+
+
+def _tool_call(call: dict[str, Any], *, hide_details: bool) -> dict[str, Any]:
+    shown = {"name": call["name"], "status": call["status"]}
+    if not hide_details:
+        shown.update(args=call["args"], content=call["content"], duration_ms=call["duration_ms"])
+    return shown
+
+
+def create_link(
+    *, thread: Thread, display_name: str = "", hide_tool_details: bool = False, hide_system_prompt: bool = True
+) -> CreatedLink:
+    """A new link to a snapshot of `thread` as it is now. `thread` is one the caller checked is the user's."""
+    name = display_name.strip() or default_display_name(thread.owner)
+    snapshot = share_snapshot(thread, hide_tool_details=hide_tool_details, hide_system_prompt=hide_system_prompt)
+    for _ in range(3):  # a collision of 256-bit tokens does not happen; a unique index makes sure
+        token = new_token()
+        try:
+            with transaction.atomic():
+                link = ShareLink.objects.create(
+                    thread=thread,
+                    token_hash=hash_token(token),
+                    snapshot=snapshot,
+                    hide_tool_details=hide_tool_details,
+                    hide_system_prompt=hide_system_prompt,
+                    display_name=name,
+                )
+        except IntegrityError:
+            continue
+        return CreatedLink(link=link, token=token)
+    raise RuntimeError("could not make a unique share token")
+
+
+def update_snapshot(link: ShareLink) -> ShareLink:
+    """Re-take the snapshot with the link's options; the token, and so the URL, stay the same."""
+    link.snapshot = share_snapshot(
+        link.thread, hide_tool_details=link.hide_tool_details, hide_system_prompt=link.hide_system_prompt
+    )
+    link.updated_at = timezone.now()
+    link.save(update_fields=["snapshot", "updated_at"])
+    return link
+
+
+def list_links(*, user) -> list[ShareLink]:
+    """All the user's links, newest first, active and revoked."""
+    return list(ShareLink.objects.filter(thread__owner=user).select_related("thread").order_by("-created_at"))

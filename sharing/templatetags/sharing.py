@@ -1,0 +1,45 @@
+"""Filters for the shared page. Each returns plain text, so autoescaping still applies to what it returns."""
+
+import json
+
+from django import template
+
+register = template.Library()
+
+TOOL_STATUS_LABELS = {
+    "streaming": "preparing",
+    "requested": "queued",
+    "awaiting_approval": "needs approval",
+    "running": "running",
+    "success": "success",
+    "error": "error",
+    "rejected": "rejected",
+    "cancelled": "cancelled",
+}
+
+
+@register.filter
+def pretty_json(value) -> str:
+    """Arguments or a result as readable text: strings as they are, anything else as indented JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@register.filter
+def tool_status(value) -> str:
+    return TOOL_STATUS_LABELS.get(str(value), str(value))
+
+
+@register.filter
+def duration(ms) -> str:
+    """12 ms, 1.4 s, 2 min 5 s: as the chat page shows it."""
+    if not isinstance(ms, int | float) or ms < 0:
+        return ""
+    if ms < 1000:
+        return f"{round(ms)} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s" if ms < 10_000 else f"{round(ms / 1000)} s"
+    return f"{int(ms // 60_000)} min {round((ms % 60_000) / 1000)} s"

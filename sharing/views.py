@@ -1,0 +1,122 @@
+"""Share links (owner pages and the public shared page) and export. Every id goes through an access helper;
+another user's id, a revoked link and a made-up one all get the same 404, and nothing is written."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET, require_POST
+
+from chat.access import NotFound, get_thread_for_user
+
+from . import export, services
+from .access import get_link_for_token, get_link_for_user
+from .forms import ShareForm
+
+# The shared page runs no script and loads nothing but its own stylesheet and icon, whatever the content says.
+SHARED_PAGE_CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+
+def _owned_thread(request: HttpRequest, thread_id):
+    try:
+        return get_thread_for_user(request.user, thread_id)
+    except NotFound:
+        raise Http404("No such thread.") from None
+
+
+def _owned_link(request: HttpRequest, link_id):
+    try:
+        return get_link_for_user(request.user, link_id)
+    except NotFound:
+        raise Http404("No such link.") from None
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return request.headers.get("Accept", "").startswith("application/json")
+
+
+@login_required
+@require_POST
+def create(request: HttpRequest, thread_id) -> HttpResponse:
+    thread = _owned_thread(request, thread_id)
+    form = ShareForm(request.POST)
+    if not form.is_valid():
+        if _wants_json(request):
+            return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+        return render(request, "sharing/created.html", {"form": form, "thread": thread}, status=400)
+    created = services.create_link(thread=thread, **form.cleaned_data)
+    url = request.build_absolute_uri(reverse("sharing:shared", args=[created.token]))
+    if _wants_json(request):
+        response = JsonResponse({"url": url, "list_url": reverse("sharing:list")}, status=201)
+    else:
+        response = render(request, "sharing/created.html", {"url": url, "thread": thread}, status=201)
+    add_never_cache_headers(response)  # the token is in it
+    return response
+
+
+@login_required
+@require_GET
+def link_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "sharing/list.html", {"links": services.list_links(user=request.user)})
+
+
+@login_required
+@require_POST
+def revoke(request: HttpRequest, link_id) -> HttpResponse:
+    link = _owned_link(request, link_id)
+    link.revoke()
+    messages.success(request, f"Link to “{link.snapshot.get('title') or 'Untitled'}” revoked: it no longer opens.")
+    return redirect("sharing:list")
+
+
+@login_required
+@require_POST
+def update(request: HttpRequest, link_id) -> HttpResponse:
+    link = _owned_link(request, link_id)
+    if not link.is_active:
+        raise Http404("No such link.")
+    services.update_snapshot(link)
+    messages.success(request, f"Link to “{link.snapshot.get('title') or 'Untitled'}” now shows the thread as it is.")
+    return redirect("sharing:list")
+
+
+@require_GET
+def shared(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        link = get_link_for_token(token)
+    except NotFound:
+        raise Http404("No such shared conversation.") from None
+    response = render(request, "sharing/shared.html", {"link": link, "snapshot": link.snapshot})
+    response["X-Robots-Tag"] = "noindex, nofollow"
+    response["Content-Security-Policy"] = SHARED_PAGE_CSP
+    response["Referrer-Policy"] = "no-referrer"  # the token is in the address
+    add_never_cache_headers(response)  # a revoked link must not live on in a cache
+    return response
+
+
+@login_required
+@require_GET
+def export_markdown(request: HttpRequest, thread_id) -> HttpResponse:
+    thread = _owned_thread(request, thread_id)
+    return _download(export.export_markdown(thread), "text/markdown", export.export_filename(thread, "md"))
+
+
+@login_required
+@require_GET
+def export_json(request: HttpRequest, thread_id) -> HttpResponse:
+    thread = _owned_thread(request, thread_id)
+    return _download(export.export_json(thread), "application/json", export.export_filename(thread, "json"))
+
+
+def _download(body: str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=filename)
+    response["Cache-Control"] = "private, no-store"
+    return response

@@ -1,0 +1,353 @@
+// Entry point of the chat page: state, websocket events (with seq ordering), sending and stopping.
+// Decisions on tool calls and retry / continue go through actions.js.
+
+import { ChatSocket } from "./socket.js";
+import { ThreadView, idOf } from "./thread.js";
+import { Composer, Sidebar } from "./composer.js";
+import { Actions } from "./actions.js";
+import { ModelPicker, runNote } from "./models.js";
+import { SidebarActions } from "./sidebar.js";
+import { TurnControls, applyRewound } from "./rewind.js";
+
+const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
+const CONNECTION_LABELS = {
+  connecting: "connecting…",
+  connected: "connected",
+  reconnecting: "reconnecting…",
+  "signed-out": "signed out — reload the page to sign in",
+};
+const URL_PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
+
+function readJson(id, fallback) {
+  const node = document.getElementById(id);
+  if (!node) return fallback;
+  try {
+    return JSON.parse(node.textContent);
+  } catch {
+    return fallback;
+  }
+}
+
+/** crypto.randomUUID exists only in secure contexts (https, localhost); plain-http LAN hosts need the fallback. */
+function newUuid() {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const $ = (id) => document.getElementById(id);
+const appEl = $("app");
+const modelInfo = readJson("model-info", {}) || {};
+const threadUrlTemplate = appEl?.dataset.threadUrl || `/t/${URL_PLACEHOLDER}/`;
+const threadUrl = (id) => threadUrlTemplate.replace(URL_PLACEHOLDER, encodeURIComponent(id));
+
+const state = {
+  threadId: readJson("thread-id", "") || null,
+  lastSeq: null, // seq of the last applied event of the current thread
+  awaitingSnapshot: false, // a subscribe with after_seq null is out: live events wait for its snapshot
+  subscribeRef: null,
+  runActive: false, // running or waiting for an approval
+  pending: null, // the sent user message the server has not confirmed yet
+  confirmedUserMessages: 0, // user messages the server has (for matching `pending` in a snapshot)
+  connection: 0, // counts socket opens
+  refCounter: 0,
+};
+const nextRef = (prefix) => `${prefix}-${++state.refCounter}`;
+
+const view = new ThreadView($("messages"), {
+  isDemo: Boolean(modelInfo.is_demo),
+  onDecide: (toolCallId, payload) => actions.decide(toolCallId, payload),
+  onRetry: () => actions.retry(),
+  onContinue: (steps) => actions.continueRun(steps),
+});
+const sidebar = new Sidebar($("sidebar"), $("thread-list"), $("sidebar-toggle"), threadUrl);
+new SidebarActions({
+  root: $("sidebar"),
+  list: $("thread-list"),
+  homeUrl: $("new-chat")?.getAttribute("href") || "/",
+  hrefFor: threadUrl,
+  currentId: () => state.threadId,
+});
+const turns = new TurnControls({
+  container: $("messages"),
+  onRegenerate: () => rewind({ type: "run.regenerate" }),
+  onEditLast: (content) => rewind({ type: "message.edit_last", content, client_msg_id: newUuid() }),
+});
+const composer = new Composer({
+  form: $("composer"),
+  input: $("composer-input"),
+  sendButton: $("send"),
+  stopButton: $("stop"),
+  errorEl: $("composer-error"),
+  onSubmit: sendMessage,
+  onStop: stopRun,
+});
+const connectionEl = $("connection-state");
+
+const socket = new ChatSocket({
+  onEvent: handleEvent,
+  onOpen: handleOpen,
+  onState(name) {
+    connectionEl.dataset.state = name;
+    connectionEl.textContent = CONNECTION_LABELS[name] || name;
+  },
+});
+
+const describeError = (code, message) => (code === "run_active" ? RUN_ACTIVE_MESSAGE : message);
+const actions = new Actions({
+  socket,
+  view,
+  composer,
+  threadId: () => state.threadId,
+  describe: describeError,
+  onRunActive: () => subscribe(null),
+});
+const picker = new ModelPicker({
+  select: $("model-picker"),
+  label: $("model-label"),
+  banner: $("demo-banner"),
+  models: readJson("available-models", []),
+  current: modelInfo,
+  onPick(id) {
+    if (!state.threadId) return null; // a new chat: the choice goes with the first message
+    const ref = nextRef("model");
+    return socket.send({ type: "thread.set_model", thread: state.threadId, model: id, ref }) ? ref : false;
+  },
+  onShow: (info) => { view.isDemo = Boolean(info.is_demo); },
+});
+// A new thread's model goes with its first message.
+const newThreadModel = () => (state.threadId ? undefined : picker.value);
+
+function updateBusy() {
+  // Until the first snapshot of an open thread is in, a send could not be matched against it: wait for it.
+  const loading = state.threadId !== null && state.lastSeq === null && state.awaitingSnapshot;
+  composer.setBusy(state.runActive || state.pending !== null || loading, state.runActive && state.threadId !== null);
+  turns.update(state.runActive || state.pending !== null || loading || !state.threadId);
+}
+
+/** run.regenerate / message.edit_last: the server answers with thread.rewound, then the run's events. */
+function rewind(frame) {
+  if (!state.threadId || state.runActive || state.pending) return false;
+  if (!socket.send({ ...frame, thread: state.threadId, ref: nextRef("rewind") })) {
+    composer.showError("Not connected — reconnecting. Try again in a moment.");
+    return false;
+  }
+  return true;
+}
+
+function subscribe(afterSeq) {
+  if (!state.threadId) return;
+  state.awaitingSnapshot = afterSeq === null;
+  state.subscribeRef = nextRef("subscribe");
+  socket.send({ type: "thread.subscribe", thread: state.threadId, after_seq: afterSeq, ref: state.subscribeRef });
+  updateBusy();
+}
+
+function handleOpen() {
+  state.connection += 1;
+  if (state.connection > 1) actions.reconnected();
+  if (state.threadId) {
+    subscribe(state.lastSeq);
+  } else if (state.pending) {
+    resendPending(); // a first message whose new thread never came back
+  }
+}
+
+function sendMessage(text) {
+  if (state.runActive || state.pending) {
+    composer.showError(RUN_ACTIVE_MESSAGE);
+    return false;
+  }
+  if (state.threadId && state.lastSeq === null && state.awaitingSnapshot) {
+    composer.showError("The conversation is still loading.");
+    return false;
+  }
+  if (!socket.isOpen) {
+    composer.showError("Not connected — reconnecting. Your text is still here; send it again in a moment.");
+    return false;
+  }
+  const clientMsgId = newUuid();
+  socket.send({
+    type: "message.send", thread: state.threadId, content: text, client_msg_id: clientMsgId, ref: clientMsgId,
+    model: newThreadModel(),
+  });
+  const bubble = view.addUserMessage(text);
+  bubble.root.dataset.clientMsgId = clientMsgId;
+  state.pending = {
+    clientMsgId, content: text, view: bubble, baseCount: state.confirmedUserMessages,
+    connection: state.connection, resent: false,
+  };
+  view.scroll.toBottom();
+  if (state.threadId) sidebar.moveToTop(state.threadId);
+  updateBusy();
+  return true;
+}
+
+/** Sends the pending message again with the same client_msg_id (the server treats it as the same send). */
+function resendPending() {
+  const p = state.pending;
+  if (!p || p.connection === state.connection) return;
+  p.connection = state.connection;
+  p.resent = true;
+  socket.send({
+    type: "message.send", thread: state.threadId, content: p.content, client_msg_id: p.clientMsgId, ref: p.clientMsgId,
+    model: newThreadModel(),
+  });
+}
+
+function confirmPending(messageId = null) {
+  if (!state.pending) return;
+  if (messageId !== null) view.adopt(state.pending.view, messageId);
+  state.pending = null;
+  state.confirmedUserMessages += 1;
+}
+
+function stopRun() {
+  if (!state.threadId) return;
+  if (!socket.send({ type: "run.cancel", thread: state.threadId, ref: nextRef("cancel") })) {
+    composer.showError("Not connected — cannot stop right now.");
+    return;
+  }
+  $("stop").disabled = true;
+}
+
+function handleEvent(ev) {
+  switch (ev.type) {
+    case "pong":
+      return;
+    case "error":
+      handleError(ev);
+      return;
+    case "thread.created":
+      handleThreadCreated(ev);
+      return;
+    case "thread.snapshot":
+      handleSnapshot(ev);
+      return;
+    default:
+      break;
+  }
+  if (!state.threadId || (ev.thread !== undefined && String(ev.thread) !== state.threadId)) return;
+  if (typeof ev.seq === "number") {
+    if (state.awaitingSnapshot) return; // the snapshot on its way includes it
+    if (state.lastSeq !== null && ev.seq <= state.lastSeq) return;
+    if (state.lastSeq !== null && ev.seq > state.lastSeq + 1) {
+      subscribe(null); // a gap: start over from a snapshot
+      return;
+    }
+    state.lastSeq = ev.seq;
+  }
+  switch (ev.type) {
+    case "run.started":
+      state.runActive = true;
+      confirmPending();
+      break;
+    case "thread.model_changed":
+      picker.changed(ev);
+      break;
+    case "thread.rewound":
+      applyRewound(view, ev);
+      updateBusy();
+      return;
+    case "run.note":
+      if (typeof ev.text === "string") view.append(runNote(ev.text));
+      break;
+    case "run.waiting":
+      state.runActive = true;
+      break;
+    case "run.completed":
+    case "run.failed":
+    case "run.cancelled":
+      state.runActive = false;
+      break;
+    case "message.started":
+      // The server may one day announce user messages too: the optimistic bubble is that message.
+      if (ev.message?.role === "user" && state.pending) {
+        confirmPending(idOf(ev.message));
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  view.apply(ev);
+  updateBusy();
+}
+
+function handleThreadCreated(ev) {
+  const id = String(ev.thread);
+  const title = typeof ev.title === "string" ? ev.title : "";
+  if (!state.threadId && state.pending) {
+    state.threadId = id;
+    state.lastSeq = null;
+    history.replaceState(null, "", threadUrl(id));
+    sidebar.add(id, title, true);
+    if (title) document.title = `${title} · agentweb`;
+    subscribe(null);
+    updateBusy();
+  } else if (!sidebar.item(id)) {
+    sidebar.add(id, title, false);
+  }
+}
+
+function handleSnapshot(ev) {
+  if (!state.threadId || String(ev.thread) !== state.threadId) return;
+  state.awaitingSnapshot = false;
+  state.lastSeq = typeof ev.seq === "number" ? ev.seq : null;
+  view.reset(ev);
+  for (const text of Array.isArray(ev.run?.notes) ? ev.run.notes : []) view.append(runNote(text));
+  const users = (Array.isArray(ev.messages) ? ev.messages : []).filter((m) => m.role === "user");
+  state.confirmedUserMessages = users.length;
+  const p = state.pending;
+  if (p) {
+    const match = users[p.baseCount];
+    if (match && match.content === p.content) {
+      state.pending = null; // the snapshot holds it now
+    } else {
+      view.append(p.view.root); // not stored yet: keep showing it
+      resendPending(); // only if it went out on an earlier connection
+    }
+  }
+  const run = ev.run;
+  state.runActive = Boolean(run && (run.status === "running" || run.status === "waiting"));
+  if (typeof ev.title === "string" && ev.title) {
+    document.title = `${ev.title} · agentweb`;
+    sidebar.setTitle(state.threadId, ev.title);
+  }
+  if (ev.model) picker.show(ev.model);
+  updateBusy();
+}
+
+function handleError(ev) {
+  if (picker.handleError(ev)) {
+    composer.showError(ev.message || "That model cannot be picked.");
+    return;
+  }
+  if (actions.handleError(ev)) {
+    updateBusy();
+    return;
+  }
+  const code = ev.code || "";
+  const p = state.pending;
+  if (p && ev.ref === p.clientMsgId) {
+    if (p.resent && code === "run_active") {
+      subscribe(null); // the first try got through after all; the snapshot will show it
+      return;
+    }
+    view.remove(p.view);
+    state.pending = null;
+    composer.restore(p.content);
+    if (code === "run_active") subscribe(null); // learn about the run we did not know of
+  }
+  if (ev.ref && ev.ref === state.subscribeRef) state.awaitingSnapshot = false;
+  if (code === "no_active_run") state.runActive = false;
+  updateBusy();
+  composer.showError(describeError(code, ev.message || `Error: ${code || "unknown"}`));
+}
+
+updateBusy();
+socket.start();
+composer.focus();

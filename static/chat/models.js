@@ -1,0 +1,92 @@
+// The model picker in the thread page's header, and the notes a run leaves in the conversation (e.g. "the oldest
+// messages were left out to fit the model's context window").
+// The models come from the page (json_script "available-models"): ids, names and labels, never a key.
+
+export class ModelPicker {
+  /**
+   * @param {object} o
+   * @param {HTMLSelectElement|null} o.select  #model-picker
+   * @param {HTMLElement|null} o.label  #model-label, the plain label shown when there is nothing to pick from
+   * @param {HTMLElement|null} o.banner  #demo-banner: shown only while the thread's model is the demo model
+   * @param {Array<{id: string, label: string, is_demo: boolean}>} o.models
+   * @param {{id?: string, label?: string, is_demo?: boolean}} o.current  the thread's model, or the default
+   * @param {(id: string) => string|null|false} o.onPick  sends the choice: a ref to match an error against, null
+   *   when there is nothing to send yet (a new chat: the choice goes with the first message), false when it could
+   *   not be sent
+   * @param {(info: object) => void} o.onShow  the model shown changed
+   */
+  constructor({ select, label, banner, models, current, onPick, onShow = () => {} }) {
+    Object.assign(this, { select, label, banner, onPick, onShow });
+    this.models = Array.isArray(models) ? models.filter((m) => m && typeof m.id === "string") : [];
+    this.current = current || {};
+    this.pending = null; // {ref, previous}: a choice sent and not yet confirmed
+    if (select && this.models.length) {
+      for (const m of this.models) select.append(this.option(m));
+      select.hidden = false;
+      if (label) label.hidden = true;
+      select.addEventListener("change", () => this.picked());
+    }
+    this.show(this.current);
+  }
+
+  option(m) {
+    const node = document.createElement("option");
+    node.value = m.id;
+    node.textContent = typeof m.label === "string" && m.label ? m.label : m.id;
+    return node;
+  }
+
+  /** The id of the model chosen, or null when the page offers no choice. */
+  get value() {
+    return this.select && !this.select.hidden ? this.select.value : null;
+  }
+
+  get isDemo() {
+    return Boolean(this.current && this.current.is_demo);
+  }
+
+  /** Shows `info` ({id, label, is_demo}) as the thread's model. */
+  show(info) {
+    if (!info || typeof info !== "object") return;
+    this.current = info;
+    if (this.select && !this.select.hidden && typeof info.id === "string") {
+      if (![...this.select.options].some((o) => o.value === info.id)) this.select.append(this.option(info));
+      this.select.value = info.id;
+    }
+    if (this.label && typeof info.label === "string") this.label.textContent = info.label;
+    if (this.banner) this.banner.hidden = !info.is_demo;
+    this.onShow(info);
+  }
+
+  picked() {
+    const id = this.select.value;
+    const previous = this.current;
+    this.show(this.models.find((m) => m.id === id) || { id, label: id, is_demo: false });
+    const ref = this.onPick(id);
+    if (ref === false) this.show(previous);
+    else this.pending = ref ? { ref, previous } : null;
+  }
+
+  /** `thread.model_changed`, from this tab or another. */
+  changed(ev) {
+    this.pending = null;
+    this.show(ev.model);
+  }
+
+  /** An `error` answering the choice sent: the previous model is shown again. True when it was that error. */
+  handleError(ev) {
+    if (!this.pending || !ev.ref || ev.ref !== this.pending.ref) return false;
+    this.show(this.pending.previous);
+    this.pending = null;
+    return true;
+  }
+}
+
+/** A run's note (`run.note`, or a snapshot's `run.notes`) as a small line in the conversation. */
+export function runNote(text) {
+  const node = document.createElement("p");
+  node.className = "message-note run-note";
+  node.setAttribute("role", "status");
+  node.textContent = String(text);
+  return node;
+}

@@ -1,0 +1,104 @@
+// The run's state as a notice at the end of the conversation: waiting for a decision, failed (Retry), stopped by a
+// server restart (Retry), stopped by the person (a small Retry), or at the step limit (Continue).
+// At most one shows at a time; a new run removes it.
+
+import { el, button } from "./dom.js";
+
+export const CONTINUE_STEPS = 25;
+const INTERRUPTED_TEXT = "The server stopped during this answer; the partial text is kept.";
+
+export class RunNotices {
+  /**
+   * @param {object} o
+   * @param {(node: HTMLElement) => void} o.append  puts a node at the end of the conversation
+   * @param {() => void} o.onRetry
+   * @param {(steps: number) => void} o.onContinue
+   */
+  constructor({ append, onRetry, onContinue }) {
+    Object.assign(this, { append, onRetry, onContinue });
+    this.node = null;
+    this.actionButton = null;
+  }
+
+  get kind() {
+    return this.node && this.node.isConnected ? this.node.dataset.kind : null;
+  }
+
+  clear() {
+    if (this.node) this.node.remove();
+    this.node = null;
+    this.actionButton = null;
+  }
+
+  /**
+   * Replaces the notice. `kind`: waiting | failed | interrupted | cancelled | max_steps.
+   * `action`: {label, className, run} for a button.
+   */
+  show(kind, text, action = null) {
+    this.clear();
+    const alert = kind === "failed";
+    const node = el("div", `run-state ${alert ? "run-error" : "run-notice"} run-state-${kind.replace("_", "-")}`);
+    node.dataset.kind = kind;
+    node.setAttribute("role", alert ? "alert" : "status");
+    node.append(el("span", "run-state-text", text));
+    if (action) {
+      this.actionButton = button(action.label, `button run-action ${action.className}`, () => {
+        this.actionButton.disabled = true;
+        action.run();
+      });
+      node.append(this.actionButton);
+    }
+    this.node = node;
+    this.append(node);
+    return node;
+  }
+
+  /** Makes the button usable again (the retry / continue was refused or could not be sent). */
+  enableAction() {
+    if (this.actionButton) this.actionButton.disabled = false;
+  }
+
+  retryAction(small = false) {
+    return { label: "Retry", className: small ? "run-retry small" : "run-retry", run: () => this.onRetry() };
+  }
+
+  waiting() {
+    this.show("waiting", "Waiting for your decision on the tool call above.");
+  }
+
+  failed(error) {
+    this.show("failed", typeof error === "string" && error ? error : "The run failed.", this.retryAction());
+  }
+
+  interrupted() {
+    this.show("interrupted", INTERRUPTED_TEXT, this.retryAction());
+  }
+
+  cancelled() {
+    this.show("cancelled", "Stopped.", this.retryAction(true));
+  }
+
+  maxSteps() {
+    this.show("max_steps", "Stopped after the step limit.", {
+      label: `Continue for ${CONTINUE_STEPS} more steps`,
+      className: "primary run-continue",
+      run: () => this.onContinue(CONTINUE_STEPS),
+    });
+  }
+
+  /** The notice a snapshot's `run` calls for (or none). */
+  fromRun(run) {
+    this.clear();
+    if (!run) return;
+    switch (run.status) {
+      case "waiting": this.waiting(); break;
+      case "failed": this.failed(run.error); break;
+      case "interrupted": this.interrupted(); break;
+      case "cancelled": this.cancelled(); break;
+      case "completed":
+        if (run.reason === "max_steps") this.maxSteps();
+        break;
+      default: break;
+    }
+  }
+}

@@ -1,0 +1,319 @@
+// DOM building for messages, tool cards and notices.
+// Everything that comes from the model, a tool or a person goes in as text (textContent, Text nodes, appendData):
+// never through innerHTML.
+
+import { el, prettyJson } from "./dom.js";
+import { ApprovalPanel, decisionText, originalArgsView } from "./approval.js";
+import { MarkdownStream, onCopyClick } from "./markdown.js";
+
+export { el, prettyJson };
+
+const TOOL_STATUS_LABELS = {
+  streaming: "preparing…",
+  requested: "queued",
+  awaiting_approval: "needs approval",
+  running: "running…",
+  success: "success",
+  error: "error",
+  rejected: "rejected",
+  cancelled: "cancelled",
+};
+const FINAL_TOOL_STATUSES = new Set(["success", "error", "rejected", "cancelled"]);
+
+/** "12 ms", "1.4 s", "2 min 5 s". */
+export function formatDuration(ms) {
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) return "";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+function typingIndicator() {
+  const dots = el("span", "typing");
+  dots.setAttribute("aria-hidden", "true");
+  for (let i = 0; i < 3; i += 1) dots.append(el("span", "typing-dot"));
+  return dots;
+}
+
+/** One message bubble. User and assistant messages share it; only assistant ones hold tool cards. */
+export class MessageView {
+  constructor({ id = null, role = "assistant", content = "", status = "complete", isDemo = false } = {}) {
+    this.id = id;
+    this.role = role === "user" ? "user" : "assistant";
+    this.root = el("article", `message ${this.role}`);
+    if (id !== null && id !== undefined) this.root.dataset.messageId = String(id);
+    const meta = el("div", "message-meta");
+    meta.append(el("span", "message-role", this.role === "user" ? "You" : "Assistant"));
+    if (this.role === "assistant" && isDemo) {
+      const badge = el("span", "badge demo-badge", "demo");
+      badge.title = "Written by the offline demo model, not an AI";
+      meta.append(badge);
+    }
+    this.textEl = el("div", "message-text");
+    this.textNode = null;
+    this.markdown = null;
+    this.length = 0;
+    if (this.role === "assistant") {
+      // Model output: Markdown built as DOM nodes by markdown.js (never HTML parsing), streamed block by block.
+      this.textEl.classList.add("markdown");
+      this.markdown = new MarkdownStream(this.textEl);
+      this.textEl.addEventListener("click", onCopyClick);
+    } else {
+      this.textNode = document.createTextNode("");
+      this.textEl.append(this.textNode);
+    }
+    this.typingEl = null;
+    this.toolsEl = el("div", "tool-calls");
+    this.toolsEl.hidden = true;
+    this.noteEl = null;
+    this.root.append(meta, this.textEl, this.toolsEl);
+    this.setText(content || "");
+    this.setStatus(status);
+  }
+
+  /** Replaces the whole text (snapshots and message.completed only). */
+  setText(text) {
+    this.length = text.length;
+    if (this.markdown) this.markdown.set(text);
+    else this.textNode.data = text;
+    this.textEl.hidden = text.length === 0;
+  }
+
+  /** The model's thinking, collapsed above the answer; created on its first piece. */
+  appendReasoning(text) {
+    if (!text) return;
+    if (!this.reasoningNode) {
+      const details = el("details", "reasoning");
+      details.append(el("summary", "reasoning-summary", "Thinking"));
+      const body = el("div", "reasoning-text");
+      this.reasoningNode = document.createTextNode("");
+      body.append(this.reasoningNode);
+      details.append(body);
+      this.textEl.before(details);
+    }
+    this.reasoningNode.appendData(text);
+  }
+
+  /** Appends one streamed piece: the open Markdown block is re-rendered on the next animation frame. */
+  appendText(text) {
+    if (!text) return;
+    this.length += text.length;
+    if (this.markdown) this.markdown.append(text);
+    else this.textNode.appendData(text);
+    if (this.textEl.hidden) this.textEl.hidden = false;
+  }
+
+  get streaming() {
+    return this.root.dataset.status === "streaming";
+  }
+
+  setStatus(status) {
+    this.root.dataset.status = status || "complete";
+    // The open Markdown block is rebuilt as it grows: screen readers hear the text once it settles.
+    if (this.markdown) this.textEl.setAttribute("aria-busy", status === "streaming" ? "true" : "false");
+    if (status === "streaming") {
+      if (!this.typingEl) {
+        this.typingEl = typingIndicator();
+        this.textEl.after(this.typingEl);
+      }
+      return;
+    }
+    this.stopTyping();
+    if (status === "cancelled") this.setNote("stopped", "message-note stopped");
+    else if (status === "error") this.setNote("The answer ended with an error.", "message-note error");
+  }
+
+  stopTyping() {
+    if (this.typingEl) {
+      this.typingEl.remove();
+      this.typingEl = null;
+    }
+  }
+
+  /** A note at the bottom of the bubble, e.g. "stopped" or "cut off by the output limit". */
+  setNote(text, className = "message-note") {
+    if (!this.noteEl) {
+      this.noteEl = el("p", className);
+      this.root.append(this.noteEl);
+    }
+    this.noteEl.className = className;
+    this.noteEl.textContent = text;
+  }
+
+  complete(content, status) {
+    if (typeof content === "string" && this.markdown) {
+      this.length = content.length;
+      this.markdown.finish(content);
+      this.textEl.hidden = content.length === 0;
+    } else if (typeof content === "string") this.setText(content);
+    else this.markdown?.finish();
+    this.setStatus(status || "complete");
+  }
+
+  addToolCard(card) {
+    this.stopTyping(); // the card shows the activity from here on
+    this.toolsEl.hidden = false;
+    this.toolsEl.append(card.root);
+  }
+}
+
+/** A collapsible card for one tool call, with the approval choices while it waits for a person. */
+export class ToolCardView {
+  /** @param {{onDecide?: (toolCallId: any, payload: object) => void}} opts */
+  constructor({ id, name, callId = "", status = "streaming", onDecide = null }) {
+    this.id = id;
+    this.name = name || "tool";
+    this.args = undefined;
+    this.onDecide = onDecide;
+    this.approval = null;
+    this.root = el("details", "tool-card");
+    this.root.dataset.toolCallId = String(id);
+    if (callId) this.root.dataset.callId = String(callId);
+
+    const summary = el("summary", "tool-summary");
+    const icon = el("span", "tool-icon", "⚙");
+    icon.setAttribute("aria-hidden", "true");
+    this.statusEl = el("span", "status");
+    this.durationEl = el("span", "duration");
+    summary.append(icon, el("span", "tool-name", this.name), this.statusEl, this.durationEl);
+
+    const body = el("div", "tool-body");
+    this.argsSection = el("section", "tool-section tool-args");
+    this.argsTitle = el("div", "tool-section-title", "Arguments");
+    this.argsEl = el("pre", "tool-args-text");
+    this.argsNode = document.createTextNode("");
+    this.argsEl.append(this.argsNode);
+    this.wasEl = null;
+    this.argsSection.append(this.argsTitle, this.argsEl);
+
+    this.resultSection = el("section", "tool-section tool-result");
+    this.resultEl = el("pre", "tool-result-text");
+    this.resultNote = el("p", "tool-note");
+    this.resultNote.hidden = true;
+    this.resultSection.append(el("div", "tool-section-title", "Result"), this.resultEl, this.resultNote);
+    this.resultSection.hidden = true;
+
+    this.approvalEl = el("div", "tool-approval");
+    this.approvalEl.hidden = true;
+    this.decisionEl = el("p", "tool-decision");
+    this.decisionEl.hidden = true;
+
+    body.append(this.argsSection, this.approvalEl, this.decisionEl, this.resultSection);
+    this.root.append(summary, body);
+    this.setStatus(status);
+  }
+
+  get status() {
+    return this.root.dataset.status;
+  }
+
+  setStatus(status) {
+    this.root.dataset.status = status;
+    this.statusEl.className = `status status-${status}`;
+    this.statusEl.textContent = TOOL_STATUS_LABELS[status] || status;
+    if (status !== "awaiting_approval") this.closeApproval();
+  }
+
+  appendArgs(text) {
+    if (text) this.argsNode.appendData(text);
+  }
+
+  setArgs(args) {
+    this.args = args;
+    this.argsNode.data = prettyJson(args);
+  }
+
+  /** Shows the result; `content` is text the model saw (or the error), shown as text. */
+  complete({ status, content, durationMs, hasArtifact }) {
+    this.setStatus(FINAL_TOOL_STATUSES.has(status) ? status : status || "success");
+    this.durationEl.textContent = formatDuration(durationMs);
+    const text = prettyJson(content);
+    this.resultEl.textContent = text;
+    this.resultEl.classList.toggle("is-error", status === "error");
+    this.resultEl.hidden = text.length === 0;
+    this.resultNote.hidden = !hasArtifact;
+    if (hasArtifact) this.resultNote.textContent = "This tool also stored an artifact (kept out of the model's context).";
+    this.resultSection.hidden = text.length === 0 && !hasArtifact;
+  }
+
+  /** The offered choices for a call that waits for a person. `allow` as in tool_call.awaiting_approval. */
+  askApproval(allow) {
+    this.closeApproval();
+    this.setStatus("awaiting_approval");
+    this.root.open = true;
+    this.approval = new ApprovalPanel({
+      toolName: this.name,
+      allow,
+      argsEl: this.argsEl,
+      getArgs: () => this.args,
+      onSend: (payload) => {
+        if (this.onDecide) this.onDecide(this.id, payload);
+      },
+    });
+    this.approvalEl.replaceChildren(this.approval.root);
+    this.approvalEl.hidden = false;
+  }
+
+  closeApproval() {
+    if (this.approval) this.approval.destroy();
+    this.approval = null;
+    this.approvalEl.replaceChildren();
+    this.approvalEl.hidden = true;
+  }
+
+  /** The decision was not taken and may be made again; `message` says why. */
+  approvalFailed(message) {
+    this.approval?.fail(message);
+  }
+
+  /** The decision cannot be made from here (e.g. decided elsewhere); the events will tell what happened. */
+  approvalBlocked(message) {
+    this.approval?.block(message);
+  }
+
+  get approvalSending() {
+    return Boolean(this.approval && this.approval.sending);
+  }
+
+  /** tool_call.decided: the buttons go, who decided what shows, and the arguments become what will run. */
+  decided({ decision, args, original_args: originalArgs, message, by }) {
+    this.closeApproval();
+    if (args !== undefined && args !== null) this.setArgs(args);
+    if (decision === "edit" && originalArgs !== undefined && originalArgs !== null) this.showEdited(originalArgs);
+    const text = decisionText(decision, typeof by === "string" ? by : "", typeof message === "string" ? message : "");
+    this.showDecision(text, decision);
+    if (this.status === "awaiting_approval") {
+      this.setStatus(decision === "approve" || decision === "edit" ? "requested" : "rejected");
+    }
+    this.root.open = true;
+  }
+
+  /** A person changed the arguments before the call ran: the original shows struck through under "Was". */
+  showEdited(originalArgs) {
+    this.argsTitle.textContent = "Arguments (edited)";
+    const was = originalArgsView(originalArgs, this.args);
+    if (this.wasEl) this.wasEl.replaceWith(was);
+    else this.argsSection.append(was);
+    this.wasEl = was;
+    this.root.dataset.edited = "true";
+  }
+
+  showDecision(text, decision) {
+    this.decisionEl.textContent = text;
+    this.decisionEl.dataset.decision = decision || "";
+    this.decisionEl.hidden = false;
+  }
+}
+
+/** A sidebar entry; the title goes in as text. */
+export function threadListItem({ id, title, href, current = false }) {
+  const item = el("li", "thread-item");
+  item.dataset.threadId = String(id);
+  const link = el("a", "thread-link");
+  link.href = href;
+  link.append(el("span", "thread-title", title || "Untitled"));
+  if (current) link.setAttribute("aria-current", "page");
+  item.append(link);
+  return item;
+}

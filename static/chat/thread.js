@@ -1,0 +1,262 @@
+// The conversation on screen: applies a thread.snapshot (replacing everything) and live thread events to #messages,
+// and keeps it scrolled to the bottom while the person has not scrolled up.
+
+import { el, MessageView, ToolCardView } from "./render.js";
+import { RunNotices } from "./notices.js";
+import { decisionText } from "./approval.js";
+
+const key = (id) => String(id);
+/** Events name a message / tool call / run either by id or by an object with an `id`. */
+export const idOf = (ref) => (ref !== null && typeof ref === "object" ? ref.id : ref);
+
+const SCROLL_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
+
+/**
+ * Follows the bottom of a scrolling element unless the person scrolled away from it.
+ * Only a scroll that follows the person's own input (wheel, touch, keys, scrollbar) can unstick it: scroll events
+ * caused by content changing size arrive a frame late and would otherwise look like scrolling up.
+ */
+export class AutoScroller {
+  constructor(scroller, slack = 48) {
+    this.scroller = scroller;
+    this.slack = slack;
+    this.stick = true;
+    this.frame = 0;
+    this.inputAt = -Infinity;
+    const noteInput = () => { this.inputAt = performance.now(); };
+    for (const type of ["wheel", "touchmove", "pointerdown"]) scroller.addEventListener(type, noteInput, { passive: true });
+    scroller.addEventListener("keydown", (e) => { if (SCROLL_KEYS.has(e.key)) noteInput(); });
+    scroller.addEventListener("scroll", () => {
+      const { scrollTop, scrollHeight, clientHeight } = scroller;
+      if (scrollHeight - scrollTop - clientHeight <= this.slack) this.stick = true;
+      else if (performance.now() - this.inputAt < 1500) this.stick = false;
+    }, { passive: true });
+  }
+
+  /** Call after content changed; scrolls (once per frame) if following the bottom. */
+  changed() {
+    if (!this.stick || this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      if (this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+    });
+  }
+
+  toBottom() {
+    this.stick = true;
+    this.changed();
+  }
+}
+
+export class ThreadView {
+  /**
+   * @param {HTMLElement} container  #messages
+   * @param {object} opts
+   * @param {boolean} opts.isDemo
+   * @param {(toolCallId: any, payload: object) => void} opts.onDecide  a person's decision on a waiting call
+   * @param {() => void} opts.onRetry
+   * @param {(steps: number) => void} opts.onContinue
+   */
+  constructor(container, { isDemo = false, onDecide = null, onRetry = () => {}, onContinue = () => {} } = {}) {
+    this.container = container;
+    this.isDemo = isDemo;
+    this.onDecide = onDecide;
+    this.notices = new RunNotices({ append: (node) => this.append(node), onRetry, onContinue });
+    this.scroll = new AutoScroller(container);
+    this.emptyEl = container.querySelector(".empty-state") || this.makeEmptyState();
+    this.messages = new Map();
+    this.toolCards = new Map();
+  }
+
+  makeEmptyState() {
+    const node = el("div", "empty-state");
+    node.append(el("p", "", "Start a conversation by typing below."));
+    return node;
+  }
+
+  append(node) {
+    if (this.emptyEl.isConnected) this.emptyEl.remove();
+    this.container.append(node);
+    this.scroll.changed();
+  }
+
+  /** Replaces the whole view with a snapshot. */
+  reset(snapshot) {
+    if (snapshot.model && typeof snapshot.model.is_demo === "boolean") this.isDemo = snapshot.model.is_demo;
+    this.messages.clear();
+    this.toolCards.clear();
+    this.container.replaceChildren();
+    const messages = Array.isArray(snapshot.messages) ? snapshot.messages : [];
+    for (const m of messages) {
+      const view = this.addMessage(m.id, m.role, m.content || "", m.status || "complete");
+      if (typeof m.reasoning === "string") view.appendReasoning(m.reasoning);
+      if (m.finish_reason === "length") view.setNote("Cut off by the model's output limit.", "message-note");
+      for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
+        const card = this.addToolCard(view, call);
+        if (call.args !== undefined && call.args !== null) card.setArgs(call.args);
+        if (call.original_args !== undefined && call.original_args !== null) card.showEdited(call.original_args);
+        if (call.decision) {
+          const d = call.decision;
+          card.showDecision(decisionText(d.decision, d.by || "", d.message || ""), d.decision);
+        }
+        if (["success", "error", "rejected", "cancelled"].includes(call.status)) {
+          card.complete({
+            status: call.status, content: call.content, durationMs: call.duration_ms, hasArtifact: call.has_artifact,
+          });
+        } else if (call.status === "awaiting_approval") {
+          card.askApproval(call.allow || null);
+        }
+      }
+    }
+    this.notices.fromRun(snapshot.run);
+    if (!messages.length && !this.container.firstChild) this.container.append(this.emptyEl);
+    this.scroll.toBottom();
+  }
+
+  addMessage(id, role, content = "", status = "streaming") {
+    const view = new MessageView({ id, role, content, status, isDemo: this.isDemo });
+    if (id !== null && id !== undefined) this.messages.set(key(id), view);
+    this.append(view.root);
+    return view;
+  }
+
+  /** The optimistic bubble for what the person just sent. */
+  addUserMessage(text) {
+    return this.addMessage(null, "user", text, "complete");
+  }
+
+  /** The assistant message an event refers to, created if the view missed its message.started. */
+  message(id) {
+    return this.messages.get(key(id)) || this.addMessage(id, "assistant", "", "streaming");
+  }
+
+  addToolCard(messageView, call) {
+    const card = new ToolCardView({
+      id: call.id, name: call.name, callId: call.call_id, status: call.status || "streaming", onDecide: this.onDecide,
+    });
+    this.toolCards.set(key(call.id), card);
+    messageView.addToolCard(card);
+    this.scroll.changed();
+    return card;
+  }
+
+  toolCard(id) {
+    return this.toolCards.get(key(id)) || null;
+  }
+
+  /** Removes typing indicators when a run ends without completing every message. */
+  finishStreaming(status = "cancelled") {
+    for (const view of this.messages.values()) {
+      if (!view.streaming) continue;
+      if (status === "cancelled") {
+        view.setStatus("cancelled");
+      } else {
+        view.stopTyping();
+        view.root.dataset.status = status;
+      }
+    }
+  }
+
+  /** Gives a bubble shown before the server knew it (the optimistic user message) its server id. */
+  adopt(view, id) {
+    view.id = id;
+    view.root.dataset.messageId = String(id);
+    this.messages.set(key(id), view);
+  }
+
+  /** Takes a bubble out again (a send the server refused). */
+  remove(view) {
+    view.root.remove();
+    if (view.id !== null && view.id !== undefined) this.messages.delete(key(view.id));
+    if (!this.container.firstChild) this.container.append(this.emptyEl);
+  }
+
+  /** Applies one live thread event (already checked for order). Returns false for types it does not know. */
+  apply(ev) {
+    switch (ev.type) {
+      case "message.started": {
+        const m = ev.message || {};
+        if (!this.messages.has(key(idOf(m)))) this.addMessage(idOf(m), m.role || "assistant", "", "streaming");
+        return true;
+      }
+      case "message.delta":
+        this.message(idOf(ev.message)).appendText(typeof ev.text === "string" ? ev.text : "");
+        this.scroll.changed();
+        return true;
+      case "message.reasoning_delta":
+        this.message(idOf(ev.message)).appendReasoning(typeof ev.text === "string" ? ev.text : "");
+        return true;
+      case "message.completed": {
+        const view = this.message(idOf(ev.message));
+        view.complete(ev.content, ev.status);
+        this.scroll.changed();
+        return true;
+      }
+      case "tool_call.started": {
+        const call = ev.tool_call || {};
+        if (!this.toolCard(call.id)) {
+          const owner = call.message !== undefined ? this.message(call.message) : this.lastAssistant();
+          this.addToolCard(owner, { ...call, status: "streaming" });
+        }
+        return true;
+      }
+      case "tool_call.args_delta":
+        this.withCard(ev, (card) => card.appendArgs(typeof ev.text === "string" ? ev.text : ""));
+        return true;
+      case "tool_call.requested":
+        this.withCard(ev, (card) => {
+          card.setArgs(ev.args);
+          card.setStatus("requested");
+        });
+        return true;
+      case "tool_call.awaiting_approval":
+        this.withCard(ev, (card) => card.askApproval(ev.allow || null));
+        return true;
+      case "tool_call.running":
+        this.withCard(ev, (card) => card.setStatus("running"));
+        return true;
+      case "tool_call.completed":
+        this.withCard(ev, (card) => card.complete({
+          status: ev.status, content: ev.content, durationMs: ev.duration_ms, hasArtifact: ev.has_artifact,
+        }));
+        return true;
+      case "tool_call.decided":
+        this.withCard(ev, (card) => card.decided(ev));
+        return true;
+      case "run.started":
+        this.notices.clear(); // the waiting notice (resumed) or a retry / continue offer: all stale now
+        return true;
+      case "run.waiting":
+        this.notices.waiting();
+        return true;
+      case "run.completed":
+        this.finishStreaming("complete");
+        if (ev.reason === "max_steps") this.notices.maxSteps();
+        else this.notices.clear();
+        return true;
+      case "run.failed":
+        this.finishStreaming("error");
+        this.notices.failed(ev.error);
+        return true;
+      case "run.cancelled":
+        this.finishStreaming("cancelled");
+        this.notices.cancelled();
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  withCard(ev, fn) {
+    const card = this.toolCard(idOf(ev.tool_call));
+    if (card) {
+      fn(card);
+      this.scroll.changed();
+    }
+  }
+
+  lastAssistant() {
+    const views = [...this.messages.values()].filter((v) => v.role === "assistant");
+    return views.length ? views[views.length - 1] : this.addMessage(null, "assistant", "", "streaming");
+  }
+}

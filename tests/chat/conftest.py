@@ -1,0 +1,94 @@
+import asyncio
+import json
+import uuid
+
+import pytest
+from channels.auth import AuthMiddlewareStack
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.test import Client as DjangoClient
+
+from chat.routing import websocket_urlpatterns
+from chat.runs import ACTIVE_RUNS
+
+TERMINAL = {"run.completed", "run.failed", "run.cancelled"}
+
+
+def session_cookie(user) -> bytes:
+    """The cookie header of a real login of `user` (the session is in the database, as after the form)."""
+    http = DjangoClient()
+    http.force_login(user)
+    return f"{settings.SESSION_COOKIE_NAME}={http.cookies[settings.SESSION_COOKIE_NAME].value}".encode()
+
+
+class Client:
+    """A websocket client of /ws/chat/ as one logged-in user, through the real session middleware."""
+
+    def __init__(self, cookie: bytes):
+        application = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        self.communicator = WebsocketCommunicator(application, "/ws/chat/", headers=[(b"cookie", cookie)])
+
+    async def connect(self):
+        connected, _ = await self.communicator.connect()
+        assert connected
+        return self
+
+    async def send(self, **frame):
+        await self.communicator.send_to(text_data=json.dumps(frame))
+
+    async def send_raw(self, text: str):
+        await self.communicator.send_to(text_data=text)
+
+    async def receive(self, timeout: float = 5) -> dict:
+        return json.loads(await self.communicator.receive_from(timeout=timeout))
+
+    async def ask(self, content: str, thread: str | None = None, **extra) -> str:
+        client_msg_id = extra.pop("client_msg_id", str(uuid.uuid4()))
+        await self.send(type="message.send", thread=thread, content=content, client_msg_id=client_msg_id, **extra)
+        return client_msg_id
+
+    async def until(self, *types: str, timeout: float = 10) -> list[dict]:
+        """Every event up to and including the first of `types`."""
+        events = []
+        while True:
+            event = await self.receive(timeout=timeout)
+            events.append(event)
+            if event["type"] in types:
+                return events
+
+    async def run_to_end(self) -> list[dict]:
+        return await self.until(*TERMINAL)
+
+    async def close(self):
+        await self.communicator.disconnect()
+
+
+@pytest.fixture
+async def connect():
+    clients = []
+
+    async def make(user) -> Client:
+        client = await Client(await database_sync_to_async(session_cookie)(user)).connect()
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        await client.close()
+    # A run still going at the end of a test must not leak into the next one.
+    for active in list(ACTIVE_RUNS.values()):
+        active.task.cancel()
+    await asyncio.gather(*(a.task for a in list(ACTIVE_RUNS.values())), return_exceptions=True)
+
+
+@pytest.fixture
+def calculator_needs_approval(db):
+    """The admin's registry row says the calculator's calls wait for a person. Returns the row."""
+    from tools.models import ToolSetting
+    from tools.services import sync_tool_settings
+
+    sync_tool_settings()
+    ToolSetting.objects.filter(name="calculator").update(requires_approval=True)
+    return ToolSetting.objects.get(name="calculator")

@@ -1,0 +1,148 @@
+import json
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from chat.llm.sse import SSEDecoder, SSEEvent
+
+VECTORS_FILE = Path(__file__).resolve().parents[4] / "shared" / "vectors" / "openai_chat_completions_sse.json"
+VECTORS = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))
+SEEDS = [1, 2, 3, 4, 5]
+
+
+def decode(pieces: list[bytes]) -> list[SSEEvent]:
+    decoder = SSEDecoder()
+    events: list[SSEEvent] = []
+    for piece in pieces:
+        events += decoder.feed(piece)
+    return events + decoder.close()
+
+
+def random_pieces(data: bytes, seed: int, max_piece: int = 40) -> list[bytes]:
+    rng = random.Random(seed)
+    pieces, start = [], 0
+    while start < len(data):
+        end = start + rng.randint(1, max_piece)
+        pieces.append(data[start:end])
+        start = end
+    return pieces
+
+
+def bytewise(data: bytes) -> list[bytes]:
+    return [data[i : i + 1] for i in range(len(data))]
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+def test_vector_bodies_decode_the_same_however_split(vector):
+    body = "\n".join(vector["input"]).encode()
+    # Every vector has one data line per event: the payloads are exactly the data lines, in order.
+    expected = [SSEEvent(None, line[len("data: ") :]) for line in vector["input"] if line.startswith("data: ")]
+    assert decode([body]) == expected
+    assert decode(bytewise(body)) == expected
+    for seed in SEEDS:
+        assert decode(random_pieces(body, seed)) == expected, f"seed {seed}"
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+def test_vector_bodies_with_crlf_and_cr_line_endings(vector):
+    expected = decode(["\n".join(vector["input"]).encode()])
+    for ending in ("\r\n", "\r"):
+        body = ending.join(vector["input"]).encode()
+        assert decode([body]) == expected
+        for seed in SEEDS[:2]:
+            assert decode(random_pieces(body, seed, max_piece=7)) == expected
+
+
+def test_crlf_split_between_cr_and_lf_is_one_line_ending():
+    # Were the \n taken as a second (blank) line, "a" and "b" would be two events.
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: a\r") == []
+    assert decoder.feed(b"\ndata: b\r") == []
+    assert decoder.feed(b"\n\r") == [SSEEvent(None, "a\nb")]
+    assert decoder.feed(b"\n") == []
+    assert decoder.close() == []
+
+
+def test_lone_cr_then_crlf_is_two_line_endings():
+    assert decode([b"data: a\r", b"\r\n"]) == [SSEEvent(None, "a")]
+    assert decode([b"data: a\r\r\ndata: b\n\n"]) == [SSEEvent(None, "a"), SSEEvent(None, "b")]
+
+
+def test_multiple_data_lines_are_joined_with_newline():
+    body = b'data: {"a":\ndata: 1}\ndata:\n\n'
+    assert decode([body]) == decode(bytewise(body)) == [SSEEvent(None, '{"a":\n1}\n')]
+
+
+def test_optional_space_after_colon():
+    events = decode([b"data:x\n\ndata: y\n\ndata:  z\n\ndata\n\n"])
+    assert events == [SSEEvent(None, "x"), SSEEvent(None, "y"), SSEEvent(None, " z"), SSEEvent(None, "")]
+
+
+def test_comments_are_ignored():
+    body = b": keep-alive\n\n:\ndata: a\n: in the middle\ndata: b\n\n: OPENROUTER PROCESSING\n\n"
+    assert decode([body]) == decode(bytewise(body)) == [SSEEvent(None, "a\nb")]
+
+
+def test_event_field_and_its_reset_after_dispatch():
+    body = (
+        b"event: message_start\ndata: {}\n\ndata: plain\n\nevent:ping\n\nevent: content_block_delta\r\ndata: x\r\n\r\n"
+    )
+    expected = [SSEEvent("message_start", "{}"), SSEEvent(None, "plain"), SSEEvent("content_block_delta", "x")]
+    assert decode([body]) == decode(bytewise(body)) == expected
+
+
+def test_unknown_fields_id_and_retry_are_ignored():
+    assert decode([b"id: 7\nretry: 100\nfoo: bar\ndata: a\n\n"]) == [SSEEvent(None, "a")]
+
+
+def test_split_inside_utf8_character_and_field_name():
+    text = 'data: {"content":"héllo wörld 🎉 日本語"}\n\n'
+    data = text.encode()
+    expected = [SSEEvent(None, text[len("data: ") : -2])]
+    assert decode(bytewise(data)) == expected
+    emoji_start = data.index("🎉".encode())
+    pieces = [data[:2], data[2 : emoji_start + 1], data[emoji_start + 1 : emoji_start + 3], data[emoji_start + 3 :]]
+    assert decode(pieces) == expected
+    assert decode([data[:2], data[2 : emoji_start + 2], data[emoji_start + 2 :]]) == expected
+
+
+def test_close_flushes_a_last_event_without_blank_line():
+    assert decode([b"data: a\n\ndata: b\n"]) == [SSEEvent(None, "a"), SSEEvent(None, "b")]
+    assert decode([b"data: a\n\ndata: [DONE]"]) == [SSEEvent(None, "a"), SSEEvent(None, "[DONE]")]
+    assert decode([b"data: a\r"]) == [SSEEvent(None, "a")]
+
+
+def test_events_come_out_as_soon_as_their_blank_line_arrives():
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: a\n") == []
+    assert decoder.feed(b"\nda") == [SSEEvent(None, "a")]
+    assert decoder.feed(b"ta: b\n\n") == [SSEEvent(None, "b")]
+    assert decoder.close() == []
+
+
+def test_byte_order_mark_at_start_is_dropped():
+    assert decode([b"\xef\xbb", b"\xbfdata: a\n\n"]) == [SSEEvent(None, "a")]
+
+
+def test_invalid_utf8_does_not_stop_the_stream():
+    assert decode([b"data: a\xff\n\ndata: b\n\n"]) == [SSEEvent(None, "a\ufffd"), SSEEvent(None, "b")]
+
+
+def test_long_line_in_tiny_pieces_is_linear():
+    # Quadratic buffer handling (re-joining or re-scanning the buffer per feed) takes many seconds here.
+    payload = "x" * 300_000
+    data = f"data: {payload}\n\n".encode()
+    started = time.perf_counter()
+    events = decode(bytewise(data))
+    assert events == [SSEEvent(None, payload)]
+    assert time.perf_counter() - started < 5
+
+
+def test_many_events_fast():
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"ab"}}]}\n\n' * 20_000
+    started = time.perf_counter()
+    events = decode(random_pieces(body, 7, max_piece=200))
+    assert len(events) == 20_000
+    assert time.perf_counter() - started < 5

@@ -1,0 +1,119 @@
+"""The ReAct loop on its own: no database, no sockets."""
+
+import asyncio
+
+from chat.agent import RegistryToolbox, run_agent
+from chat.llm.demo import DemoProvider
+from chat.llm.types import ChatMessage, Finish, TextDelta, ToolCallEnd, ToolCallStart
+from tools import tool
+from tools.registry import ToolRegistry, default_registry
+
+
+class Recorder:
+    """An AgentSink that keeps what it is told, in order."""
+
+    def __init__(self):
+        self.log = []
+
+    def __getattr__(self, name):
+        async def record(*args):
+            self.log.append((name, *args))
+
+        return record
+
+
+class TwoCallsThenDone:
+    """A provider that asks for `wait_for_go` and `go` in one step, then answers."""
+
+    label, is_demo = "two calls", False
+
+    async def stream(self, messages, tools):
+        if messages[-1].role == "tool":
+            yield TextDelta("both finished")
+            yield Finish("stop")
+            return
+        for index, name in enumerate(["wait_for_go", "go"]):
+            yield ToolCallStart(index, f"call_{index}", name)
+            yield ToolCallEnd(index, f"call_{index}", name, "{}", {})
+        yield Finish("tool_calls")
+
+
+def registry_with_a_rendezvous():
+    started = asyncio.Event()
+
+    @tool(timeout=2)
+    async def wait_for_go() -> str:
+        """Wait until go has run."""
+        await started.wait()
+        return "went"
+
+    @tool
+    async def go() -> str:
+        """Let wait_for_go finish."""
+        started.set()
+        return "go"
+
+    return ToolRegistry([wait_for_go, go])
+
+
+async def test_the_calls_of_one_step_run_at_the_same_time():
+    # wait_for_go can only finish while go runs: run one after the other, it would time out.
+    messages = [ChatMessage("user", "go")]
+    outcome = await run_agent(
+        provider=TwoCallsThenDone(),
+        messages=messages,
+        toolbox=RegistryToolbox(registry_with_a_rendezvous()),
+        sink=Recorder(),
+        max_steps=5,
+    )
+    results = [(m.tool_call_id, m.status, m.content) for m in messages if m.role == "tool"]
+    assert results == [("call_0", "success", "went"), ("call_1", "success", "go")]
+    assert outcome.reason == "done"
+
+
+async def test_it_loops_until_an_answer_without_tool_calls():
+    messages = [ChatMessage("user", "what is 23*19?")]
+    outcome = await run_agent(
+        provider=DemoProvider(delay=0),
+        messages=messages,
+        toolbox=RegistryToolbox(default_registry()),
+        sink=Recorder(),
+        max_steps=5,
+    )
+    assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[2].tool_call_id == messages[1].tool_calls[0].id
+    assert (outcome.reason, outcome.steps) == ("done", 2)
+
+
+async def test_it_stops_at_the_step_limit():
+    messages = [ChatMessage("user", "what is 23*19?")]
+    outcome = await run_agent(
+        provider=DemoProvider(delay=0),
+        messages=messages,
+        toolbox=RegistryToolbox(default_registry()),
+        sink=Recorder(),
+        max_steps=1,
+    )
+    assert (outcome.reason, outcome.steps) == ("max_steps", 1)
+    assert messages[-1].role == "tool"
+
+
+async def test_the_sink_hears_of_each_call_before_it_runs_and_after_it_completes():
+    sink = Recorder()
+    await run_agent(
+        provider=DemoProvider(delay=0),
+        messages=[ChatMessage("user", "what is 2+2?")],
+        toolbox=RegistryToolbox(default_registry()),
+        sink=sink,
+        max_steps=5,
+    )
+    names = [entry[0] for entry in sink.log if entry[0] != "text_delta" and entry[0] != "tool_call_args_delta"]
+    assert names == [
+        "assistant_started",
+        "tool_call_started",
+        "assistant_completed",
+        "tool_call_running",
+        "tool_call_completed",
+        "assistant_started",
+        "assistant_completed",
+    ]

@@ -1,0 +1,249 @@
+"""Runs against a real local OpenAI-compatible server: the loop, tool errors and model-server failures."""
+
+import json
+
+import pytest
+
+from chat.models import Message, Run, ToolCall
+from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, openai_sse_body
+from tests.support.processes import free_port
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def model_server(settings):
+    with ScriptedModelServer() as server:
+        settings.AGENTWEB_LLM = {
+            "api": "openai",
+            "base_url": server.base_url,
+            "model": "test-model",
+            "api_key": "sk-test-key",
+            "tool_protocol": "native",
+        }
+        yield server
+
+
+def calls(*specs):
+    return SSEResponse(openai_sse_body(tool_calls=[{"id": i, "name": n, "arguments": a} for i, n, a in specs]))
+
+
+def answer(text):
+    return SSEResponse(openai_sse_body(text=text))
+
+
+def tool_messages(request):
+    return [m for m in request["json"]["messages"] if m["role"] == "tool"]
+
+
+async def test_parallel_calls_all_run_and_go_back_in_order(connect, owner, model_server):
+    model_server.enqueue(
+        calls(("c1", "calculator", {"expression": "2+3"}), ("c2", "calculator", {"expression": "4*5"})),
+        answer("5 and 20"),
+    )
+    client = await connect(owner)
+    await client.ask("two sums")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed"
+    sent_back = tool_messages(model_server.requests[1])
+    assert [(m["tool_call_id"], m["content"]) for m in sent_back] == [("c1", "5"), ("c2", "20")]
+
+
+async def test_a_tool_that_fails_gives_the_model_an_error_and_the_run_goes_on(connect, owner, model_server):
+    model_server.enqueue(calls(("c1", "calculator", {"expression": "1/0"})), answer("Division by zero, sorry."))
+    client = await connect(owner)
+    await client.ask("divide by zero")
+    events = await client.run_to_end()
+    completed = next(e for e in events if e["type"] == "tool_call.completed")
+    assert completed["status"] == "error"
+    assert "zero" in completed["content"].lower()
+    assert tool_messages(model_server.requests[1])[0]["content"] == completed["content"]
+    assert events[-1]["type"] == "run.completed"
+
+
+async def test_an_unknown_tool_is_answered_with_the_tools_that_exist(connect, owner, model_server):
+    model_server.enqueue(calls(("c1", "rm_rf", {})), answer("ok"))
+    client = await connect(owner)
+    await client.ask("delete everything")
+    events = await client.run_to_end()
+    completed = next(e for e in events if e["type"] == "tool_call.completed")
+    assert completed["status"] == "error"
+    assert "calculator" in completed["content"] and "current_time" in completed["content"]
+
+
+async def test_arguments_that_are_not_json_go_back_as_an_error(connect, owner, model_server):
+    model_server.enqueue(calls(("c1", "calculator", '{"expression": "1+')), answer("retrying"))
+    client = await connect(owner)
+    await client.ask("broken")
+    events = await client.run_to_end()
+    completed = next(e for e in events if e["type"] == "tool_call.completed")
+    assert completed["status"] == "error"
+    assert "could not be used" in completed["content"]
+    assert "not valid JSON" in completed["content"]
+
+
+async def test_a_model_server_that_is_down_fails_the_run_naming_its_url(connect, owner, settings):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "api": "openai", "base_url": url, "model": "m"}
+    client = await connect(owner)
+    await client.ask("hello")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.failed"
+    assert url in events[-1]["error"]
+    run = await Run.objects.aget()
+    assert (run.status, run.error) == ("failed", events[-1]["error"])
+
+
+async def test_a_server_error_is_shown_with_what_the_server_said_and_never_the_key(connect, owner, model_server):
+    model_server.enqueue(ErrorResponse(500, {"error": {"message": "CUDA out of memory"}}))
+    client = await connect(owner)
+    await client.ask("hello")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.failed"
+    assert "CUDA out of memory" in events[-1]["error"]
+    assert "sk-test-key" not in str(events)
+
+
+async def test_a_failed_run_keeps_the_question_and_the_thread_goes_on(connect, owner, model_server):
+    model_server.enqueue(ErrorResponse(500, {"error": {"message": "overloaded"}}), answer("Back again."))
+    client = await connect(owner)
+    await client.ask("hello")
+    thread = (await client.run_to_end())[0]["thread"]
+    await client.ask("again?", thread=thread)
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed"
+    assert await Message.objects.filter(role="user").acount() == 2
+
+
+async def test_a_model_that_keeps_sending_unreadable_calls_is_stopped_with_a_clear_reason(connect, owner, model_server):
+    model_server.enqueue(*[calls(("c1", "calculator", '{"expression": ')) for _ in range(4)])
+    client = await connect(owner)
+    await client.ask("broken forever")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.failed"
+    assert "could not be read 4 times" in events[-1]["error"]
+    assert len(model_server.requests) == 4
+
+
+LEAKED = 'Let me compute. <tool_call>{"name": "calculator", "arguments": {"expression": "6*7"}}</tool_call>'
+
+
+async def test_a_tool_call_leaking_into_native_text_runs_with_a_note(connect, owner, model_server):
+    model_server.enqueue(SSEResponse(openai_sse_body(text=LEAKED)), answer("42"))
+    client = await connect(owner)
+    await client.ask("six times seven")
+    events = await client.run_to_end()
+    streamed = "".join(e["text"] for e in events if e["type"] == "message.delta")
+    assert "<tool_call>" not in streamed
+    assert next(e for e in events if e["type"] == "tool_call.completed")["content"] == "42"
+    assert "tool_call" in next(e for e in events if e["type"] == "run.note")["text"]
+    assert (await Run.objects.aget()).notes
+
+
+async def test_the_hermes_protocol_puts_tools_in_the_prompt_and_parses_calls_from_text(
+    connect, owner, model_server, settings
+):
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "tool_protocol": "hermes"}
+    model_server.enqueue(SSEResponse(openai_sse_body(text=LEAKED)), answer("It is 42."))
+    client = await connect(owner)
+    await client.ask("six times seven")
+    events = await client.run_to_end()
+    first, second = model_server.requests[0]["json"], model_server.requests[1]["json"]
+    assert "tools" not in first
+    assert "<tools>" in first["messages"][0]["content"] and "calculator" in first["messages"][0]["content"]
+    assert "<tool_response>" in second["messages"][-1]["content"]
+    assert next(e for e in events if e["type"] == "tool_call.completed")["content"] == "42"
+    assert not [e for e in events if e["type"] == "run.note"]
+
+
+@pytest.fixture
+def hanging_http_tool(db):
+    """An admin-defined HTTP tool whose server accepts the request and never answers."""
+    import socket
+
+    from tools.models import AllowedHost, HttpTool
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    AllowedHost.objects.create(host="127.0.0.1", note="the test's hanging server")
+    HttpTool.objects.create(
+        name="slow_lookup",
+        description="Look something up slowly.",
+        parameters={"type": "object", "properties": {}, "required": []},
+        url_template=f"http://127.0.0.1:{listener.getsockname()[1]}/lookup",
+        timeout=60,
+    )
+    yield
+    listener.close()
+
+
+async def test_stop_during_a_tool_cancels_it_at_once_and_the_thread_goes_on(
+    connect, owner, model_server, hanging_http_tool
+):
+    model_server.enqueue(calls(("c1", "slow_lookup", {})))
+    client = await connect(owner)
+    await client.ask("look it up")
+    running = await client.until("tool_call.running")
+    await client.send(type="run.cancel", thread=running[0]["thread"])
+    events = await client.run_to_end()
+    assert [(e["type"], e.get("status")) for e in events] == [
+        ("tool_call.completed", "cancelled"),
+        ("run.cancelled", None),
+    ]
+    call = await ToolCall.objects.aget()
+    assert call.status == "cancelled"
+    model_server.enqueue(answer("Back."))
+    await client.ask("anything else?", thread=running[0]["thread"])
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    # The cancelled call was answered in the history the model saw next.
+    tool_results = tool_messages(model_server.requests[-1])
+    assert [m["tool_call_id"] for m in tool_results] == ["c1"]
+
+
+THINKING = (
+    "<think>23*19 is big; use the tool.</think>"
+    '<tool_call>{"name": "calculator", "arguments": {"expression": "23*19"}}</tool_call>'
+)
+
+
+async def test_thinking_is_separated_streamed_stored_and_never_sent_back(connect, owner, model_server):
+    model_server.enqueue(SSEResponse(openai_sse_body(text=THINKING)), answer("437."))
+    client = await connect(owner)
+    await client.ask("what is 23*19?")
+    events = await client.run_to_end()
+    thought = "".join(e["text"] for e in events if e["type"] == "message.reasoning_delta")
+    assert thought == "23*19 is big; use the tool."
+    assert "think" not in "".join(e["text"] for e in events if e["type"] == "message.delta")
+    stored = await Message.objects.filter(role="assistant").order_by("order").afirst()
+    assert stored.reasoning == thought
+    sent_back = [m for m in model_server.requests[1]["json"]["messages"] if m["role"] == "assistant"]
+    assert "big" not in json.dumps(sent_back)
+
+    await client.send(type="thread.subscribe", thread=events[0]["thread"], after_seq=None)
+    snapshot = await client.until("thread.snapshot")
+    assert snapshot[-1]["messages"][1]["reasoning"] == thought
+
+
+async def test_memory_tools_keep_facts_for_the_user_across_threads_and_not_for_others(
+    connect, owner, stranger, model_server
+):
+    model_server.enqueue(
+        calls(("c1", "remember", {"key": "favourite_colour", "value": "teal"})),
+        answer("Noted."),
+        calls(("c2", "recall", {"key": "favourite_colour"})),
+        answer("Teal."),
+        calls(("c3", "recall", {"key": "favourite_colour"})),
+        answer("I don't know."),
+    )
+    client = await connect(owner)
+    await client.ask("remember that my favourite colour is teal")
+    await client.run_to_end()
+    await client.ask("what is my favourite colour?")
+    recalled = await client.run_to_end()
+    assert "teal" in next(e for e in recalled if e["type"] == "tool_call.completed")["content"]
+
+    intruder = await connect(stranger)
+    await intruder.ask("what is my favourite colour?")
+    theirs = await intruder.run_to_end()
+    assert "teal" not in next(e for e in theirs if e["type"] == "tool_call.completed")["content"]

@@ -1,0 +1,69 @@
+"""Picking a model in the thread header: the run goes to that model's server, and the thread remembers it."""
+
+import os
+import shutil
+
+import httpx
+import pytest
+
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
+from tests.support.processes import app_environment, daphne, manage, model_server
+
+SECRET = "sk-picker-secret-never-shown"
+
+if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
+    pytest.skip(
+        "Debian's chromium is not installed (apt-get install chromium); CI installs it", allow_module_level=True
+    )
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("picker")
+    with model_server([{"text": "Hello from the local server."}], tmp_path) as model_url:
+        env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0")
+        manage(env, "migrate", "--noinput")
+        manage(
+            env,
+            "shell",
+            "-c",
+            "from django.contrib.auth.models import User; from modelconfig.models import ModelConfiguration; "
+            "User.objects.create_user('kay', password='alan-kay-1940'); "
+            f"ModelConfiguration.objects.create(name='Local server', api='openai', base_url='{model_url}/v1', "
+            f"model='local-model', api_key='{SECRET}')",
+        )
+        with daphne(env) as base_url:
+            yield {"base_url": base_url, "model_url": model_url}
+
+
+def test_a_picked_model_answers_and_the_thread_remembers_it(app):
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(f"{app['base_url']}/")
+        page.fill("#id_username", "kay")
+        page.fill("#id_password", "alan-kay-1940")
+        page.click("#login-form [type=submit]")
+        page.wait_for_selector("#model-picker")
+        assert SECRET not in page.content()
+        assert page.locator("#demo-banner").is_visible()
+
+        page.select_option(
+            "#model-picker", label=page.locator("#model-picker option", has_text="Local server").text_content()
+        )
+        assert not page.locator("#demo-banner").is_visible()
+        page.fill("#composer-input", "hello")
+        page.keyboard.press("Enter")
+        wait_until(
+            page, "document.querySelector('.message.assistant .message-text')?.textContent.includes('local server')"
+        )
+
+        requests = httpx.get(f"{app['model_url']}/_requests").json()
+        assert requests[0]["json"]["model"] == "local-model"
+        page.reload()
+        page.wait_for_selector(".message.assistant")
+        picked = page.eval_on_selector("#model-picker", "s => s.options[s.selectedIndex].textContent")
+        assert "Local server" in picked
+        browser.close()

@@ -1,0 +1,138 @@
+"""The sidebar and the last turn's actions in real Chromium: rename, search, delete; regenerate, edit and resend."""
+
+import pytest
+
+from tests.e2e.test_browser_chat import XSS, finished
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
+from tests.support.processes import app_environment, daphne, manage
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("browser-sidebar")
+    env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0.01")
+    manage(env, "migrate", "--noinput")
+    manage(
+        env,
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User; User.objects.create_user('ada', password='lovelace-1815')",
+    )
+    with daphne(env) as base_url:
+        yield base_url
+
+
+@pytest.fixture(scope="module")
+def page(app):
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(f"{app}/")
+        page.fill("#id_username", "ada")
+        page.fill("#id_password", "lovelace-1815")
+        page.click("#login-form [type=submit]")
+        page.wait_for_selector("#composer-input")
+        yield page
+        browser.close()
+
+
+def ask(page, text):
+    wait_until(page, "document.querySelector('#connection-state').dataset.state === 'connected'")
+    page.fill("#composer-input", text)
+    page.keyboard.press("Enter")
+    wait_until(page, "document.querySelector('#messages .message.assistant')")
+    finished(page)
+
+
+def visible_titles(page):
+    return page.evaluate(
+        "() => [...document.querySelectorAll('#thread-list .thread-item')]"
+        ".filter((li) => !li.hidden).map((li) => li.querySelector('.thread-title').textContent)"
+    )
+
+
+@pytest.fixture(scope="module")
+def two_threads(page):
+    ask(page, "what is 23*19?")
+    first = page.url
+    page.click("#new-chat")
+    page.wait_for_selector("#composer-input")
+    ask(page, "what time is it?")
+    wait_until(page, "document.querySelectorAll('#thread-list .thread-item').length === 2")
+    return first, page.url
+
+
+def test_rename_a_thread_in_the_sidebar(page, two_threads):
+    first, _ = two_threads
+    item = page.locator(f"#thread-list .thread-item[data-thread-id='{first.rstrip('/').rsplit('/', 1)[1]}']")
+    item.hover()
+    item.locator(".thread-rename").click()
+    page.fill(".thread-rename-input", XSS)
+    page.keyboard.press("Enter")
+    wait_until(page, "!document.querySelector('.thread-rename-form')")
+    assert item.locator(".thread-title").text_content() == XSS
+    page.reload()
+    page.wait_for_selector("#thread-list .thread-item")
+    assert XSS in visible_titles(page)
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#thread-list img").count() == 0
+
+
+def test_search_filters_the_list_by_title_and_by_content(page, two_threads):
+    page.fill("#thread-search", "23*19")  # in the first thread's messages only
+    wait_until(
+        page, "[...document.querySelectorAll('#thread-list .thread-item')].filter((li) => !li.hidden).length === 1"
+    )
+    assert visible_titles(page) == [XSS]
+    page.fill("#thread-search", "time is")  # the second thread's title
+    wait_until(
+        page,
+        "document.querySelector('#thread-list .thread-item:not([hidden]) .thread-title')?.textContent"
+        " === 'what time is it?'",
+    )
+    assert visible_titles(page) == ["what time is it?"]
+    page.fill("#thread-search", "no such words anywhere")
+    wait_until(page, "document.querySelector('.thread-search-status')?.textContent === 'No chats match.'")
+    assert visible_titles(page) == []
+    page.fill("#thread-search", "")
+    wait_until(
+        page, "[...document.querySelectorAll('#thread-list .thread-item')].filter((li) => !li.hidden).length === 2"
+    )
+
+
+def test_regenerate_and_edit_the_last_turn(page, two_threads):
+    _, second = two_threads
+    page.goto(second)
+    page.wait_for_selector(".turn-regenerate")
+    assistants = page.locator(".message.assistant").count()
+    page.click(".turn-regenerate")
+    wait_until(page, "!document.querySelector('#stop').hidden || document.querySelector('.typing')", timeout=5)
+    finished(page)
+    page.wait_for_selector(".turn-regenerate")
+    assert page.locator(".message.assistant").count() == assistants
+    page.click(".turn-edit")
+    page.fill(".turn-edit-input", "what is 6*7?")
+    page.keyboard.press("Enter")
+    wait_until(page, "document.querySelector('.message.user .message-text').textContent === 'what is 6*7?'")
+    wait_until(page, "[...document.querySelectorAll('.tool-result-text')].some((n) => n.textContent === '42')")
+    finished(page)
+    page.reload()
+    page.wait_for_selector(".message.user")
+    assert page.locator(".message.user .message-text").all_text_contents() == ["what is 6*7?"]
+
+
+def test_delete_removes_the_open_thread(page, two_threads):
+    _, second = two_threads
+    page.goto(second)
+    thread_id = second.rstrip("/").rsplit("/", 1)[1]
+    item = page.locator(f"#thread-list .thread-item[data-thread-id='{thread_id}']")
+    item.hover()
+    page.once("dialog", lambda dialog: dialog.accept())
+    item.locator(".thread-delete").click()
+    page.wait_for_url(lambda url: "/t/" not in url)
+    page.wait_for_selector("#thread-list .thread-item")
+    assert page.locator(f"#thread-list .thread-item[data-thread-id='{thread_id}']").count() == 0
+    assert visible_titles(page) == [XSS]
+    assert page.goto(second).status == 404

@@ -1,0 +1,102 @@
+"""A server killed mid-run and started again: approvals still wait and work, a streaming run can be retried."""
+
+import asyncio
+import json
+import uuid
+
+import pytest
+from websockets.asyncio.client import connect
+
+from tests.support.processes import Daphne, app_environment, log_in, manage
+
+APPROVAL_SETUP = (
+    "from django.contrib.auth.models import User; from tools.models import ToolSetting; "
+    "User.objects.create_user('ada', password='lovelace-1815'); "
+    "ToolSetting.objects.filter(name='calculator').update(requires_approval=True)"
+)
+
+
+class Socket:
+    def __init__(self, server: Daphne, cookie: str):
+        self.url = server.url.replace("http://", "ws://") + "/ws/chat/"
+        self.origin = server.url
+        self.cookie = cookie
+
+    async def __aenter__(self):
+        self.connection = await connect(self.url, additional_headers={"Cookie": self.cookie}, origin=self.origin)
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.connection.close()
+
+    async def send(self, **frame):
+        await self.connection.send(json.dumps(frame))
+
+    async def until(self, *types):
+        events = []
+        while not events or events[-1]["type"] not in types:
+            events.append(json.loads(await asyncio.wait_for(self.connection.recv(), 20)))
+        return events
+
+
+@pytest.fixture
+def server(tmp_path):
+    env = app_environment(tmp_path, AGENTWEB_DEMO_DELAY="0.05")
+    manage(env, "migrate", "--noinput")
+    manage(env, "shell", "-c", APPROVAL_SETUP)
+    server = Daphne(env).start()
+    yield server
+    server.stop()
+
+
+def test_a_waiting_approval_survives_a_killed_server_and_the_run_completes_after_it(server):
+    cookie = log_in(server.url, "ada", "lovelace-1815")
+
+    async def ask():
+        async with Socket(server, cookie) as socket:
+            await socket.send(
+                type="message.send", thread=None, content="what is 23*19?", client_msg_id=str(uuid.uuid4())
+            )
+            return await socket.until("run.waiting")
+
+    waiting = asyncio.run(ask())
+    thread, call = waiting[0]["thread"], waiting[-1]["tool_calls"][0]
+    server.kill()
+    server.start()
+
+    async def approve():
+        async with Socket(server, cookie) as socket:
+            await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
+            snapshot = (await socket.until("thread.snapshot"))[-1]
+            await socket.send(type="tool_call.decide", tool_call=call, decision="approve")
+            return snapshot, await socket.until("run.completed", "run.failed")
+
+    snapshot, events = asyncio.run(approve())
+    assert snapshot["messages"][1]["tool_calls"][0]["status"] == "awaiting_approval"
+    assert [(e["status"], e["content"]) for e in events if e["type"] == "tool_call.completed"] == [("success", "437")]
+    assert events[-1]["type"] == "run.completed"
+
+
+def test_a_run_streaming_when_the_server_is_killed_is_interrupted_and_can_be_retried(server):
+    cookie = log_in(server.url, "ada", "lovelace-1815")
+
+    async def start_answer():
+        async with Socket(server, cookie) as socket:
+            await socket.send(type="message.send", thread=None, content="hello", client_msg_id=str(uuid.uuid4()))
+            return await socket.until("message.delta")
+
+    thread = asyncio.run(start_answer())[0]["thread"]
+    server.kill()
+    server.start()
+
+    async def retry():
+        async with Socket(server, cookie) as socket:
+            await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
+            snapshot = (await socket.until("thread.snapshot"))[-1]
+            await socket.send(type="run.retry", thread=thread)
+            return snapshot, await socket.until("run.completed", "run.failed")
+
+    snapshot, events = asyncio.run(retry())
+    assert snapshot["run"]["status"] == "interrupted"
+    assert events[-1]["type"] == "run.completed"
+    assert "demo model" in [e for e in events if e["type"] == "message.completed"][-1]["content"]

@@ -1,0 +1,144 @@
+"""The owner's share links: create, list, update the snapshot, revoke. A stranger gets 404 and writes nothing."""
+
+import hashlib
+import json
+import uuid
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from sharing.models import ShareLink
+
+pytestmark = pytest.mark.django_db
+
+
+def create_url(thread):
+    return reverse("sharing:create", args=[thread.id])
+
+
+def token_of(url: str) -> str:
+    return url.rstrip("/").rsplit("/", 1)[1]
+
+
+def test_it_stores_only_the_hash_of_the_token(as_owner, thread):
+    response = as_owner.post(create_url(thread), HTTP_ACCEPT="application/json")
+    assert response.status_code == 201
+    token = token_of(response.json()["url"])
+    link = ShareLink.objects.get()
+    assert link.token_hash == hashlib.sha256(token.encode()).hexdigest()
+    assert token not in json.dumps(list(ShareLink.objects.values()), default=str)
+
+
+def test_it_answers_the_form_without_javascript_with_a_page_showing_the_link(as_owner, thread):
+    response = as_owner.post(create_url(thread), {"hide_system_prompt": "on"})
+    assert response.status_code == 201
+    assert "/s/" in response.content.decode()
+    assert "no-cache" in response["Cache-Control"]
+
+
+def test_it_stores_the_options_the_owner_chose(as_owner, thread):
+    as_owner.post(create_url(thread), {"display_name": "Grace", "hide_tool_details": "on"})
+    link = ShareLink.objects.get()
+    assert (link.display_name, link.hide_tool_details, link.hide_system_prompt) == ("Grace", True, False)
+
+
+def test_it_names_the_owner_by_their_first_name_by_default(as_owner, owner, thread):
+    owner.first_name = "Ada"
+    owner.save()
+    as_owner.post(create_url(thread), {"display_name": ""})
+    assert ShareLink.objects.get().display_name == "Ada"
+
+
+def test_it_names_an_owner_without_a_first_name_a_user(as_owner, thread):
+    as_owner.post(create_url(thread), {"display_name": "  "})
+    assert ShareLink.objects.get().display_name == "A user"
+
+
+def test_it_refuses_a_create_without_the_csrf_token(owner, thread):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(owner)
+    assert client.post(create_url(thread)).status_code == 403
+    assert not ShareLink.objects.exists()
+
+
+def test_it_lists_all_the_owners_links_without_their_tokens(as_owner, share):
+    first, first_token = share()
+    second, second_token = share(display_name="Someone")
+    first.revoke()
+    page = as_owner.get(reverse("sharing:list")).content.decode()
+    assert str(first.id) in page and str(second.id) in page
+    assert first_token not in page and second_token not in page
+    assert "revoked" in page
+
+
+def test_it_revokes_a_link(as_owner, share):
+    link, _ = share()
+    response = as_owner.post(reverse("sharing:revoke", args=[link.id]))
+    assert response.status_code == 302
+    link.refresh_from_db()
+    assert link.revoked_at is not None
+
+
+def test_it_updates_the_snapshot_and_keeps_the_token(as_owner, share, thread):
+    from tests.sharing.conftest import add_message
+
+    link, token = share()
+    add_message(thread, "user", "and 437/19?")
+    as_owner.post(reverse("sharing:update", args=[link.id]))
+    link.refresh_from_db()
+    assert link.snapshot["messages"][-1]["content"] == "and 437/19?"
+    assert link.was_updated
+    assert ShareLink.objects.get(token_hash=hashlib.sha256(token.encode()).hexdigest()) == link
+
+
+def test_it_does_not_update_a_revoked_link(as_owner, share):
+    link, _ = share()
+    link.revoke()
+    assert as_owner.post(reverse("sharing:update", args=[link.id])).status_code == 404
+
+
+def test_it_404s_when_a_stranger_shares_the_owners_thread(as_stranger, thread):
+    assert as_stranger.post(create_url(thread), HTTP_ACCEPT="application/json").status_code == 404
+    assert not ShareLink.objects.exists()
+
+
+def test_it_404s_when_a_stranger_revokes_the_owners_link(as_stranger, share):
+    link, _ = share()
+    assert as_stranger.post(reverse("sharing:revoke", args=[link.id])).status_code == 404
+    link.refresh_from_db()
+    assert link.revoked_at is None
+
+
+def test_it_404s_when_a_stranger_updates_the_owners_link(as_stranger, share, thread):
+    from tests.sharing.conftest import add_message
+
+    link, _ = share()
+    before = link.snapshot
+    add_message(thread, "user", "a later message")
+    assert as_stranger.post(reverse("sharing:update", args=[link.id])).status_code == 404
+    link.refresh_from_db()
+    assert (link.snapshot, link.was_updated) == (before, False)
+
+
+def test_it_shows_a_stranger_none_of_the_owners_links(as_stranger, share):
+    link, _ = share()
+    page = as_stranger.get(reverse("sharing:list")).content.decode()
+    assert str(link.id) not in page
+    assert "What is 23*19?" not in page
+
+
+def test_it_404s_for_a_link_id_that_does_not_exist(as_owner):
+    assert as_owner.post(reverse("sharing:revoke", args=[uuid.uuid4()])).status_code == 404
+    assert as_owner.post(reverse("sharing:update", args=[uuid.uuid4()])).status_code == 404
+
+
+def test_it_404s_for_a_thread_id_that_does_not_exist(as_owner):
+    assert as_owner.post(reverse("sharing:create", args=[uuid.uuid4()])).status_code == 404
+    assert not ShareLink.objects.exists()
+
+
+def test_it_sends_an_anonymous_visitor_of_the_list_to_the_login_page(anonymous):
+    response = anonymous.get(reverse("sharing:list"))
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")

@@ -1,0 +1,137 @@
+"""The shared page: for anyone with the link, without login or JavaScript, showing only the snapshot."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from sharing.models import ShareLink
+from tests.sharing.conftest import add_message
+
+pytestmark = pytest.mark.django_db
+
+XSS = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+
+
+def shared_url(token):
+    return reverse("sharing:shared", args=[token])
+
+
+def test_it_shows_the_conversation_and_tool_results_to_an_anonymous_visitor(anonymous, share):
+    _, token = share()
+    response = anonymous.get(shared_url(token))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "what is 23*19?" in page and "23*19 = 437." in page
+    assert "calculator" in page
+    assert "&quot;expression&quot;: &quot;23*19&quot;" in page
+    assert '<pre class="tool-result-text">437</pre>' in page
+
+
+def test_it_puts_tool_calls_in_details_elements_that_collapse_without_javascript(anonymous, share):
+    _, token = share()
+    page = anonymous.get(shared_url(token)).content.decode()
+    assert re.search(r'<details class="tool-card" data-status="success">\s*<summary', page)
+
+
+def test_it_hides_tool_arguments_and_results_when_asked(anonymous, share):
+    link, token = share(hide_tool_details=True)
+    page = anonymous.get(shared_url(token)).content.decode()
+    assert "calculator" in page
+    assert "23*19&quot;" not in page and "expression" not in page
+    assert "437</pre>" not in page
+    assert "expression" not in str(link.snapshot)
+
+
+def test_it_is_noindex_by_meta_tag_and_header(anonymous, share):
+    _, token = share()
+    response = anonymous.get(shared_url(token))
+    assert '<meta name="robots" content="noindex' in response.content.decode()
+    assert response["X-Robots-Tag"].startswith("noindex")
+
+
+def test_it_shows_nothing_of_the_owner_but_the_display_name(anonymous, owner, share):
+    owner.email = "owner.private@example.com"
+    owner.first_name, owner.last_name = "Ada", "Lovelace-Surname"
+    owner.save()
+    _, token = share(display_name="Countess")
+    page = anonymous.get(shared_url(token)).content.decode()
+    assert "Countess" in page
+    for private in ["owner", "owner.private@example.com", "Ada", "Lovelace-Surname"]:
+        assert private not in page
+
+
+def test_it_escapes_markup_in_messages_tool_results_and_the_title(anonymous, thread, share):
+    from chat.models import ToolCall
+
+    thread.title = XSS
+    thread.save()
+    add_message(thread, "user", XSS)
+    ToolCall.objects.update(args={"x": XSS}, result=XSS)
+    _, token = share(hide_system_prompt=False)
+    page = anonymous.get(shared_url(token)).content.decode()
+    assert "<script" not in page
+    assert "<img" not in page and 'onerror="' not in page
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
+
+
+def test_it_runs_no_script_at_all(anonymous, share):
+    _, token = share()
+    response = anonymous.get(shared_url(token))
+    assert "<script" not in response.content.decode()
+    assert "script-src" not in response["Content-Security-Policy"]
+    assert "default-src 'none'" in response["Content-Security-Policy"]
+
+
+def test_it_404s_for_an_unknown_token(anonymous):
+    assert anonymous.get(shared_url("not-a-token-anyone-was-given")).status_code == 404
+
+
+def test_it_404s_at_once_after_revoking_with_the_same_page_as_an_unknown_token(anonymous, share):
+    link, token = share()
+    assert anonymous.get(shared_url(token)).status_code == 200
+    link.revoke()
+    revoked = anonymous.get(shared_url(token))
+    unknown = anonymous.get(shared_url("x" * len(token)))
+    assert revoked.status_code == unknown.status_code == 404
+    assert revoked.content == unknown.content
+
+
+def test_it_is_not_cached_so_a_revoked_link_stops_everywhere(anonymous, share):
+    _, token = share()
+    response = anonymous.get(shared_url(token))
+    assert "no-cache" in response["Cache-Control"] and "no-store" in response["Cache-Control"]
+
+
+def test_it_shows_the_snapshot_not_the_live_thread_until_updated(as_owner, anonymous, thread, share):
+    link, token = share()
+    add_message(thread, "user", "a message after sharing")
+    assert "a message after sharing" not in anonymous.get(shared_url(token)).content.decode()
+    as_owner.post(reverse("sharing:update", args=[link.id]))
+    assert "a message after sharing" in anonymous.get(shared_url(token)).content.decode()
+
+
+def test_it_hides_the_system_prompt_by_default(anonymous, settings, share):
+    settings.AGENTWEB_SYSTEM_PROMPT = "You are the operator's secret assistant."
+    _, token = share()
+    assert "secret assistant" not in anonymous.get(shared_url(token)).content.decode()
+
+
+def test_it_shows_the_system_prompt_when_the_owner_chose_to(anonymous, settings, share):
+    settings.AGENTWEB_SYSTEM_PROMPT = "You are a careful assistant."
+    _, token = share(hide_system_prompt=False)
+    assert "You are a careful assistant." in anonymous.get(shared_url(token)).content.decode()
+
+
+def test_it_404s_once_the_owners_account_is_deactivated(anonymous, owner, share):
+    _, token = share()
+    owner.is_active = False
+    owner.save()
+    assert anonymous.get(shared_url(token)).status_code == 404
+
+
+def test_it_404s_once_the_thread_is_deleted(anonymous, thread, share):
+    _, token = share()
+    thread.delete()
+    assert anonymous.get(shared_url(token)).status_code == 404
+    assert not ShareLink.objects.exists()

@@ -1,0 +1,28 @@
+"""Tools an agent can call: `from tools import tool` turns a Python function into one."""
+
+from .base import Tool, tool
+from .context import KeyValueStore, MemoryStore, MessageSearch, ToolContext, ToolUser
+from .injection import (
+    InjectedArg,
+    InjectedContext,
+    InjectedStore,
+    InjectedThreadId,
+    InjectedToolCallId,
+    InjectedUser,
+)
+
+__all__ = [
+    "InjectedArg",
+    "InjectedContext",
+    "InjectedStore",
+    "InjectedThreadId",
+    "InjectedToolCallId",
+    "InjectedUser",
+    "KeyValueStore",
+    "MemoryStore",
+    "MessageSearch",
+    "Tool",
+    "ToolContext",
+    "ToolUser",
+    "tool",
+]

@@ -1,0 +1,353 @@
+"""The tool registry in the Django admin: code tools' settings, HTTP tools, allowed hosts, users' memories,
+and a "try it" page per tool.
+
+HTTP tool header values are write-only: the form shows each header's name and "•••• (set)", never its value,
+and a value left blank keeps the stored one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+from jsonschema.exceptions import SchemaError
+
+from tools import services
+from tools.base import Tool
+from tools.models import AllowedHost, ApprovalRule, HttpTool, MemoryItem, ToolSetting, headers_problem
+
+MASKED = "•••• (set)"
+APPROVAL_FIELDS = ("requires_approval", "allow_approve", "allow_edit", "allow_reject", "allow_respond")
+
+
+# --- write-only headers -------------------------------------------------------------------
+
+
+class SecretHeadersWidget(forms.Widget):
+    """Rows of (name, value, remove). Renders names only: a value is never written into the page."""
+
+    template_name = "admin/tools/widgets/secret_headers.html"
+    extra_rows = 2
+
+    def get_context(self, name: str, value: Any, attrs: dict | None) -> dict:
+        context = super().get_context(name, None, attrs)
+        if isinstance(value, dict):  # the stored headers
+            rows = [{"name": key, "original": key} for key in value]
+        else:  # the rows of a submitted form shown again
+            rows = [{"name": row["name"], "original": row["original"]} for row in value or [] if row["name"]]
+        rows += [{"name": "", "original": ""}] * self.extra_rows
+        context["widget"].update(rows=rows, masked=MASKED, count=len(rows))
+        return context
+
+    def _render(self, template_name: str, context: dict, renderer: Any = None) -> str:
+        # The project's template engine (templates/admin/tools/), not the form renderer's own directories.
+        return mark_safe(render_to_string(template_name, context))  # the template escapes every value
+
+    def value_from_datadict(self, data, files, name: str) -> list[dict[str, Any]]:
+        try:
+            count = min(int(data.get(f"{name}-count", 0)), 100)
+        except ValueError:
+            count = 0
+        return [
+            {
+                "name": data.get(f"{name}-{i}-name", "").strip(),
+                "original": data.get(f"{name}-{i}-original", ""),
+                "value": data.get(f"{name}-{i}-value", ""),
+                "remove": bool(data.get(f"{name}-{i}-remove")),
+            }
+            for i in range(count)
+        ]
+
+    def value_omitted_from_data(self, data, files, name: str) -> bool:
+        return f"{name}-count" not in data
+
+
+class SecretHeadersField(forms.Field):
+    widget = SecretHeadersWidget
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        rows = [row for row in data or [] if row["name"] or row["value"]]
+        names = [row["name"] for row in rows if not row["remove"]]
+        return names != list(initial or {}) or any(row["value"] or row["remove"] for row in rows)
+
+
+def merge_headers(rows: list[dict[str, Any]], stored: dict[str, str]) -> dict[str, str]:
+    """The headers after an edit: a blank value keeps the stored value of the row's original name."""
+    merged: dict[str, str] = {}
+    for row in rows:
+        name, value = row["name"], row["value"]
+        if row["remove"] or (not name and not value):
+            continue
+        if not name:
+            raise forms.ValidationError("A header value was given without a name.")
+        if not value:
+            if row["original"] not in stored:
+                raise forms.ValidationError(f"Give a value for the header {name}.")
+            value = stored[row["original"]]
+        if name.lower() in {key.lower() for key in merged}:
+            raise forms.ValidationError(f"The header {name} is given twice.")
+        merged[name] = value
+    problem = headers_problem(merged)
+    if problem:
+        raise forms.ValidationError(problem)
+    return merged
+
+
+class PrettyJSONField(forms.JSONField):
+    """A JSON field shown indented, so a schema can be read and edited in the textarea."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+class HttpToolForm(forms.ModelForm):
+    secret_headers = SecretHeadersField(
+        label="Headers",
+        required=False,
+        help_text="Values are secret: they are stored on the server and never shown again. Leave a value "
+        "blank to keep it; tick remove to delete a header. If the form reports an error, type new values again.",
+    )
+
+    class Meta:
+        model = HttpTool
+        exclude = ["headers"]
+        field_classes = {"parameters": PrettyJSONField}
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 3}),
+            "url_template": forms.TextInput(attrs={"size": 80}),
+            "parameters": forms.Textarea(attrs={"rows": 12, "cols": 80, "class": "vLargeTextField monospace"}),
+            "body_template": forms.Textarea(attrs={"rows": 6, "cols": 80, "class": "vLargeTextField monospace"}),
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["secret_headers"].initial = dict(self.instance.headers or {})
+
+    def clean_secret_headers(self) -> dict[str, str]:
+        headers = merge_headers(self.cleaned_data.get("secret_headers") or [], dict(self.instance.headers or {}))
+        # Set before the model's own checks (HttpTool.clean) run on the instance.
+        self.instance.headers = headers
+        return headers
+
+
+# --- "try it" -----------------------------------------------------------------------------
+
+
+class TryToolForm(forms.Form):
+    arguments = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 10, "cols": 80, "class": "vLargeTextField monospace"}),
+        help_text="A JSON object: the arguments the model would send.",
+    )
+
+    def clean_arguments(self) -> dict:
+        try:
+            value = json.loads(self.cleaned_data["arguments"])
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("The arguments must be a JSON object, e.g. {}.")
+        return value
+
+
+class TryItMixin:
+    """A "try it" page at <id>/try/ for staff who may change the tool: runs it once, shows the result."""
+
+    change_form_template = "admin/tools/change_form_with_try.html"
+
+    def trial_tool(self, obj: Any) -> Tool:
+        """The tool to run for ``obj``; raises ValueError with the reason it cannot run."""
+        raise NotImplementedError
+
+    def get_urls(self):
+        opts = self.model._meta
+        name = f"{opts.app_label}_{opts.model_name}_try"
+        return [
+            path("<path:object_id>/try/", self.admin_site.admin_view(self.try_view), name=name),
+            *super().get_urls(),
+        ]
+
+    @admin.display(description="try it")
+    def try_link(self, obj: Any) -> str:
+        opts = self.model._meta
+        url = reverse(f"admin:{opts.app_label}_{opts.model_name}_try", args=[obj.pk])
+        return format_html('<a href="{}">Try it</a>', url)
+
+    def try_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            raise Http404(f"No {self.model._meta.verbose_name} with id {object_id!r}.")
+        if not self.has_change_permission(request, obj):
+            raise PermissionDenied
+        try:
+            tool, problem = self.trial_tool(obj), ""
+        except ValueError as exc:
+            tool, problem = None, str(exc)
+        example = json.dumps(services.example_arguments(tool.parameters) if tool else {}, indent=2)
+        form = TryToolForm(request.POST or None, initial={"arguments": example})
+        result = None
+        if request.method == "POST" and tool is not None and form.is_valid():
+            result = services.run_tool_trial(tool=tool, user=request.user, args=form.cleaned_data["arguments"])
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Try {obj}",
+            "subtitle": None,
+            "opts": self.model._meta,
+            "original": obj,
+            # Not the Tool itself: templates call callables, and a Tool is one.
+            "tool": {"name": tool.name, "description": tool.description, "timeout": tool.timeout} if tool else None,
+            "schema": json.dumps(tool.parameters, indent=2, ensure_ascii=False) if tool else "",
+            "problem": problem,
+            "form": form,
+            "result": result,
+        }
+        return TemplateResponse(request, "admin/tools/try_tool.html", context)
+
+
+# --- the model admins ---------------------------------------------------------------------
+
+
+@admin.register(ToolSetting)
+class ToolSettingAdmin(TryItMixin, admin.ModelAdmin):
+    list_display = ["name", "enabled", "requires_approval", "timeout", "missing", "group_names", "try_link"]
+    list_editable = ["enabled", "requires_approval"]
+    list_filter = ["enabled", "requires_approval", "missing", "groups"]
+    search_fields = ["name", "description_override"]
+    filter_horizontal = ["groups"]
+    readonly_fields = ["name", "missing", "code_description", "code_timeout", "code_parameters"]
+    fieldsets = [
+        (None, {"fields": ["name", "missing", "enabled", "code_description", "description_override"]}),
+        ("Approval", {"fields": list(APPROVAL_FIELDS)}),
+        ("Execution", {"fields": ["code_timeout", "timeout", "code_parameters"]}),
+        ("Who may use it", {"fields": ["groups"]}),
+    ]
+
+    def trial_tool(self, obj: ToolSetting) -> Tool:
+        tool = services.tool_for_setting(setting=obj)
+        if tool is None:
+            raise ValueError(f"The code no longer defines a tool called {obj.name!r}.")
+        return tool
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        # Rows follow the code: a tool added since start-up shows up without another migrate.
+        services.sync_tool_settings()
+        return super().changelist_view(request, extra_context)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # rows come from the code
+
+    def has_delete_permission(self, request: HttpRequest, obj: ToolSetting | None = None) -> bool:
+        # Only a row whose tool the code no longer defines may go; sync would re-create any other.
+        if obj is not None and not obj.missing:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def get_queryset(self, request: HttpRequest):
+        return super().get_queryset(request).prefetch_related("groups")
+
+    @admin.display(description="groups")
+    def group_names(self, obj: ToolSetting) -> str:
+        return ", ".join(group.name for group in obj.groups.all()) or "everyone"
+
+    @admin.display(description="description in the code")
+    def code_description(self, obj: ToolSetting) -> str:
+        tool = services.code_tools().get(obj.name)
+        return tool.description if tool else "—"
+
+    @admin.display(description="deadline in the code (seconds)")
+    def code_timeout(self, obj: ToolSetting) -> str:
+        tool = services.code_tools().get(obj.name)
+        return f"{tool.timeout:g}" if tool else "—"
+
+    @admin.display(description="arguments (JSON Schema)")
+    def code_parameters(self, obj: ToolSetting) -> str:
+        tool = services.code_tools().get(obj.name)
+        if tool is None:
+            return "—"
+        return format_html(
+            '<pre style="white-space: pre-wrap">{}</pre>', json.dumps(tool.parameters, indent=2, ensure_ascii=False)
+        )
+
+
+@admin.register(HttpTool)
+class HttpToolAdmin(TryItMixin, admin.ModelAdmin):
+    form = HttpToolForm
+    list_display = ["name", "method", "url_template", "enabled", "requires_approval", "try_link"]
+    list_editable = ["enabled"]
+    list_filter = ["enabled", "method", "requires_approval", "groups"]
+    search_fields = ["name", "description", "url_template"]
+    filter_horizontal = ["groups"]
+    readonly_fields = ["header_names"]
+
+    def get_fieldsets(self, request: HttpRequest, obj: HttpTool | None = None) -> list:
+        editable = self.has_change_permission(request, obj) if obj else self.has_add_permission(request)
+        # A view-only page shows header names through header_names: the model field would print the values.
+        headers = "secret_headers" if editable else "header_names"
+        return [
+            (None, {"fields": ["name", "description", "enabled"]}),
+            ("Request", {"fields": ["method", "url_template", headers, "body_template", "timeout"]}),
+            ("Arguments", {"fields": ["parameters"]}),
+            ("Approval", {"fields": list(APPROVAL_FIELDS)}),
+            ("Who may use it", {"fields": ["groups"]}),
+        ]
+
+    def trial_tool(self, obj: HttpTool) -> Tool:
+        try:
+            return services.tool_for_http_tool(http_tool=obj)
+        except (ValueError, TypeError, SchemaError) as exc:
+            raise ValueError(f"This tool cannot be built: {exc}") from None
+
+    @admin.display(description="headers")
+    def header_names(self, obj: HttpTool) -> str:
+        if not obj.headers:
+            return "—"
+        return format_html_join(", ", "{}: {}", ((name, MASKED) for name in obj.headers))
+
+
+@admin.register(ApprovalRule)
+class ApprovalRuleAdmin(admin.ModelAdmin):
+    """Rules on argument values that decide, before the tool's own setting, whether a call waits."""
+
+    list_display = ["tool_name", "argument", "match", "pattern", "action", "position", "enabled"]
+    list_editable = ["enabled", "position"]
+    list_filter = ["tool_name", "action", "enabled"]
+    search_fields = ["tool_name", "argument", "pattern", "note"]
+
+
+@admin.register(AllowedHost)
+class AllowedHostAdmin(admin.ModelAdmin):
+    list_display = ["host", "note", "created_at"]
+    search_fields = ["host", "note"]
+
+
+@admin.register(MemoryItem)
+class MemoryItemAdmin(admin.ModelAdmin):
+    """What users' tools remembered: visible to look into and delete, never written from here."""
+
+    list_display = ["owner", "key", "updated_at"]
+    list_select_related = ["owner"]
+    list_filter = ["owner"]
+    search_fields = ["key", "owner__username"]
+    readonly_fields = ["owner", "key", "value", "created_at", "updated_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: MemoryItem | None = None) -> bool:
+        return False

@@ -1,0 +1,40 @@
+"""The Django side of tools/: the registry rows, the admin and the per-user store.
+
+The plain-Python part of the package (base, schema, executor, registry, builtin) imports nothing from here.
+"""
+
+import importlib
+
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+class ToolsConfig(AppConfig):
+    name = "tools"
+    label = "tools"
+    verbose_name = "Tools"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from tools.services import allowed_hosts_provider
+
+        # The module, not the tool object of the same name that a package may re-export.
+        fetch_url = importlib.import_module("tools.builtin.fetch_url")
+
+        post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="tools.sync_tool_settings")
+        # fetch_url reads the admin's allow-list (plus AGENTWEB_FETCH_ALLOWED_HOSTS), as HTTP tools do.
+        if fetch_url.ALLOWED_HOSTS_PROVIDER is None:
+            fetch_url.ALLOWED_HOSTS_PROVIDER = allowed_hosts_provider
+
+
+def sync_after_migrate(sender, using="default", apps=None, **kwargs) -> None:
+    """A row per code-defined tool exists as soon as the database does (``manage.py migrate``)."""
+    from tools.services import sync_tool_settings
+
+    try:
+        if apps is not None:
+            apps.get_model("tools", "ToolSetting")
+    except LookupError:
+        return  # a partial migrate that stopped before the tools tables exist
+
+    sync_tool_settings(using=using)

@@ -1,0 +1,66 @@
+"""What the runtime knows about a tool call and can hand to a tool: the user, the thread, the call id, the store.
+
+Plain dataclasses and a Protocol, so tools stay testable without Django: the Django side builds a
+ToolContext from the request and its own store; tests and scripts use MemoryStore.
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["KeyValueStore", "MemoryStore", "MessageSearch", "ToolContext", "ToolUser"]
+
+
+@dataclass(frozen=True)
+class ToolUser:
+    """The person on whose behalf the tool runs."""
+
+    id: int | None
+    username: str
+    groups: frozenset[str] = frozenset()
+
+
+class KeyValueStore(Protocol):
+    """A per-user key-value store: every key belongs to the user the store was opened for."""
+
+    async def get(self, key: str) -> Any | None: ...
+    async def put(self, key: str, value: Any) -> None: ...
+    async def delete(self, key: str) -> bool: ...
+    async def items(self, prefix: str = "") -> list[tuple[str, Any]]: ...
+
+
+# (query, limit) -> [{"thread", "thread_title", "role", "content", "created_at"}], the calling user's messages only.
+MessageSearch = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Everything a tool may be injected with. Any part may be missing; tools that need it get an error result."""
+
+    user: ToolUser | None = None
+    thread_id: str | None = None
+    tool_call_id: str | None = None
+    store: KeyValueStore | None = None
+    search_messages: MessageSearch | None = None
+
+
+@dataclass
+class MemoryStore:
+    """A KeyValueStore in a dict: for tests and for running tools outside the web app."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+
+    async def get(self, key: str) -> Any | None:
+        return self.data.get(key)
+
+    async def put(self, key: str, value: Any) -> None:
+        self.data[key] = value
+
+    async def delete(self, key: str) -> bool:
+        if key not in self.data:
+            return False
+        del self.data[key]
+        return True
+
+    async def items(self, prefix: str = "") -> list[tuple[str, Any]]:
+        return [(key, self.data[key]) for key in sorted(self.data) if key.startswith(prefix)]

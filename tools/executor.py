@@ -1,0 +1,173 @@
+"""Run one tool call: check the arguments, call under a deadline, and turn any outcome into a ToolResult.
+
+Failures become results, not exceptions, because the model must see them to recover (fix its arguments,
+try another tool). The one exception is cancellation, which belongs to the caller and always propagates.
+"""
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from tools.base import Tool
+from tools.coerce import coerce, validation_problems
+from tools.context import ToolContext
+from tools.convert import to_declared
+from tools.injection import resolve_injections
+from tools.registry import ToolRegistry
+from tools.results import MAX_CONTENT_CHARS, MAX_STORED_CHARS, Capped, capture, to_content, truncate
+
+__all__ = [
+    "MAX_CONTENT_CHARS",
+    "MAX_STORED_CHARS",
+    "ToolResult",
+    "execute_tool",
+    "to_content",
+    "truncate",
+    "validation_errors",
+]
+
+logger = logging.getLogger("agentweb.tools")
+
+Status = Literal["success", "error"]
+
+
+@dataclass
+class ToolResult:
+    status: Status
+    content: str  # what the model reads, at most MAX_CONTENT_CHARS
+    duration_ms: int
+    artifact: Any = None  # JSON data shown in the tool card, never sent to the model
+    stored_content: str | None = None  # the result as stored, at most MAX_STORED_CHARS; None: same as content
+
+    def __post_init__(self) -> None:
+        if self.stored_content is None:
+            self.stored_content = self.content
+
+
+class ToolFailure(Exception):
+    """A failure whose message is already what the model should read."""
+
+
+async def execute_tool(
+    registry: ToolRegistry, name: str, args: Any, *, context: ToolContext | None = None
+) -> ToolResult:
+    """Execute the tool ``name`` with the model's ``args``. Never raises, except asyncio.CancelledError."""
+    started = time.monotonic()
+    try:
+        captured, artifact = await _run(registry, name, args, context or ToolContext())
+        status: Status = "success"
+    except ToolFailure as failure:
+        captured, artifact, status = capture(str(failure)), None, "error"
+    duration_ms = round((time.monotonic() - started) * 1000)
+    return ToolResult(
+        status=status,
+        content=captured.text(MAX_CONTENT_CHARS),
+        duration_ms=duration_ms,
+        artifact=artifact,
+        stored_content=captured.text(MAX_STORED_CHARS),
+    )
+
+
+async def _run(registry: ToolRegistry, name: str, args: Any, context: ToolContext) -> tuple[Capped, Any]:
+    tool = registry.get(name)
+    if tool is None:
+        available = ", ".join(registry.names()) or "none"
+        raise ToolFailure(f"Unknown tool {name!r}. Available tools: {available}.")
+    kwargs = _arguments(tool, args) | _injected(tool, context)
+    deadline = asyncio.timeout(tool.timeout)
+    try:
+        async with deadline:
+            value = await _call(tool, kwargs)
+            # Rendering sits inside the deadline: a result that cannot be rendered is the tool's failure too.
+            return await _render(tool, value)
+    except TimeoutError as exc:
+        # A TimeoutError raised by the tool itself (e.g. a socket timeout) is an ordinary tool error.
+        if not deadline.expired():
+            raise ToolFailure(_describe_failure(tool, kwargs, exc)) from None
+        logger.info("Tool %s timed out after %g s", tool.name, tool.timeout)
+        raise ToolFailure(f"Tool {tool.name!r} timed out after {tool.timeout:g} s") from None
+    except ToolFailure:
+        raise
+    except Exception as exc:
+        raise ToolFailure(_describe_failure(tool, kwargs, exc)) from None
+
+
+def _arguments(tool: Tool, args: Any) -> dict[str, Any]:
+    """The model's arguments, coerced, validated and converted to the declared types."""
+    if isinstance(args, dict):
+        # Injected names are the runtime's: whatever the model sent under them is dropped, never passed on.
+        injected = {injection.name for injection in tool.injections}
+        args = {key: value for key, value in args.items() if key not in injected}
+    args = coerce(args, tool.parameters)
+    problems = validation_problems(args, tool.parameters)
+    if problems:
+        raise ToolFailure(f"Invalid arguments for {tool.name}: " + "; ".join(problems))
+    try:
+        return {key: to_declared(value, tool.arg_types.get(key, Any)) for key, value in args.items()}
+    except (TypeError, ValueError) as exc:  # a dataclass's __post_init__, a pydantic validator, an Enum
+        raise ToolFailure(f"Invalid arguments for {tool.name}: {exc}") from None
+
+
+def _injected(tool: Tool, context: ToolContext) -> dict[str, Any]:
+    values, missing = resolve_injections(tool.name, tool.injections, context)
+    if missing:
+        raise ToolFailure(missing)
+    return values
+
+
+def validation_errors(tool: Tool, args: Any) -> list[str]:
+    """Every way ``args`` breaks the tool's schema, each prefixed with where it happened."""
+    return validation_problems(args, tool.parameters)
+
+
+async def _call(tool: Tool, kwargs: dict[str, Any]) -> Any:
+    if tool.is_async:
+        return await tool.func(**kwargs)
+    # A thread cannot be killed: on timeout the caller moves on and the thread finishes in the background.
+    return await asyncio.to_thread(tool.func, **kwargs)
+
+
+async def _render(tool: Tool, value: Any) -> tuple[Capped, Any]:
+    """The captured content and the JSON artifact. Large values are encoded in a thread, off the loop."""
+    artifact = None
+    if tool.response_format == "content_and_artifact":
+        if not (isinstance(value, tuple | list) and len(value) == 2):
+            raise ToolFailure(
+                f"Tool {tool.name!r} has response_format='content_and_artifact' and must return "
+                f"(content, artifact); it returned {type(value).__name__}."
+            )
+        value, artifact = value
+    if isinstance(value, str) and artifact is None:
+        return capture(value), None  # two slices: cheap enough for the loop whatever the size
+    return await asyncio.to_thread(_render_in_thread, tool, value, artifact)
+
+
+def _render_in_thread(tool: Tool, value: Any, artifact: Any) -> tuple[Capped, Any]:
+    return capture(value), _json_artifact(tool, artifact)
+
+
+def _json_artifact(tool: Tool, artifact: Any) -> Any:
+    """The artifact as plain JSON data (tuples become lists), refused when it has no JSON form or is too big."""
+    if artifact is None:
+        return None
+    try:
+        text = json.dumps(artifact, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ToolFailure(f"The artifact of tool {tool.name!r} is not JSON-serialisable: {exc}") from None
+    if len(text) > MAX_STORED_CHARS:
+        raise ToolFailure(
+            f"The artifact of tool {tool.name!r} is too large: {len(text)} characters as JSON "
+            f"(the limit is {MAX_STORED_CHARS})."
+        )
+    return json.loads(text)
+
+
+def _describe_failure(tool: Tool, kwargs: dict, exc: Exception) -> str:
+    # The message may quote the arguments, which can be private, so it stays out of logs above DEBUG.
+    logger.info("Tool %s raised %s", tool.name, type(exc).__name__)
+    logger.debug("Tool %s failed with args %r", tool.name, kwargs, exc_info=exc)
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

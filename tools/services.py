@@ -1,0 +1,267 @@
+"""Synchronous database operations of the tool registry. Keyword-only, typed; async code calls them through
+``database_sync_to_async``, never directly.
+
+The code defines tools; the database says which of them a user gets and how (enabled, groups, approval,
+timeout, description), and adds the HTTP tools defined in the admin.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.db import transaction
+from jsonschema.exceptions import SchemaError
+
+from tools.approval_rules import ArgumentRule
+from tools.approval_rules import decide as decide_by_rules
+from tools.base import Tool
+from tools.context import ToolContext, ToolUser
+from tools.executor import ToolResult, execute_tool
+from tools.http_tool import build_http_tool
+from tools.models import AllowedHost, ApprovalRule, HttpTool, ToolSetting, normalise_host
+from tools.registry import ToolRegistry, default_registry
+from tools.store import DatabaseStore
+
+__all__ = [
+    "DEFAULT_APPROVAL",
+    "SyncReport",
+    "ToolSet",
+    "allowed_hosts",
+    "allowed_hosts_provider",
+    "code_tools",
+    "example_arguments",
+    "run_tool_trial",
+    "sync_tool_settings",
+    "tool_for_http_tool",
+    "tool_for_setting",
+    "toolset_for_user",
+]
+
+log = logging.getLogger("agentweb.tools")
+
+FETCH_ALLOWED_HOSTS = "AGENTWEB_FETCH_ALLOWED_HOSTS"
+DEFAULT_APPROVAL = {"approve": True, "edit": True, "reject": True, "respond": True}
+
+
+def code_tools() -> ToolRegistry:
+    """Every tool the code defines (built-in and AGENTWEB_TOOL_MODULES). Shared: never mutate it."""
+    return default_registry()
+
+
+# --- keeping the rows in step with the code ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    created: list[str]
+    missing: list[str]  # rows whose tool the code no longer defines (kept, marked missing)
+    returned: list[str]  # rows marked missing before whose tool is back
+
+
+def sync_tool_settings(*, using: str = "default", registry: ToolRegistry | None = None) -> SyncReport:
+    """A ToolSetting row for every code tool. New rows take the tool's own defaults; existing rows keep the
+    admin's choices; rows of tools that vanished are kept and marked missing, never deleted."""
+    tools = {item.name: item for item in (registry or code_tools()).all()}
+    rows = ToolSetting.objects.using(using)
+    with transaction.atomic(using=using):
+        existing = {name: missing for name, missing in rows.values_list("name", "missing")}
+        created = sorted(set(tools) - set(existing))
+        rows.bulk_create(
+            [ToolSetting(name=name, requires_approval=tools[name].requires_approval) for name in created],
+            ignore_conflicts=True,  # another process syncing at the same moment
+        )
+        missing = sorted(name for name, was_missing in existing.items() if name not in tools and not was_missing)
+        returned = sorted(name for name, was_missing in existing.items() if name in tools and was_missing)
+        rows.filter(name__in=missing).update(missing=True)
+        rows.filter(name__in=returned).update(missing=False)
+    if created or missing or returned:
+        log.info("Tool settings synced: %d new, %d missing, %d back", len(created), len(missing), len(returned))
+    return SyncReport(created=created, missing=missing, returned=returned)
+
+
+# --- what a user gets --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    """The tools of one user for one run.
+
+    ``registry``: the tools the model may call, with the admin's overrides applied.
+    ``disabled``: tools that exist but are switched off or not allowed for this user: a call gets
+    "Tool 'x' is disabled", not "unknown tool".
+    ``approval``: for each tool of ``registry`` that requires approval, which choices the person has.
+    """
+
+    registry: ToolRegistry
+    disabled: frozenset[str]
+    approval: dict[str, dict[str, bool]]
+    allowed_hosts: frozenset[str]
+    user_id: int | None
+    username: str
+    groups: frozenset[str]
+    # The admin's approval rules by argument values, per tool, in order; and the choices each tool offers.
+    rules: dict[str, tuple[ArgumentRule, ...]] = dataclasses.field(default_factory=dict)
+    choices: dict[str, dict[str, bool]] = dataclasses.field(default_factory=dict)
+
+    def requirement(self, name: str, args: dict[str, Any]) -> dict[str, bool] | None:
+        """The choices to offer before this call runs, or None when it runs at once: the first of the tool's
+        rules that matches the arguments decides, else the tool's own "requires approval"."""
+        action = decide_by_rules(self.rules.get(name, ()), args)
+        if action == "allow":
+            return None
+        if action == "ask":
+            return self.choices.get(name, dict(DEFAULT_APPROVAL))
+        return self.approval.get(name)
+
+    def disabled_message(self, name: str) -> str | None:
+        """The error result for a call of a tool that exists but this user may not use now, else None."""
+        return f"Tool {name!r} is disabled." if name in self.disabled else None
+
+    def tool_user(self) -> ToolUser:
+        return ToolUser(id=self.user_id, username=self.username, groups=self.groups)
+
+    def context(self, *, thread_id: str | None = None, tool_call_id: str | None = None, **extra: Any) -> ToolContext:
+        """The ToolContext of one call: this user, their own store, the thread, the call id (and ``extra``,
+        e.g. ``search_messages``)."""
+        store = DatabaseStore(self.user_id) if self.user_id is not None else None
+        return ToolContext(user=self.tool_user(), thread_id=thread_id, tool_call_id=tool_call_id, store=store, **extra)
+
+
+def toolset_for_user(*, user, registry: ToolRegistry | None = None) -> ToolSet:
+    """The enabled code tools and HTTP tools ``user``'s groups allow, with their effective settings.
+
+    ``registry``: the code tools to start from (default: every code tool); it is not changed.
+    """
+    user_id = user.pk if user is not None and user.is_authenticated else None
+    groups = frozenset(user.groups.values_list("name", flat=True)) if user_id is not None else frozenset()
+    tools: list[Tool] = []
+    disabled: set[str] = set()
+    approval: dict[str, dict[str, bool]] = {}
+
+    settings = {row.name: row for row in ToolSetting.objects.prefetch_related("groups")}
+    code = registry if registry is not None else code_tools()
+    for code_tool in code.all():
+        row = settings.get(code_tool.name)
+        if row is not None and not (row.enabled and _group_allows(row, groups)):
+            disabled.add(code_tool.name)
+            continue
+        # No row yet (a tool added since the last sync): the code's own settings.
+        tools.append(code_tool if row is None else _apply_setting(code_tool, row))
+        if tools[-1].requires_approval:
+            approval[code_tool.name] = dict(DEFAULT_APPROVAL) if row is None else row.approval_config()
+
+    hosts = frozenset(allowed_hosts())
+    for row in HttpTool.objects.prefetch_related("groups"):
+        if row.name in code:
+            log.warning("HTTP tool %s is hidden by the code tool of the same name", row.name)
+            continue
+        if not (row.enabled and _group_allows(row, groups)):
+            disabled.add(row.name)
+            continue
+        try:
+            tools.append(build_http_tool(row, allowed_hosts=hosts))
+        except (ValueError, TypeError, SchemaError) as exc:  # a row saved around the form's checks: leave it out
+            log.warning("HTTP tool %s is invalid and left out: %s", row.name, type(exc).__name__)
+            disabled.add(row.name)
+            continue
+        if row.requires_approval:
+            approval[row.name] = row.approval_config()
+
+    rules: dict[str, list[ArgumentRule]] = {}
+    for rule in ApprovalRule.objects.filter(enabled=True):
+        rules.setdefault(rule.tool_name, []).append(rule.to_rule())
+    choices = {name: row.approval_config() for name, row in settings.items()}
+    choices.update({row.name: row.approval_config() for row in HttpTool.objects.all()})
+    return ToolSet(
+        registry=ToolRegistry(tools),
+        disabled=frozenset(disabled),
+        approval=approval,
+        rules={name: tuple(found) for name, found in rules.items()},
+        choices=choices,
+        allowed_hosts=hosts,
+        user_id=user_id,
+        username=user.get_username() if user_id is not None else "",
+        groups=groups,
+    )
+
+
+def _group_allows(row: ToolSetting | HttpTool, groups: frozenset[str]) -> bool:
+    allowed = {group.name for group in row.groups.all()}  # prefetched
+    return not allowed or bool(allowed & groups)
+
+
+def _apply_setting(code_tool: Tool, row: ToolSetting) -> Tool:
+    """A copy of the shared tool with the admin's overrides: the default registry is never changed."""
+    changes: dict[str, Any] = {}
+    if row.description_override.strip():
+        changes["description"] = row.description_override.strip()
+    if row.timeout:
+        changes["timeout"] = float(row.timeout)
+    if row.requires_approval != code_tool.requires_approval:
+        changes["requires_approval"] = row.requires_approval
+    return dataclasses.replace(code_tool, **changes) if changes else code_tool
+
+
+def allowed_hosts() -> set[str]:
+    """Hosts the SSRF guard lets through although they resolve to private or local addresses: the admin's
+    list, plus AGENTWEB_FETCH_ALLOWED_HOSTS (comma-separated), which fetch_url reads without a database."""
+    hosts = set(AllowedHost.objects.values_list("host", flat=True))
+    hosts.update(normalise_host(host) for host in os.environ.get(FETCH_ALLOWED_HOSTS, "").split(",") if host.strip())
+    return hosts
+
+
+async def allowed_hosts_provider() -> set[str]:
+    """``allowed_hosts`` for async callers: the ``ALLOWED_HOSTS_PROVIDER`` of tools.builtin.fetch_url."""
+    return await sync_to_async(allowed_hosts)()
+
+
+# --- the admin's "try it" page -----------------------------------------------------------
+
+
+def tool_for_setting(*, setting: ToolSetting) -> Tool | None:
+    """The code tool of ``setting`` as the chat would run it (enabled or not), None when the code lost it."""
+    code_tool = code_tools().get(setting.name)
+    return None if code_tool is None else _apply_setting(code_tool, setting)
+
+
+def tool_for_http_tool(*, http_tool: HttpTool) -> Tool:
+    """The HTTP tool as the chat would run it (enabled or not). Raises ValueError for an invalid row."""
+    return build_http_tool(http_tool, allowed_hosts=allowed_hosts())
+
+
+def run_tool_trial(*, tool: Tool, user, args: dict) -> ToolResult:
+    """Run ``tool`` once with ``args`` for ``user`` through the executor (validation, deadline, caps),
+    without approval: the person asking is the one who would approve. Sync: for admin views."""
+    groups = frozenset(user.groups.values_list("name", flat=True))
+    context = ToolContext(
+        user=ToolUser(id=user.pk, username=user.get_username(), groups=groups), store=DatabaseStore(user.pk)
+    )
+    return async_to_sync(execute_tool)(ToolRegistry([tool]), tool.name, args, context=context)
+
+
+def example_arguments(parameters: dict) -> dict[str, Any]:
+    """Arguments that show the shape a tool expects: defaults, the first enum value, else an empty value."""
+    properties = parameters.get("properties") or {}
+    return {name: _example_value(schema) for name, schema in properties.items() if isinstance(schema, dict)}
+
+
+def _example_value(schema: dict) -> Any:
+    if "default" in schema:
+        return schema["default"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if "examples" in schema and isinstance(schema["examples"], list) and schema["examples"]:
+        return schema["examples"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind is None and isinstance(schema.get("anyOf"), list) and schema["anyOf"]:
+        return _example_value(schema["anyOf"][0])
+    if kind == "object":
+        return example_arguments(schema)
+    return {"string": "", "integer": 0, "number": 0, "boolean": False, "array": []}.get(kind)
