@@ -16,7 +16,7 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import browser, concurrency, db_count, first_token, relay, report
+from . import browser, concurrency, db_count, first_token, relay, report, tool_result
 from .app import BenchApp
 from .common import ROOT, Result, bench_model_server, load_average, machine, print_result
 
@@ -28,6 +28,7 @@ BENCHMARKS = {
     "db-per-message": db_count.db_per_message,
     "thread-load": browser.thread_load,
     "stream-render": browser.stream_render,
+    "tool-result-50mb": tool_result.tool_result,
 }
 
 

@@ -7,7 +7,7 @@ import uuid
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.support.processes import Daphne, app_environment, log_in, manage
+from tests.support.processes import Daphne, app_environment, log_in, manage, model_server
 
 APPROVAL_SETUP = (
     "from django.contrib.auth.models import User; from tools.models import ToolSetting; "
@@ -39,14 +39,30 @@ class Socket:
         return events
 
 
-@pytest.fixture
-def server(tmp_path):
-    env = app_environment(tmp_path, AGENTWEB_DEMO_DELAY="0.05")
+def started(env: dict[str, str]) -> Daphne:
     manage(env, "migrate", "--noinput")
     manage(env, "shell", "-c", APPROVAL_SETUP)
-    server = Daphne(env).start()
+    return Daphne(env).start()
+
+
+@pytest.fixture
+def server(tmp_path):
+    server = started(app_environment(tmp_path, AGENTWEB_DEMO_DELAY="0.05"))
     yield server
     server.stop()
+
+
+@pytest.fixture
+def stalling_model_server(tmp_path):
+    """A model that stops mid-answer (so the kill always lands during the stream), then answers the retry."""
+    script = [{"hang": True, "text": "Half an ans"}, {"text": "A whole answer."}]
+    with model_server(script, tmp_path) as url:
+        env = app_environment(
+            tmp_path, AGENTWEB_LLM_API="openai", AGENTWEB_LLM_BASE_URL=f"{url}/v1", AGENTWEB_LLM_MODEL="m"
+        )
+        server = started(env)
+        yield server
+        server.stop()
 
 
 def test_a_waiting_approval_survives_a_killed_server_and_the_run_completes_after_it(server):
@@ -77,7 +93,8 @@ def test_a_waiting_approval_survives_a_killed_server_and_the_run_completes_after
     assert events[-1]["type"] == "run.completed"
 
 
-def test_a_run_streaming_when_the_server_is_killed_is_interrupted_and_can_be_retried(server):
+def test_a_run_streaming_when_the_server_is_killed_is_interrupted_and_can_be_retried(stalling_model_server):
+    server = stalling_model_server
     cookie = log_in(server.url, "ada", "lovelace-1815")
 
     async def start_answer():
@@ -99,4 +116,4 @@ def test_a_run_streaming_when_the_server_is_killed_is_interrupted_and_can_be_ret
     snapshot, events = asyncio.run(retry())
     assert snapshot["run"]["status"] == "interrupted"
     assert events[-1]["type"] == "run.completed"
-    assert "demo model" in [e for e in events if e["type"] == "message.completed"][-1]["content"]
+    assert [e for e in events if e["type"] == "message.completed"][-1]["content"] == "A whole answer."

@@ -40,7 +40,7 @@ The script is a JSON list; each entry is one response:
     {"text": "...", "tool_calls": [{"id", "name", "arguments"}], "finish_reason": ..., "usage": {...},
      "delay_ms": per-chunk delay}                               → an OpenAI stream (see openai_sse_body)
     {"status": 500, "body": {...} or "...", "headers": {...}}   → an HTTP error
-    {"hang": true}                                              → Hang()
+    {"hang": true, "text": "..."?}                              → Hang(), after that text when given
     {"disconnect": true}                                        → Disconnect()
 An entry with "format": "anthropic" (stop_reason, usage {input_tokens, output_tokens}) or "format": "ollama"
 (done_reason, usage {prompt_eval_count, eval_count}) gets that API's stream instead of OpenAI's.
@@ -284,7 +284,12 @@ def _compact(payload: Any) -> str:
 def response_from_script(entry: dict[str, Any]) -> Response:
     """One entry of a CLI script file (see the module docstring) as a response."""
     if entry.get("hang"):
-        return Hang()
+        # With "text": that much of an OpenAI stream first, then silence (a model stalled mid-answer).
+        prelude = b""
+        if entry.get("text"):
+            chunk = {"choices": [{"index": 0, "delta": {"content": entry["text"]}}]}
+            prelude = f"data: {_compact(chunk)}\n\n".encode()
+        return Hang(prelude=prelude)
     if entry.get("disconnect"):
         return Disconnect()
     if "status" in entry and entry["status"] >= 400:

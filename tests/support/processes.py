@@ -24,7 +24,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 30) -> None:
+def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 120) -> None:
+    # Generous: on a loaded 2-core CI machine, starting Django and Daphne has taken over 30 s.
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -105,8 +106,14 @@ class Daphne:
             stderr=subprocess.STDOUT,
         )
         log.close()
-        wait_for_port(self.port, self.process)
+        try:
+            wait_for_port(self.port, self.process)
+        except (TimeoutError, RuntimeError) as error:
+            raise RuntimeError(f"{error}; Daphne's log ends with:\n{self.log_tail()}") from error
         return self
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def kill(self) -> None:
         """As a crash would: no shutdown, no cleanup."""
