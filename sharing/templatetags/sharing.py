@@ -1,8 +1,12 @@
-"""Filters for the shared page. Each returns plain text, so autoescaping still applies to what it returns."""
+"""Filters for the shared page. Each returns plain text, so autoescaping still applies to what it returns, except
+`markdown`, whose HTML comes from sharing.markdown (raw HTML shown as text, only safe links, no images)."""
 
 import json
 
 from django import template
+from django.utils.safestring import SafeString, mark_safe
+
+from sharing.markdown import render_markdown
 
 register = template.Library()
 
@@ -26,6 +30,13 @@ def pretty_json(value) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@register.filter(is_safe=True)
+def markdown(value) -> SafeString:
+    """An assistant message as the app shows it: Markdown rendered with the rules of static/chat/markdown.js."""
+    # Safe by construction: escaped text inside the fixed markup sharing.markdown writes.
+    return mark_safe(render_markdown(str(value or "")))
 
 
 @register.filter
