@@ -6,4 +6,5 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("chat.urls")),
     path("", include("sharing.urls")),
+    path("tools/", include("tools.views")),
 ]

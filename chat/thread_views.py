@@ -1,4 +1,5 @@
-"""Sidebar actions over HTTP: rename, delete and search the user's own threads (JSON in, JSON out).
+"""Thread endpoints over HTTP: rename, delete and search the user's own threads (JSON in, JSON out), and read
+a tool call's artifact.
 
 Every id goes through get_thread_for_user: another user's thread and a thread that does not exist get the
 same 404, and nothing is written.
@@ -14,12 +15,14 @@ from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from .access import NotFound, get_thread_for_user
-from .models import Message, Thread
+from .access import NotFound, get_thread_for_user, parse_uuid
+from .models import Message, Thread, ToolCall
 
 TITLE_MAX = 200
 QUERY_MAX = 200
 SEARCH_LIMIT = 50
+# The largest artifact sent whole, as compact UTF-8 JSON; a bigger one comes back cut, with a note.
+ARTIFACT_MAX_BYTES = 1024 * 1024
 
 
 def _owned(request: HttpRequest, thread_id) -> Thread:
@@ -80,3 +83,39 @@ def search(request: HttpRequest) -> JsonResponse:
         threads = threads.filter(Q(title__icontains=query) | Q(Exists(in_messages)))
     found = threads.order_by("-updated_at")[:SEARCH_LIMIT]
     return JsonResponse({"q": query, "threads": [_thread_json(t) for t in found], "at": timezone.now().isoformat()})
+
+
+@login_required
+@require_GET
+def tool_call_artifact(request: HttpRequest, thread_id, tool_call_id) -> JsonResponse:
+    """The artifact a tool call's tool stored (kept out of the model's context), for the card's viewer.
+
+    Whole up to ARTIFACT_MAX_BYTES as JSON: {"artifact": ...}. Bigger: {"truncated": true, "preview": the first
+    ARTIFACT_MAX_BYTES of it as indented JSON text, "size": its size in bytes, "limit": ...}."""
+    thread = _owned(request, thread_id)
+    try:
+        call = ToolCall.objects.select_related("message").get(pk=parse_uuid(tool_call_id), message__thread=thread)
+    except (ToolCall.DoesNotExist, NotFound):
+        raise Http404("No such thread.") from None
+    # The artifact is on the tool message that answered the call: the first after the call's step with its call
+    # id (a model may use the same call id again in a later step).
+    answer = (
+        Message.objects.filter(
+            thread=thread, role=Message.Role.TOOL, tool_call_id=call.call_id, order__gt=call.message.order
+        )
+        .order_by("order")
+        .only("artifact")
+        .first()
+    )
+    artifact = answer.artifact if answer is not None else None
+    if artifact is None:
+        return JsonResponse({"error": "This tool call stored no artifact."}, status=404)
+    found = {"tool_call": str(call.pk), "name": call.name}
+    size = len(json.dumps(artifact, ensure_ascii=False, separators=(",", ":")).encode())
+    if size <= ARTIFACT_MAX_BYTES:
+        return JsonResponse({**found, "artifact": artifact, "truncated": False, "size": size})
+    text = json.dumps(artifact, ensure_ascii=False, indent=2).encode()[:ARTIFACT_MAX_BYTES]
+    preview = text.decode(errors="ignore")  # a character cut in two is dropped
+    return JsonResponse(
+        {**found, "truncated": True, "preview": preview, "size": size, "limit": ARTIFACT_MAX_BYTES},
+    )

@@ -9,4 +9,9 @@ urlpatterns = [
     path("t/<uuid:thread_id>/rename", thread_views.rename, name="thread_rename"),
     path("t/<uuid:thread_id>/delete", thread_views.delete, name="thread_delete"),
     path("search", thread_views.search, name="search"),
+    path(
+        "t/<uuid:thread_id>/tool-calls/<uuid:tool_call_id>/artifact",
+        thread_views.tool_call_artifact,
+        name="tool_call_artifact",
+    ),
 ]

@@ -1,0 +1,41 @@
+"""The tools a person may use now, as JSON for the chat page's Tools panel.
+
+What it lists is what a run of this user would get (tools.services.toolset_for_user): enabled code tools and
+HTTP tools their groups allow, with the admin's description and approval settings. Descriptions are the
+admin's or a tool author's text: the page shows them as text, never as HTML.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, JsonResponse
+from django.urls import path
+from django.views.decorators.http import require_GET
+
+from tools.services import ToolSet, toolset_for_user
+
+
+def approval_of(toolset: ToolSet, name: str) -> str:
+    """Which calls of the tool wait for a person: "always", "never", or "depends" when the admin's rules on
+    argument values decide per call (tools.approval_rules)."""
+    requires = name in toolset.approval
+    actions = {rule.action for rule in toolset.rules.get(name, ())}
+    if not actions or actions == ({"ask"} if requires else {"allow"}):
+        return "always" if requires else "never"
+    return "depends"
+
+
+@login_required
+@require_GET
+def available(request: HttpRequest) -> JsonResponse:
+    toolset = toolset_for_user(user=request.user)
+    tools = [
+        {"name": tool.name, "description": tool.description, "approval": approval_of(toolset, tool.name)}
+        for tool in toolset.registry.all()
+    ]
+    return JsonResponse({"tools": tools})
+
+
+# Included from agentweb/urls.py under "tools/".
+app_name = "tools"
+urlpatterns = [path("available", available, name="available")]
