@@ -75,6 +75,72 @@ def test_it_escapes_markup_in_messages_tool_results_and_the_title(anonymous, thr
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
 
 
+MARKDOWN = """## Results
+
+| Name | Count |
+| :--- | ----: |
+| apples | 3 |
+
+```python
+print("hi")
+```
+
+See [the docs](https://example.com/docs)."""
+
+
+def test_it_renders_an_assistant_messages_markdown_as_html(anonymous, thread, share):
+    add_message(thread, "assistant", MARKDOWN)
+    _, token = share()
+    page = anonymous.get(shared_url(token)).content.decode()
+    assert '<div class="message-text markdown"><h2>Results</h2>' in page
+    assert '<div class="md-table"><table>' in page and '<td class="align-right">3</td>' in page
+    assert '<pre><code class="language-python">print(&quot;hi&quot;)</code></pre>' in page
+    assert '<a href="https://example.com/docs" target="_blank" rel="noopener noreferrer nofollow">' in page
+
+
+def test_it_writes_no_inline_style_which_its_csp_would_refuse(anonymous, thread, share):
+    add_message(thread, "assistant", MARKDOWN)
+    _, token = share()
+    response = anonymous.get(shared_url(token))
+    assert "'unsafe-inline'" not in response["Content-Security-Policy"]
+    assert "style=" not in response.content.decode()
+
+
+def test_it_shows_a_user_message_as_plain_text_as_the_app_does(anonymous, thread, share):
+    add_message(thread, "user", "**not bold** and `not code`")
+    _, token = share()
+    page = anonymous.get(shared_url(token)).content.decode()
+    assert '<div class="message-text">**not bold** and `not code`</div>' in page
+
+
+def test_it_escapes_markup_in_an_assistant_messages_markdown(anonymous, thread, share):
+    add_message(
+        thread,
+        "assistant",
+        f"# Title\n\n{XSS}\n\n[click](javascript:window.__pwned=3)\n\n![x](https://e.example/x.png)",
+    )
+    _, token = share()
+    page = anonymous.get(shared_url(token)).content.decode()
+    assert "<h1>Title</h1>" in page
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
+    assert "<script" not in page and "<img" not in page and 'onerror="' not in page
+    assert "javascript:" not in page
+    assert '<span class="md-link-removed"' in page
+
+
+def test_it_keeps_a_tool_result_as_escaped_preformatted_text_not_markdown(anonymous, thread, share):
+    from chat.models import ToolCall
+
+    ToolCall.objects.update(result=f"**437**\n{XSS}")
+    _, token = share()
+    page = anonymous.get(shared_url(token)).content.decode()
+    assert (
+        '<pre class="tool-result-text">**437**\n&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x '
+        "onerror=&quot;window.__pwned=2&quot;&gt;</pre>"
+    ) in page
+    assert "<script" not in page and "<img" not in page
+
+
 def test_it_runs_no_script_at_all(anonymous, share):
     _, token = share()
     response = anonymous.get(shared_url(token))
