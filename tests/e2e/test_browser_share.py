@@ -1,5 +1,6 @@
 """Sharing a conversation in real Chromium: the owner shares from the thread's header, a visitor who is not
-logged in opens the link (with and without JavaScript), the owner revokes it and the link 404s.
+logged in opens the link (with and without JavaScript), the owner revokes it and the link 404s. A thread with
+Markdown and script payloads in its answer and tool result shows the Markdown as HTML and the payloads as text.
 
 AGENTWEB_SCREENSHOTS=1 also writes the share menu, the shared page and the list of links to docs/screenshots/.
 """
@@ -9,7 +10,7 @@ import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
 from tests.support.processes import ROOT, app_environment, daphne, manage
 
 USER, PASSWORD = "grace", "hopper-1906"
@@ -33,7 +34,7 @@ def screenshot(page, name):
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def app_env(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("share")
     env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0")
     manage(env, "migrate", "--noinput")
@@ -43,7 +44,12 @@ def app(tmp_path_factory):
         "-c",
         f"from django.contrib.auth.models import User; User.objects.create_user({USER!r}, password={PASSWORD!r})",
     )
-    with daphne(env) as base_url:
+    return env
+
+
+@pytest.fixture(scope="module")
+def app(app_env):
+    with daphne(app_env) as base_url:
         yield base_url
 
 
@@ -125,4 +131,70 @@ def test_it_404s_once_the_owner_revokes_it(app, browser, owner_page, share_url):
     page = context.new_page()
     assert page.goto(share_url).status == 404
     expect(page.locator("body")).not_to_contain_text("23*19 = 437")
+    context.close()
+
+
+MARKDOWN_ANSWER = """## Results
+
+| Name | Count |
+| :--- | ----: |
+| apples | 3 |
+| <img src=x onerror="window.__pwned=2"> | 4 |
+
+```python
+print("<script>window.__pwned=3</script>")
+```
+
+<script>window.__pwned=1</script><svg onload="window.__pwned=4"></svg><iframe src="javascript:window.__pwned=5">
+
+[click me](javascript:window.__pwned=6) and ![a cat](https://images.example/cat.png)"""
+TOOL_RESULT_XSS = '<script>window.__pwned=7</script><img src=x onerror="window.__pwned=8">'
+
+
+@pytest.fixture(scope="module")
+def markdown_share_url(app, app_env):
+    """A finished thread of another user whose answer is Markdown full of payloads, shared; its address."""
+    script = f"""
+from django.contrib.auth.models import User
+from chat.models import Message, Thread, ToolCall
+from sharing import services
+owner = User.objects.create_user("ada", password="lovelace-1815")
+thread = Thread.objects.create(owner=owner, title="A table and some code")
+Message.objects.create(thread=thread, order=1, role="user", content="show me **a table**")
+asking = Message.objects.create(thread=thread, order=2, role="assistant", content="", finish_reason="tool_calls")
+ToolCall.objects.create(
+    message=asking, call_id="call_1", name="lookup", args={{"q": "fruit"}}, status="success",
+    result={TOOL_RESULT_XSS!r}, duration_ms=5,
+)
+Message.objects.create(thread=thread, order=3, role="assistant", content={MARKDOWN_ANSWER!r}, finish_reason="stop")
+print(services.create_link(thread=thread, display_name="Ada").token)
+"""
+    token = manage(app_env, "shell", "-c", script).strip().splitlines()[-1]
+    return f"{app}/s/{token}/"
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["javascript", "no-javascript"])
+def test_it_renders_markdown_as_html_and_script_payloads_as_text(browser, markdown_share_url, javascript):
+    context = browser.new_context(java_script_enabled=javascript)
+    page = context.new_page()
+    assert page.goto(markdown_share_url).status == 200
+    expect(page.locator(".message.user .message-text")).to_have_text("show me **a table**")
+    answer = page.locator(".message.assistant .message-text.markdown")
+    expect(answer.locator("h2")).to_have_text("Results")
+    expect(answer.locator("table th")).to_have_text(["Name", "Count"])
+    expect(answer.locator("table td.align-right").first).to_have_text("3")
+    expect(answer.locator("table td").nth(2)).to_have_text('<img src=x onerror="window.__pwned=2">')
+    expect(answer.locator(".md-code .md-code-lang")).to_have_text("python")
+    expect(answer.locator("pre code.language-python")).to_have_text('print("<script>window.__pwned=3</script>")')
+    expect(answer).to_contain_text('<script>window.__pwned=1</script><svg onload="window.__pwned=4"></svg>')
+    expect(answer.locator(".md-link-removed")).to_have_text("click me")
+    image = answer.locator("a.md-image")
+    expect(image).to_have_text("image: a cat (click to open)")
+    expect(image).to_have_attribute("rel", "noopener noreferrer nofollow")
+    card = page.locator(".tool-card").first
+    card.locator("summary").click()
+    expect(card.locator(".tool-result-text")).to_have_text(TOOL_RESULT_XSS)
+    assert page.locator("script, img, svg, iframe, [onerror], [onload], [href^='javascript']").count() == 0
+    wait_until(page, "document.readyState === 'complete'")
+    assert page.evaluate("() => window.__pwned") is None
     context.close()
