@@ -30,6 +30,7 @@ def screenshot(page, name):
     """For the docs, with AGENTWEB_SCREENSHOTS=1."""
     if os.environ.get("AGENTWEB_SCREENSHOTS"):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.wait_for_timeout(300)  # CSS transitions (a tool card's arrow turning) end first
         page.screenshot(path=str(SCREENSHOTS / name))
 
 
