@@ -47,6 +47,9 @@ DEBUG = env_bool("DJANGO_DEBUG", True)
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", INSECURE_DEFAULT_SECRET_KEY)
 if not DEBUG and SECRET_KEY == INSECURE_DEFAULT_SECRET_KEY:
     raise ImproperlyConfigured("DJANGO_DEBUG is off but DJANGO_SECRET_KEY is not set: set a long random secret key.")
+# Fernet keys that encrypt model API keys and HTTP-tool headers in the database: the first encrypts, all decrypt
+# (agentweb/secretbox.py, docs/deploy.md "Secrets at rest"). Empty: a key derived from SECRET_KEY.
+AGENTWEB_SECRET_KEYS = env_list("AGENTWEB_SECRET_KEYS", [])
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
