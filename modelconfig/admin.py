@@ -1,5 +1,7 @@
 """Model configurations in the admin. The API key is write-only: the form never renders it (not even after an
-error), shows "•••• (set)" when one is stored, and a key field left blank keeps the stored key."""
+error), shows "•••• (set)" when one is stored, and a key field left blank keeps the stored key. The key is encrypted
+at rest; one that AGENTWEB_SECRET_KEYS cannot decrypt is reported as such, kept as it is by a save that leaves
+the field blank, and replaced by typing it again."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from django.contrib import admin
 from .models import ModelConfiguration
 
 MASKED = "•••• (set)"
+UNREADABLE = "•••• (set, but it cannot be decrypted with AGENTWEB_SECRET_KEYS)"
 
 
 class ModelConfigurationForm(forms.ModelForm):
@@ -45,7 +48,13 @@ class ModelConfigurationForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.initial.pop("api_key", None)  # never handed to the widget
         field = self.fields["api_key"]
-        if self.instance.api_key:
+        if self.instance.key_is_unreadable:
+            field.widget.attrs["placeholder"] = "type the key again to replace it"
+            field.help_text = (
+                f"{UNREADABLE}: configure the key that encrypted it again (docs/deploy.md, "
+                '"Secrets at rest"), or type the API key again. Leave blank to keep it as it is.'
+            )
+        elif self.instance.api_key:
             field.widget.attrs["placeholder"] = f"{MASKED} — type a new key to replace it"
             field.help_text = f"{MASKED}. Stored on the server and never shown again; leave blank to keep it."
         else:
@@ -80,6 +89,8 @@ class ModelConfigurationAdmin(admin.ModelAdmin):
 
     @admin.display(description="API key")
     def key(self, obj: ModelConfiguration) -> str:
+        if obj.key_is_unreadable:
+            return UNREADABLE
         return MASKED if obj.api_key else "—"
 
     def get_fields(self, request, obj=None):

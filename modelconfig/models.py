@@ -1,7 +1,9 @@
-"""A model a person can pick for a thread: which server, which model, how to call it. The key stays here."""
+"""A model a person can pick for a thread: which server, which model, how to call it. The key stays here,
+encrypted at rest (agentweb/fields.py)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -11,8 +13,13 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.db.models import Q
 
+from agentweb.fields import EncryptedTextField
+from agentweb.secretbox import UnreadableSecret
 from chat.llm.config import DEFAULT_BASE_URLS, ModelConfig
 from chat.llm.demo import CONNECT_HELP, DEMO_LABEL
+from chat.llm.types import ModelError
+
+log = logging.getLogger("agentweb.modelconfig")
 
 #: The settings a configuration takes from AGENTWEB_LLM rather than from its row: retries and timeouts.
 TRANSPORT_SETTINGS = ("max_attempts", "timeout", "connect_timeout", "read_timeout")
@@ -48,8 +55,9 @@ class ModelConfiguration(models.Model):
         f"({', '.join(f'{api}: {url}' for api, url in DEFAULT_BASE_URLS.items())}).",
     )
     model = models.CharField("model id", max_length=200, blank=True, help_text="The model name sent to the server.")
-    # Write-only in the admin; never sent to a browser, never in a log line or a repr.
-    api_key = models.CharField("API key", max_length=500, blank=True)
+    # Write-only in the admin; never sent to a browser, never in a log line or a repr. Encrypted at rest: an
+    # UnreadableSecret when the key that encrypted it is not configured (to_config then refuses to use it).
+    api_key = EncryptedTextField("API key", blank=True)
     tool_protocol = models.CharField(max_length=16, choices=ToolProtocol.choices, default=ToolProtocol.NATIVE)
     context_window = models.PositiveIntegerField(
         default=8192,
@@ -115,14 +123,28 @@ class ModelConfiguration(models.Model):
             return f"{self.name} — {DEMO_LABEL}"
         return self.name
 
+    @property
+    def key_is_unreadable(self) -> bool:
+        """A key is stored but none of AGENTWEB_SECRET_KEYS decrypts it."""
+        return isinstance(self.api_key, UnreadableSecret)
+
+    def key_problem(self) -> str:
+        return UnreadableSecret.problem(f"The API key of model configuration {self.name!r}")
+
     def to_config(self) -> ModelConfig:
+        """The configuration a provider is built from. With a key that cannot be decrypted it is still made (the
+        picker and the thread page only need the name), but reading its ``api_key`` (building a provider for any
+        API but the demo) raises UnreadableKey, a ModelError: the run fails with that message."""
         transport = {key: settings.AGENTWEB_LLM.get(key) for key in TRANSPORT_SETTINGS}
         base = ModelConfig.from_mapping({key: value for key, value in transport.items() if value is not None})
-        return ModelConfig(
+        kind, key = ModelConfig, self.api_key
+        if self.key_is_unreadable:
+            kind, key = _UnreadableKeyConfig, _NamedUnreadable(self.api_key.token, self.key_problem())
+        return kind(
             api=self.api,
             base_url=self.base_url,
             model=self.model,
-            api_key=self.api_key,
+            api_key=key,
             tool_protocol=self.tool_protocol,
             max_attempts=base.max_attempts,
             timeout=base.timeout,
@@ -142,3 +164,28 @@ class ModelConfiguration(models.Model):
             "is_demo": self.is_demo,
             "help": CONNECT_HELP if self.is_demo else "",
         }
+
+
+class UnreadableKey(ModelError):
+    """The configuration's API key cannot be decrypted with AGENTWEB_SECRET_KEYS. Shown to the person as it is:
+    it names the configuration and the variable, never a key or a token."""
+
+
+class _UnreadableKeyConfig(ModelConfig):
+    """A ModelConfig whose api_key is an UnreadableSecret: reading it raises UnreadableKey with the message of the
+    configuration it came from (the name travels in the secret's place, so the dataclass stays as it is)."""
+
+    def __getattribute__(self, name: str) -> Any:
+        value = super().__getattribute__(name)
+        if name == "api_key" and isinstance(value, _NamedUnreadable):
+            log.warning("%s", value.message)
+            raise UnreadableKey(value.message)
+        return value
+
+
+class _NamedUnreadable(UnreadableSecret):
+    __slots__ = ("message",)
+
+    def __init__(self, token: str, message: str):
+        super().__init__(token)
+        self.message = message
