@@ -2,7 +2,9 @@
 and a "try it" page per tool.
 
 HTTP tool header values are write-only: the form shows each header's name and "•••• (set)", never its value,
-and a value left blank keeps the stored one.
+and a value left blank keeps the stored one. Headers stored encrypted that AGENTWEB_SECRET_KEYS cannot decrypt
+(names included: the mapping is one token) are reported as such: a save that types no header keeps them as they
+are, typed headers replace them, and "remove the stored headers" drops them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tools.base import Tool
 from tools.models import AllowedHost, ApprovalRule, HttpTool, MemoryItem, ToolSetting, headers_problem
 
 MASKED = "•••• (set)"
+UNREADABLE = "stored, but they cannot be decrypted with AGENTWEB_SECRET_KEYS"
 APPROVAL_FIELDS = ("requires_approval", "allow_approve", "allow_edit", "allow_reject", "allow_respond")
 
 
@@ -131,12 +134,31 @@ class HttpToolForm(forms.ModelForm):
             "body_template": forms.Textarea(attrs={"rows": 6, "cols": 80, "class": "vLargeTextField monospace"}),
         }
 
+    clear_headers = forms.BooleanField(label="Remove the stored headers", required=False)
+
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["secret_headers"].initial = dict(self.instance.headers or {})
+        field = self.fields["secret_headers"]
+        field.initial = self._stored()
+        if self.instance.headers_are_unreadable:
+            field.help_text = (
+                f"The headers are {UNREADABLE} (names and values): configure the key that encrypted them again "
+                '(docs/deploy.md, "Secrets at rest"), or type every header again to replace them. Leave the rows '
+                "empty to keep them as they are."
+            )
 
-    def clean_secret_headers(self) -> dict[str, str]:
-        headers = merge_headers(self.cleaned_data.get("secret_headers") or [], dict(self.instance.headers or {}))
+    def _stored(self) -> dict[str, str]:
+        """The stored headers, or none when they cannot be decrypted."""
+        return {} if self.instance.headers_are_unreadable else dict(self.instance.headers or {})
+
+    def clean_secret_headers(self) -> Any:
+        rows = self.cleaned_data.get("secret_headers") or []
+        if self.data.get(self.add_prefix("clear_headers")):  # cleaned after this field
+            headers: Any = {}
+        elif self.instance.headers_are_unreadable and not any(row["name"] or row["value"] for row in rows):
+            headers = self.instance.headers  # kept: saved back as the same token
+        else:
+            headers = merge_headers(rows, self._stored())
         # Set before the model's own checks (HttpTool.clean) run on the instance.
         self.instance.headers = headers
         return headers
@@ -298,10 +320,12 @@ class HttpToolAdmin(TryItMixin, admin.ModelAdmin):
     def get_fieldsets(self, request: HttpRequest, obj: HttpTool | None = None) -> list:
         editable = self.has_change_permission(request, obj) if obj else self.has_add_permission(request)
         # A view-only page shows header names through header_names: the model field would print the values.
-        headers = "secret_headers" if editable else "header_names"
+        headers = ["secret_headers"] if editable else ["header_names"]
+        if editable and obj is not None and obj.headers_are_unreadable:
+            headers.append("clear_headers")
         return [
             (None, {"fields": ["name", "description", "enabled"]}),
-            ("Request", {"fields": ["method", "url_template", headers, "body_template", "timeout"]}),
+            ("Request", {"fields": ["method", "url_template", *headers, "body_template", "timeout"]}),
             ("Arguments", {"fields": ["parameters"]}),
             ("Approval", {"fields": list(APPROVAL_FIELDS)}),
             ("Who may use it", {"fields": ["groups"]}),
@@ -315,6 +339,8 @@ class HttpToolAdmin(TryItMixin, admin.ModelAdmin):
 
     @admin.display(description="headers")
     def header_names(self, obj: HttpTool) -> str:
+        if obj.headers_are_unreadable:
+            return UNREADABLE
         if not obj.headers:
             return "—"
         return format_html_join(", ", "{}: {}", ((name, MASKED) for name in obj.headers))

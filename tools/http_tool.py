@@ -4,7 +4,9 @@ A call renders the URL and the body from the (already validated) arguments and s
 the SSRF guard of fetch_url (tools/net.py): the host resolved once, every address checked, the connection
 made to the checked address, every redirect checked again, and the headers dropped on a redirect to another
 origin. The response comes back as text. Header values never appear in results, errors or logs: they are
-masked even when the server echoes them back.
+masked even when the server echoes them back. Headers that are stored encrypted and cannot be decrypted (an
+``UnreadableSecret``: the key that encrypted them is not configured) make every call fail with that problem,
+naming the tool; the request is not sent.
 
 Plain Python: a row is read through its attributes, so nothing here imports the ORM.
 """
@@ -22,6 +24,7 @@ from urllib.parse import quote
 
 import httpx
 
+from agentweb.secretbox import UnreadableSecret
 from tools.base import Tool, tool
 from tools.net import BlockedURL, Fetched, guarded_request
 
@@ -57,7 +60,7 @@ class HttpToolRow(Protocol):
     parameters: dict
     method: str
     url_template: str
-    headers: dict
+    headers: dict | UnreadableSecret
     body_template: str
     requires_approval: bool
     timeout: float | None
@@ -134,17 +137,25 @@ def _string_fragment(value: Any) -> str:
 def build_http_tool(row: HttpToolRow, *, allowed_hosts: Iterable[str] = ()) -> Tool:
     """A Tool that performs the request ``row`` describes. ``allowed_hosts`` open hosts the SSRF guard refuses."""
     timeout = float(row.timeout or DEFAULT_TIMEOUT)
-    request = _RequestTemplate(
-        method=row.method.upper(),
-        url_template=row.url_template,
-        body_template=row.body_template or "",
-        headers=dict(row.headers or {}),
-        timeout=timeout,
-        allowed_hosts=frozenset(allowed_hosts),
-    )
+    if isinstance(row.headers, UnreadableSecret):
+        problem = UnreadableSecret.problem(f"The headers of HTTP tool {row.name!r}")
 
-    async def call_http_tool(**args: Any) -> str:
-        return await request.send(args)
+        async def call_http_tool(**args: Any) -> str:
+            logger.warning("%s", problem)
+            raise HttpToolError(problem)
+
+    else:
+        request = _RequestTemplate(
+            method=row.method.upper(),
+            url_template=row.url_template,
+            body_template=row.body_template or "",
+            headers=dict(row.headers or {}),
+            timeout=timeout,
+            allowed_hosts=frozenset(allowed_hosts),
+        )
+
+        async def call_http_tool(**args: Any) -> str:
+            return await request.send(args)
 
     return tool(
         name=row.name,

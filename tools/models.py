@@ -16,6 +16,8 @@ from django.db import models
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from agentweb.fields import EncryptedJSONField
+from agentweb.secretbox import UnreadableSecret
 from tools.http_tool import body_placeholders, render_body, url_placeholders
 
 TOOL_NAME = RegexValidator(r"^[A-Za-z0-9_-]{1,64}$", "Use 1-64 letters, digits, '_' or '-'.")
@@ -101,9 +103,10 @@ class HttpTool(ApprovalChoices):
         help_text="e.g. https://api.example.com/items/{item_id} — each {name} is replaced by the URL-quoted "
         "argument. The scheme and host are fixed: no placeholders there.",
     )
-    # Header name → value. Every value is a secret: written in the admin, never shown again.
-    # One field on purpose, so encryption at rest can later replace it in one place.
-    headers = models.JSONField(default=dict, blank=True)
+    # Header name → value. Every value is a secret: written in the admin, never shown again. The whole mapping is
+    # encrypted at rest as one token (agentweb/fields.py): an UnreadableSecret when the key that encrypted it is
+    # not configured, and the tool then answers every call with that problem (tools/http_tool.py).
+    headers = EncryptedJSONField(default=dict, blank=True)
     body_template = models.TextField(
         blank=True,
         help_text='JSON with {name} placeholders, e.g. {"title": {title}, "note": "by {author}"}: a placeholder '
@@ -135,12 +138,16 @@ class HttpTool(ApprovalChoices):
             ("parameters", parameters_problem(self.parameters)),
             ("url_template", self._url_problem()),
             ("body_template", self._body_problem()),
-            ("headers", headers_problem(self.headers)),
+            ("headers", None if self.headers_are_unreadable else headers_problem(self.headers)),
         ]:
             if problem:
                 errors.setdefault(field, []).append(problem)
         if errors:
             raise ValidationError(errors)
+
+    @property
+    def headers_are_unreadable(self) -> bool:
+        return isinstance(self.headers, UnreadableSecret)
 
     def property_names(self) -> set[str]:
         properties = self.parameters.get("properties") if isinstance(self.parameters, dict) else None
