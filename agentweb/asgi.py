@@ -9,16 +9,20 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agentweb.settings")
 django_http_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from chat.routing import websocket_urlpatterns  # noqa: E402
+from chat.runs import RUNS_CHANNEL  # noqa: E402
+from chat.worker import RunWorker  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         # Daphne serves the app's own static files so `make run` needs nothing in front of it.
         "http": ASGIStaticFilesHandler(django_http_app),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # `manage.py runworker agentweb-runs` (AGENTWEB_RUN_WORKERS): runs handed over by Daphne processes.
+        "channel": ChannelNameRouter({RUNS_CHANNEL: RunWorker.as_asgi()}),
     }
 )

@@ -116,7 +116,15 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 60},
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                # Messages a channel holds before sends to it fail: a socket that stops reading loses its
+                # events (it catches up from a snapshot) rather than Redis holding them without bound.
+                "capacity": env_int("AGENTWEB_CHANNEL_CAPACITY", 1000),
+                "expiry": 60,
+                # Several deployments (or test runs) can share one Redis under different prefixes.
+                "prefix": env_str("AGENTWEB_REDIS_PREFIX", "agentweb"),
+            },
         }
     }
 else:
@@ -212,6 +220,15 @@ AGENTWEB_DEMO_DELAY = float(env_str("AGENTWEB_DEMO_DELAY", "0.03"))
 AGENTWEB_FLUSH_INTERVAL = float(env_str("AGENTWEB_FLUSH_INTERVAL", "1.0"))
 # At most one delta frame per stream per this many seconds; the first piece is never held back.
 AGENTWEB_COALESCE_WINDOW = float(env_str("AGENTWEB_COALESCE_WINDOW", "0.016"))
+# Runs execute in `manage.py runworker agentweb-runs` processes (needs REDIS_URL) instead of the Daphne
+# process that received the message; a run then outlives the Daphne process that started it.
+AGENTWEB_RUN_WORKERS = env_bool("AGENTWEB_RUN_WORKERS", False)
+if AGENTWEB_RUN_WORKERS and not REDIS_URL:
+    raise ImproperlyConfigured("AGENTWEB_RUN_WORKERS=true needs REDIS_URL: workers are fed through Redis.")
+# The process running a run writes a heartbeat this often; a run whose heartbeat is older than the stale
+# limit belongs to a process that died, and becomes interrupted.
+AGENTWEB_HEARTBEAT_SECONDS = env_float("AGENTWEB_HEARTBEAT_SECONDS", 10.0)
+AGENTWEB_RUN_STALE_SECONDS = env_float("AGENTWEB_RUN_STALE_SECONDS", 45.0)
 AGENTWEB_MAX_FRAME_BYTES = env_int("AGENTWEB_MAX_FRAME_BYTES", 256 * 1024)
 # message.send per user and process: a burst of this many, then this many per minute.
 AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)

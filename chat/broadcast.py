@@ -33,12 +33,29 @@ class ThreadChannel:
 
     async def emit(self, type_: str, **fields: Any) -> None:
         async with self.lock:
-            self.seq += 1
-            event = {"type": type_, "thread": str(self.thread_id), "seq": self.seq, **fields}
-            # Serialised once here rather than once per subscribed socket.
-            text = json.dumps(event, ensure_ascii=False)
-            self.backlog.append((self.seq, text))
-            await self.layer.group_send(group_name(self.thread_id), {"type": "thread.event", "text": text})
+            await self._send(type_, fields)
+
+    async def emit_numbered(self, first_seq: int, events: list[tuple[str, dict[str, Any]]]) -> None:
+        """Emit `events` as numbers `first_seq`… that the database reserved (another process may have
+        numbered events of this thread since this one last did)."""
+        async with self.lock:
+            self.resync(first_seq - 1)
+            for type_, fields in events:
+                await self._send(type_, fields)
+
+    def resync(self, seq: int) -> None:
+        """Go on from `seq`; the backlog no longer follows on from it, so it is dropped. Hold the lock."""
+        if seq != self.seq:
+            self.seq = seq
+            self.backlog.clear()
+
+    async def _send(self, type_: str, fields: dict[str, Any]) -> None:
+        self.seq += 1
+        event = {"type": type_, "thread": str(self.thread_id), "seq": self.seq, **fields}
+        # Serialised once here rather than once per subscribed socket.
+        text = json.dumps(event, ensure_ascii=False)
+        self.backlog.append((self.seq, text))
+        await self.layer.group_send(group_name(self.thread_id), {"type": "thread.event", "text": text})
 
     def events_after(self, after_seq: int) -> list[str] | None:
         """The events after `after_seq`, or None when the backlog no longer reaches back that far."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 
@@ -15,18 +16,24 @@ from .frames import ClientError, frame_ref, parse_frame
 from .ratelimit import RateLimiter
 
 UNAUTHENTICATED = 4401
+# How long a subscriber waits for the process running its thread's run to answer (chat/runs.py) before
+# it takes the stored state instead (that process may have died a moment ago).
+REPLAY_WAIT_SECONDS = 5.0
 SEND_LIMIT = RateLimiter(per_minute=settings.AGENTWEB_SEND_RATE_PER_MINUTE, burst=settings.AGENTWEB_SEND_BURST)
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
     async def connect(self):
         self.groups_joined: set[str] = set()
+        self.replays_awaited: dict[str, asyncio.Task] = {}
         await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=UNAUTHENTICATED)
 
     async def disconnect(self, code):
+        for waiting in getattr(self, "replays_awaited", {}).values():
+            waiting.cancel()
         for group in getattr(self, "groups_joined", ()):
             await self.channel_layer.group_discard(group, self.channel_name)
 
@@ -44,9 +51,26 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 {"type": "error", "code": error.code, "message": error.message, "ref": frame_ref(text_data)}
             )
 
+    async def dispatch(self, message):
+        # Channels closes stale database connections (a hop to a worker thread) before every message;
+        # a thread's events touch no database, and they are nearly all the messages a socket gets.
+        if message["type"] == "thread.event":
+            await self.send(text_data=message["text"])
+        else:
+            await super().dispatch(message)
+
     async def thread_event(self, message):
         """An event of a thread this socket follows, already serialised once by its sender."""
         await self.send(text_data=message["text"])
+
+    async def thread_replayed(self, message):
+        """The state of a thread whose run streams in another process, sent by that process."""
+        waiting = self.replays_awaited.pop(message["thread"], None)
+        if waiting is None:
+            return  # too late: the stored state was sent instead
+        waiting.cancel()
+        for text in message["texts"]:
+            await self.send(text_data=text)
 
     async def send_event(self, event: dict) -> None:
         await self.send(text_data=json.dumps(event))
@@ -61,8 +85,25 @@ class ChatConsumer(AsyncWebsocketConsumer):
         # Read before following the thread: an event sent in between would arrive twice.
         model = await database_sync_to_async(services.thread_model_info)(thread)
         await self.follow(thread.pk)
-        for text in await runs.subscribe_texts(thread, frame.get("after_seq"), model):
+        texts = await runs.subscribe_texts(thread, frame.get("after_seq"), model, reply_to=self.channel_name)
+        if texts is None:
+            self.await_replay(thread, model)
+            return
+        for text in texts:
             await self.send(text_data=text)
+
+    def await_replay(self, thread, model) -> None:
+        key = str(thread.pk)
+        if key in self.replays_awaited:
+            self.replays_awaited[key].cancel()
+
+        async def fall_back() -> None:
+            await asyncio.sleep(REPLAY_WAIT_SECONDS)
+            if self.replays_awaited.get(key) is asyncio.current_task():
+                del self.replays_awaited[key]
+                await self.send(text_data=await runs.stored_snapshot_text(thread, model))
+
+        self.replays_awaited[key] = asyncio.get_running_loop().create_task(fall_back())
 
     async def send_message(self, frame):
         if not SEND_LIMIT.allow(self.scope["user"].pk):

@@ -50,6 +50,9 @@ class Run(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # Written every few seconds by the process executing the run: a stale one means that process died.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # The channel-layer address of that process (chat/mailbox.py): where a cancel or a subscriber's
+    # request for the live state is sent when it reaches another process.
+    owner = models.CharField(max_length=200, blank=True)
     # What the person should know about how the run went (a tool call found in the text, a trimmed history).
     notes = models.JSONField(default=list, blank=True)
 

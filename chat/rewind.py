@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from . import runs, services
 from .access import get_thread_for_user
-from .broadcast import channel_for
 from .models import Message, Run, Thread
 
 
@@ -92,9 +91,6 @@ async def begin_rewind(
     )
     turn = rewound.turn
     if turn.run is not None:
-        channel = await channel_for(turn.thread.pk)
-        await channel.emit(
-            "thread.rewound", message=rewound.message_id, content=rewound.content, removed=rewound.removed
-        )
-        await database_sync_to_async(services.bump_seq)(thread_id=turn.thread.pk, last_seq=channel.seq)
+        fields = {"message": rewound.message_id, "content": rewound.content, "removed": rewound.removed}
+        await runs.emit_outside_run(turn.thread.pk, [("thread.rewound", fields)])
     return turn

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -26,7 +27,7 @@ from tools.executor import validation_errors
 from tools.services import ToolSet, toolset_for_user
 from tools.store import DatabaseStore
 
-from . import services
+from . import mailbox, run_owners, services
 from .agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from .broadcast import ThreadChannel, channel_for, group_name, known_channel
 from .llm.budget import DEFAULT_RESERVE, ContextBudget
@@ -41,8 +42,8 @@ log = logging.getLogger("agentweb.runs")
 User = get_user_model()
 db = database_sync_to_async
 
-HEARTBEAT_SECONDS = 10
-STALE_AFTER = timedelta(seconds=45)
+# The channel `manage.py runworker agentweb-runs` reads (chat/worker.py) when AGENTWEB_RUN_WORKERS is on.
+RUNS_CHANNEL = "agentweb-runs"
 
 
 def default_model_config() -> ModelConfig:
@@ -59,6 +60,11 @@ def context_budget(config: ModelConfig) -> ContextBudget | None:
 def single_process() -> bool:
     """Without Redis every run lives in this process, so a run this process does not know is an orphan."""
     return not settings.REDIS_URL
+
+
+def stale_before():
+    """A running run whose heartbeat is older than this belongs to a process that died."""
+    return timezone.now() - timedelta(seconds=settings.AGENTWEB_RUN_STALE_SECONDS)
 
 
 # --- which tools, and which of their calls wait for a person ----------------------------
@@ -144,10 +150,37 @@ async def set_model(*, user, thread_id: str, model: str) -> dict[str, Any]:
 
 
 async def announce_model(thread_id: uuid.UUID, info: dict[str, Any]) -> None:
-    channel = await channel_for(thread_id)
     model = {key: info[key] for key in ("id", "label", "is_demo")}
-    await channel.emit("thread.model_changed", model=model)
-    await db(services.bump_seq)(thread_id=thread_id, last_seq=channel.seq)
+    await emit_outside_run(thread_id, [("thread.model_changed", {"model": model})])
+
+
+async def emit_outside_run(thread_id: uuid.UUID, events: list[tuple[str, dict[str, Any]]]) -> None:
+    """Events of a thread that no run of this process emits: decisions, model changes, rewinds.
+
+    One process numbers a thread's events at a time: while a run streams, the process running it (these
+    events are sent there when that is another process); otherwise the database hands out the numbers.
+    """
+    if single_process() or thread_id in ACTIVE_RUNS:
+        channel = await channel_for(thread_id)
+        for type_, fields in events:
+            await channel.emit(type_, **fields)
+        await db(services.bump_seq)(thread_id=thread_id, last_seq=channel.seq)
+        return
+    live = await db(run_owners.live_run)(thread_id=thread_id, stale_before=stale_before())
+    if live is not None and live.owner and live.owner != mailbox.own_address():
+        await mailbox.send(
+            live.owner, {"type": "thread.emit", "thread": str(thread_id), "events": [list(e) for e in events]}
+        )
+        return
+    first = await db(run_owners.reserve_seqs)(thread_id=thread_id, count=len(events))
+    channel = await channel_for(thread_id)
+    await channel.emit_numbered(first, events)
+
+
+@mailbox.handles("thread.emit")
+async def _emit_for_another_process(message: dict[str, Any]) -> None:
+    thread_id = uuid.UUID(message["thread"])
+    await emit_outside_run(thread_id, [(type_, fields) for type_, fields in message["events"]])
 
 
 async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None = None) -> services.TurnStart:
@@ -161,9 +194,46 @@ async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None =
     )
 
 
-async def launch_run(turn: services.TurnStart, *, resume: list[services.ApprovedCall] | None = None) -> ActiveRun:
+async def launch_run(
+    turn: services.TurnStart, *, resume: list[services.ApprovedCall] | None = None
+) -> ActiveRun | None:
+    """Start the run here, or with AGENTWEB_RUN_WORKERS hand it to whichever worker reads the runs channel."""
+    if settings.AGENTWEB_RUN_WORKERS:
+        await get_channel_layer().send(
+            RUNS_CHANNEL,
+            {
+                "type": "run.launch",
+                "thread": str(turn.thread.pk),
+                "run": turn.run.pk,
+                "created_thread": turn.created_thread,
+                "resume": resume is not None,
+            },
+        )
+        return None
+    return await start_here(turn, resume=resume)
+
+
+async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:
+    """A worker starts a run a Daphne process handed over (see launch_run)."""
+    thread = await Thread.objects.aget(pk=message["thread"])
+    run = await Run.objects.aget(pk=message["run"])
+    resume = (await db(services.approved_calls)(run_id=run.pk))[1] if message["resume"] else None
+    return await start_here(services.TurnStart(thread, run, message["created_thread"]), resume=resume)
+
+
+async def start_here(
+    turn: services.TurnStart, *, resume: list[services.ApprovedCall] | None = None
+) -> ActiveRun | None:
     thread, run = turn.thread, turn.run
     channel = await channel_for(thread.pk)
+    if not single_process():
+        # Written on the run so that other processes can reach it; the numbering goes on from the
+        # database's, as another process may have numbered events of this thread since.
+        last_seq = await db(run_owners.take)(run_id=run.pk, owner=await mailbox.address())
+        if last_seq is None:
+            return None  # cancelled before any process took it
+        async with channel.lock:
+            channel.resync(last_seq)
     recorder = RunRecorder(
         channel=channel,
         thread_id=thread.pk,
@@ -242,7 +312,7 @@ def _prepare_resume(recorder: RunRecorder, approved: list[services.ApprovedCall]
 
 async def _beat(run_id: int) -> None:
     while True:
-        await asyncio.sleep(HEARTBEAT_SECONDS)
+        await asyncio.sleep(settings.AGENTWEB_HEARTBEAT_SECONDS)
         await db(services.heartbeat)(run_id=run_id)
 
 
@@ -293,26 +363,33 @@ async def decide(*, user, tool_call_id: str, decision: str, args=None, message: 
         user=user, tool_call_id=tool_call_id, decision=decision, args=args, message=message, for_thread=for_thread
     )
     call = decided.tool_call
-    channel = await channel_for(decided.thread_id)
-    await channel.emit(
-        "tool_call.decided",
-        tool_call=str(call.pk),
-        decision=decision,
-        args=call.args,
-        original_args=call.original_args,
-        message=message or None,
-        by=user.get_username(),
-    )
-    if decided.result is not None:
-        await channel.emit(
-            "tool_call.completed",
-            tool_call=str(call.pk),
-            status="rejected",
-            content=decided.result,
-            has_artifact=False,
-            duration_ms=None,
+    events = [
+        (
+            "tool_call.decided",
+            {
+                "tool_call": str(call.pk),
+                "decision": decision,
+                "args": call.args,
+                "original_args": call.original_args,
+                "message": message or None,
+                "by": user.get_username(),
+            },
         )
-    await db(services.bump_seq)(thread_id=decided.thread_id, last_seq=channel.seq)
+    ]
+    if decided.result is not None:
+        events.append(
+            (
+                "tool_call.completed",
+                {
+                    "tool_call": str(call.pk),
+                    "status": "rejected",
+                    "content": decided.result,
+                    "has_artifact": False,
+                    "duration_ms": None,
+                },
+            )
+        )
+    await emit_outside_run(decided.thread_id, events)
     if decided.all_decided:
         await resume_run(decided.thread_id, decided.run_id)
 
@@ -333,6 +410,8 @@ async def cancel(thread_id: uuid.UUID) -> bool:
     if active is not None and not active.task.done():
         active.task.cancel()
         return True
+    if not single_process():
+        return await _cancel_elsewhere(thread_id)
     channel = await channel_for(thread_id)
     async with channel.lock:  # reserve the numbers of the events below before writing them down
         cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, last_seq=channel.seq + 1)
@@ -353,32 +432,106 @@ async def cancel(thread_id: uuid.UUID) -> bool:
     return True
 
 
+async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
+    """With several processes: the run streams in another process (tell it), waits for a worker to take it
+    (cancel it before one does), or waits for a person (cancel its waiting calls here)."""
+    live = await db(run_owners.live_run)(thread_id=thread_id, stale_before=stale_before())
+    if live is not None and live.owner and live.owner != mailbox.own_address():
+        await mailbox.send(live.owner, {"type": "run.cancel", "thread": str(thread_id)})
+        return True
+    if live is not None and not live.owner and await db(run_owners.cancel_untaken)(run_id=live.run_id):
+        await emit_outside_run(thread_id, [("run.cancelled", {"run": live.run_id})])
+        return True
+    cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, last_seq=None)
+    if cancelled is None:
+        return False
+    run_id, call_ids = cancelled
+    events = [
+        (
+            "tool_call.completed",
+            {
+                "tool_call": call_id,
+                "status": "cancelled",
+                "content": services.INTERRUPTED_RESULT,
+                "has_artifact": False,
+                "duration_ms": None,
+            },
+        )
+        for call_id in call_ids
+    ]
+    await emit_outside_run(thread_id, [*events, ("run.cancelled", {"run": run_id})])
+    return True
+
+
+@mailbox.handles("run.cancel")
+async def _cancel_for_another_process(message: dict[str, Any]) -> None:
+    active = ACTIVE_RUNS.get(uuid.UUID(message["thread"]))
+    if active is not None and not active.task.done():
+        active.task.cancel()
+
+
 # --- what a subscriber is sent first ------------------------------------------------------------
 
 
-async def subscribe_texts(thread: Thread, after_seq: int | None, model: dict[str, Any]) -> list[str]:
-    """The events after `after_seq` when this process still has them all, else a snapshot."""
+async def subscribe_texts(
+    thread: Thread, after_seq: int | None, model: dict[str, Any], *, reply_to: str | None = None
+) -> list[str] | None:
+    """The events after `after_seq` when this process still has them all, else a snapshot.
+
+    None: the thread's run streams in another process, which sends them to `reply_to` itself, in order
+    with the run's next events (a `thread.replayed` message).
+    """
     await ensure_recovered()
-    channel = known_channel(thread.pk)
-    if channel is not None and after_seq is not None:
-        async with channel.lock:
-            texts = channel.events_after(after_seq)
-        if texts is not None:
-            return texts
-    return [json.dumps(await snapshot(thread, model), ensure_ascii=False)]
+    if single_process() or thread.pk in ACTIVE_RUNS:
+        return await _texts_here(thread, after_seq, model)
+    live = await db(run_owners.live_run)(thread_id=thread.pk, stale_before=stale_before())
+    if reply_to and live is not None and live.owner and live.owner != mailbox.own_address():
+        request = {"thread": str(thread.pk), "after_seq": after_seq, "model": model, "reply_to": reply_to}
+        await mailbox.send(live.owner, {"type": "thread.replay", **request})
+        return None
+    # No run streams anywhere: the database holds the thread exactly as of its last number.
+    return [await stored_snapshot_text(thread, model)]
 
 
-async def snapshot(thread: Thread, model: dict[str, Any]) -> dict[str, Any]:
+async def stored_snapshot_text(thread: Thread, model: dict[str, Any]) -> str:
+    seq = await db(services.current_seq)(thread_id=thread.pk)
+    return json.dumps(await db(services.build_snapshot)(thread=thread, seq=seq, model=model), ensure_ascii=False)
+
+
+async def _texts_here(thread: Thread, after_seq: int | None, model: dict[str, Any]) -> list[str]:
     channel = known_channel(thread.pk)
     if channel is None:
-        seq = await db(services.current_seq)(thread_id=thread.pk)
-        return await db(services.build_snapshot)(thread=thread, seq=seq, model=model)
-    # Hold the thread's events while the snapshot is read, so it is exactly the state as of its seq.
+        return [await stored_snapshot_text(thread, model)]
+    # Hold the thread's events while reading, so the snapshot is exactly the state as of its seq.
     async with channel.lock:
-        active = ACTIVE_RUNS.get(thread.pk)
-        if active is not None:
-            await active.recorder.save_now()
-        return await db(services.build_snapshot)(thread=thread, seq=channel.seq, model=model)
+        return await _texts_locked(thread, channel, after_seq, model)
+
+
+async def _texts_locked(thread: Thread, channel: ThreadChannel, after_seq: int | None, model) -> list[str]:
+    texts = channel.events_after(after_seq) if after_seq is not None else None
+    if texts is not None:
+        return texts
+    active = ACTIVE_RUNS.get(thread.pk)
+    if active is not None:
+        await active.recorder.save_now()
+    snapshot = await db(services.build_snapshot)(thread=thread, seq=channel.seq, model=model)
+    return [json.dumps(snapshot, ensure_ascii=False)]
+
+
+@mailbox.handles("thread.replay")
+async def _replay_for_another_process(message: dict[str, Any]) -> None:
+    """A subscriber on another process asks for the state of a thread whose run streams here."""
+    thread = await Thread.objects.aget(pk=message["thread"])
+    reply = {"type": "thread.replayed", "thread": message["thread"]}
+    channel = known_channel(thread.pk)
+    if channel is None or thread.pk not in ACTIVE_RUNS:
+        text = await stored_snapshot_text(thread, message["model"])
+        await mailbox.send(message["reply_to"], {**reply, "texts": [text]})
+        return
+    async with channel.lock:
+        texts = await _texts_locked(thread, channel, message["after_seq"], message["model"])
+        # Sent before the lock lets the run's next event out, so the subscriber gets them in order.
+        await mailbox.send(message["reply_to"], {**reply, "texts": texts})
 
 
 # --- after a restart ----------------------------------------------------------------------------
@@ -392,8 +545,8 @@ async def ensure_recovered() -> None:
     if _recovered:
         return
     _recovered = True
-    stale_before = None if single_process() else timezone.now() - STALE_AFTER
+    cutoff = None if single_process() else stale_before()
     keep = {active.run_id for active in ACTIVE_RUNS.values()}
-    threads = await db(services.interrupt_stale_runs)(stale_before=stale_before, keep=keep)
+    threads = await db(services.interrupt_stale_runs)(stale_before=cutoff, keep=keep)
     if threads:
         log.info("marked %d run(s) left by a stopped server as interrupted", len(threads))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max, Prefetch
+from django.db.models import F, Max, Prefetch, Q
 from django.utils import timezone
 
 from modelconfig.services import config_for
@@ -192,7 +192,10 @@ def complete_tool_call(
         )
 
 
-def finish_run(*, run_id: int, status: str, reason: str = "", error: str = "", steps: int, last_seq: int) -> None:
+def finish_run(
+    *, run_id: int, status: str, reason: str = "", error: str = "", steps: int, last_seq: int | None
+) -> None:
+    """`last_seq` None: the events saying so are numbered by whoever emits them (chat/run_owners.py)."""
     with transaction.atomic():
         run = Run.objects.get(pk=run_id)
         Run.objects.filter(pk=run_id).update(
@@ -205,7 +208,10 @@ def finish_run(*, run_id: int, status: str, reason: str = "", error: str = "", s
         Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
             status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
         )
-        Thread.objects.filter(pk=run.thread_id).update(last_seq=last_seq, updated_at=timezone.now())
+        changes = {"updated_at": timezone.now()}
+        if last_seq is not None:
+            changes["last_seq"] = last_seq
+        Thread.objects.filter(pk=run.thread_id).update(**changes)
 
 
 def bump_seq(*, thread_id: uuid.UUID, last_seq: int) -> None:
@@ -442,8 +448,9 @@ def thread_grants(*, thread_id: uuid.UUID) -> set[str]:
 def claim_waiting_run(*, run_id: int) -> bool:
     """Move a waiting run back to running; only one caller ever wins."""
     return bool(
+        # No process owns it until one takes it to resume it (chat/run_owners.py).
         Run.objects.filter(pk=run_id, status=Run.Status.WAITING).update(
-            status=Run.Status.RUNNING, heartbeat_at=timezone.now()
+            status=Run.Status.RUNNING, heartbeat_at=timezone.now(), owner=""
         )
     )
 
@@ -464,7 +471,7 @@ def approved_calls(*, run_id: int) -> tuple[int, list[ApprovedCall]]:
     return message.pk, [ApprovedCall(c.pk, c.index, c.call_id, c.name, c.args) for c in calls]
 
 
-def cancel_waiting_run(*, thread_id: uuid.UUID, last_seq: int) -> tuple[int, list[str]] | None:
+def cancel_waiting_run(*, thread_id: uuid.UUID, last_seq: int | None) -> tuple[int, list[str]] | None:
     """Cancel the thread's waiting run, if any: its waiting calls are cancelled. Returns (run id, call ids)."""
     with transaction.atomic():
         run = Run.objects.filter(thread_id=thread_id, status=Run.Status.WAITING).first()
@@ -517,12 +524,12 @@ def heartbeat(*, run_id: int) -> None:
     Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
 
 
-def interrupt_stale_runs(*, stale_before, keep: set[int]) -> list[uuid.UUID]:
+def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID | None = None) -> list[uuid.UUID]:
     """Runs left running by a process that is gone become interrupted (partial text kept); waiting runs
     stay waiting. `stale_before` None: every running run not in `keep` (one process owns them all)."""
-    from django.db.models import Q
-
     running = Run.objects.filter(status=Run.Status.RUNNING).exclude(pk__in=keep)
+    if thread_id is not None:
+        running = running.filter(thread_id=thread_id)
     if stale_before is not None:
         running = running.filter(
             Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, started_at__lt=stale_before)

@@ -1,0 +1,77 @@
+"""This process's address on the channel layer, and the loop that reads what other processes send to it.
+
+With several processes (Daphne and `runworker`, sharing Redis), a run lives in exactly one of them. A
+cancel, or a subscriber's request for the live state of a thread, may arrive at any other; they are sent
+to the address the run's process wrote on its Run row (chat/runs.py), and handled here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from channels.layers import get_channel_layer
+
+log = logging.getLogger("agentweb.mailbox")
+
+Handler = Callable[[dict[str, Any]], Awaitable[None]]
+_handlers: dict[str, Handler] = {}
+_address: str | None = None
+_reader: asyncio.Task | None = None
+_lock = asyncio.Lock()
+
+
+def handles(message_type: str) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        _handlers[message_type] = handler
+        return handler
+
+    return register
+
+
+async def address() -> str:
+    """This process's address; the first call opens it and starts reading it."""
+    global _address, _reader
+    if _address is not None and _reader is not None and not _reader.done():
+        return _address
+    async with _lock:
+        if _address is None or _reader is None or _reader.done():
+            layer = get_channel_layer()
+            _address = await layer.new_channel("agentweb-process.")
+            _reader = asyncio.get_running_loop().create_task(_read(layer, _address), name="agentweb-mailbox")
+    return _address
+
+
+def own_address() -> str | None:
+    """This process's address if it has opened one (a process that never ran a run has none)."""
+    return _address
+
+
+async def send(to: str, message: dict[str, Any]) -> None:
+    await get_channel_layer().send(to, message)
+
+
+async def _read(layer, name: str) -> None:
+    while True:
+        try:
+            message = await layer.receive(name)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # Redis went away for a moment: keep the address, try again
+            log.exception("reading this process's mailbox failed; retrying")
+            await asyncio.sleep(1)
+            continue
+        handler = _handlers.get(message.get("type"))
+        if handler is None:
+            log.warning("mailbox message of unknown type %r dropped", message.get("type"))
+            continue
+        asyncio.get_running_loop().create_task(_handle(handler, message))
+
+
+async def _handle(handler: Handler, message: dict[str, Any]) -> None:
+    try:
+        await handler(message)
+    except Exception:
+        log.exception("handling mailbox message %r failed", message.get("type"))
