@@ -39,6 +39,8 @@ class EncryptedTextField(models.TextField):
         return super().to_python(value)
 
     def get_db_prep_save(self, value: Any, connection: Any) -> Any:
+        if hasattr(value, "as_sql"):  # an expression (bulk_update's CASE): its values come back through here
+            return value
         return self._write(value)
 
     def value_to_string(self, obj: Any) -> str:
@@ -112,30 +114,31 @@ class EncryptedJSONField(EncryptedTextField):
 # --- for migrations: the rows of a column, encrypted or decrypted in place ---------------------------
 
 
-def encrypt_column(schema_editor: Any, table: str, column: str, pk: str = "id") -> int:
-    """Encrypt every non-empty plaintext value of ``table.column`` with the first key. Raw SQL: the migration
-    of a field to EncryptedTextField calls it after the AlterField. Returns how many rows changed."""
+def encrypt_column(connection: Any, table: str, column: str, pk: str = "id") -> int:
+    """Encrypt every non-empty plaintext value of ``table.column`` with the first key, through ``connection``
+    (a migration's ``schema_editor.connection``). Raw SQL: the migration of a field to EncryptedTextField calls it
+    after the AlterField. Returns how many rows changed."""
 
     def encrypt(value: str) -> str:
         return value if value == "" or is_encrypted(value) else box().encrypt(value)
 
-    return _rewrite(schema_editor, table, column, pk, encrypt)
+    return _rewrite(connection, table, column, pk, encrypt)
 
 
-def decrypt_column(schema_editor: Any, table: str, column: str, pk: str = "id") -> int:
+def decrypt_column(connection: Any, table: str, column: str, pk: str = "id") -> int:
     """The reverse: every token of ``table.column`` back to plaintext. Raises UnreadableSecretError (naming
     the row) when a token cannot be decrypted: nothing is written as plaintext that was not decrypted."""
 
     def decrypt(value: str) -> str:
         return box().decrypt(value)
 
-    return _rewrite(schema_editor, table, column, pk, decrypt)
+    return _rewrite(connection, table, column, pk, decrypt)
 
 
-def _rewrite(schema_editor: Any, table: str, column: str, pk: str, change) -> int:
-    quote = schema_editor.connection.ops.quote_name
+def _rewrite(connection: Any, table: str, column: str, pk: str, change) -> int:
+    quote = connection.ops.quote_name
     changed = 0
-    with schema_editor.connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(f"SELECT {quote(pk)}, {quote(column)} FROM {quote(table)}")
         rows = cursor.fetchall()
         for key, value in rows:

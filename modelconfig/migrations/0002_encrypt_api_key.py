@@ -8,12 +8,12 @@ from django.db import migrations
 # Raw SQL through agentweb.fields, so the values are read and written exactly as they are in the column.
 def encrypt_api_keys(apps, schema_editor):
     table = apps.get_model("modelconfig", "ModelConfiguration")._meta.db_table
-    agentweb.fields.encrypt_column(schema_editor, table, "api_key")
+    agentweb.fields.encrypt_column(schema_editor.connection, table, "api_key")
 
 
 def decrypt_api_keys(apps, schema_editor):
     table = apps.get_model("modelconfig", "ModelConfiguration")._meta.db_table
-    agentweb.fields.decrypt_column(schema_editor, table, "api_key")
+    agentweb.fields.decrypt_column(schema_editor.connection, table, "api_key")
 
 
 class Migration(migrations.Migration):

@@ -8,12 +8,12 @@ from django.db import migrations
 # JSON text, when reversed, which the JSON column reads again). Raw SQL through agentweb.fields.
 def encrypt_headers(apps, schema_editor):
     table = apps.get_model("tools", "HttpTool")._meta.db_table
-    agentweb.fields.encrypt_column(schema_editor, table, "headers")
+    agentweb.fields.encrypt_column(schema_editor.connection, table, "headers")
 
 
 def decrypt_headers(apps, schema_editor):
     table = apps.get_model("tools", "HttpTool")._meta.db_table
-    agentweb.fields.decrypt_column(schema_editor, table, "headers")
+    agentweb.fields.decrypt_column(schema_editor.connection, table, "headers")
 
 
 class Migration(migrations.Migration):
