@@ -8,6 +8,7 @@ import { Actions } from "./actions.js";
 import { ModelPicker, runNote } from "./models.js";
 import { SidebarActions } from "./sidebar.js";
 import { TurnControls, applyRewound } from "./rewind.js";
+import { ToolCatalog, ToolsPanel, fetchArtifact } from "./tools.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -17,6 +18,7 @@ const CONNECTION_LABELS = {
   "signed-out": "signed out — reload the page to sign in",
 };
 const URL_PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
+const CALL_PLACEHOLDER = "ffffffff-ffff-ffff-ffff-ffffffffffff";
 
 function readJson(id, fallback) {
   const node = document.getElementById(id);
@@ -43,6 +45,10 @@ const appEl = $("app");
 const modelInfo = readJson("model-info", {}) || {};
 const threadUrlTemplate = appEl?.dataset.threadUrl || `/t/${URL_PLACEHOLDER}/`;
 const threadUrl = (id) => threadUrlTemplate.replace(URL_PLACEHOLDER, encodeURIComponent(id));
+const artifactUrl = (threadId, toolCallId) => (appEl?.dataset.artifactUrl || "")
+  .replace(URL_PLACEHOLDER, encodeURIComponent(threadId))
+  .replace(CALL_PLACEHOLDER, encodeURIComponent(toolCallId));
+const toolCatalog = new ToolCatalog(appEl?.dataset.toolsUrl || "");
 
 const state = {
   threadId: readJson("thread-id", "") || null,
@@ -62,7 +68,21 @@ const view = new ThreadView($("messages"), {
   onDecide: (toolCallId, payload) => actions.decide(toolCallId, payload),
   onRetry: () => actions.retry(),
   onContinue: (steps) => actions.continueRun(steps),
+  loadArtifact: (toolCallId) => (state.threadId && appEl?.dataset.artifactUrl
+    ? fetchArtifact(artifactUrl(state.threadId, toolCallId))
+    : Promise.reject(new Error("The artifact cannot be loaded here."))),
+  describeTool: (name) => toolCatalog.description(name),
 });
+if ($("tools-toggle")) {
+  new ToolsPanel({
+    button: $("tools-toggle"),
+    panel: $("tools-panel"),
+    list: $("tools-list"),
+    status: $("tools-status"),
+    closeButton: $("tools-close"),
+    catalog: toolCatalog,
+  });
+}
 const sidebar = new Sidebar($("sidebar"), $("thread-list"), $("sidebar-toggle"), threadUrl);
 new SidebarActions({
   root: $("sidebar"),

@@ -2,7 +2,7 @@
 // Everything that comes from the model, a tool or a person goes in as text (textContent, Text nodes, appendData):
 // never through innerHTML.
 
-import { el, prettyJson } from "./dom.js";
+import { button, el, prettyJson } from "./dom.js";
 import { ApprovalPanel, decisionText, originalArgsView } from "./approval.js";
 import { MarkdownStream, onCopyClick } from "./markdown.js";
 
@@ -158,18 +158,143 @@ export class MessageView {
   }
 }
 
+/** "512 bytes", "3.4 KB", "1.2 MB". */
+export function formatBytes(n) {
+  if (typeof n !== "number" || !Number.isFinite(n) || n < 0) return "";
+  if (n < 1000) return `${n} bytes`;
+  if (n < 1_000_000) return `${(n / 1000).toFixed(1)} KB`;
+  return `${(n / 1_000_000).toFixed(1)} MB`;
+}
+
+let cardCount = 0;
+
+/**
+ * The "Show artifact" part of a tool card: fetches the artifact once, shows it as indented JSON text, and offers
+ * it as a download (a Blob URL). `load()` resolves to the endpoint's answer ({artifact} or {truncated, preview,
+ * size, limit}) or rejects with an Error whose message is for the person.
+ */
+class ArtifactViewer {
+  constructor({ name, load, idBase }) {
+    this.name = name;
+    this.load = load;
+    this.data = null;
+    this.loading = false;
+    this.blobUrl = null;
+    this.root = el("section", "tool-section tool-artifact");
+    this.root.hidden = true;
+    const title = el("div", "tool-section-title", "Artifact");
+    const note = el("p", "tool-note", "The tool also stored an artifact: data kept out of the model's context.");
+    this.textEl = el("pre", "tool-artifact-text");
+    this.textEl.id = `${idBase}-artifact`;
+    this.textEl.hidden = true;
+    this.toggle = button("Show artifact", "button small tool-artifact-toggle", () => this.toggled());
+    this.toggle.setAttribute("aria-expanded", "false");
+    this.toggle.setAttribute("aria-controls", this.textEl.id);
+    this.download = el("a", "button small tool-artifact-download", "Download");
+    this.download.hidden = true;
+    const actions = el("div", "tool-artifact-actions");
+    actions.append(this.toggle, this.download);
+    this.statusEl = el("p", "tool-artifact-status");
+    this.statusEl.setAttribute("role", "status");
+    this.statusEl.hidden = true;
+    this.root.append(title, note, actions, this.statusEl, this.textEl);
+  }
+
+  show(available) {
+    this.root.hidden = !available;
+  }
+
+  setStatus(text, kind = "") {
+    this.statusEl.textContent = text;
+    this.statusEl.dataset.kind = kind;
+    this.statusEl.hidden = !text;
+  }
+
+  async toggled() {
+    if (this.loading) return;
+    if (!this.textEl.hidden) {
+      this.textEl.hidden = true;
+      this.toggle.textContent = "Show artifact";
+      this.toggle.setAttribute("aria-expanded", "false");
+      return;
+    }
+    if (!this.data) {
+      if (!this.load) {
+        this.setStatus("The artifact cannot be loaded here.", "error");
+        return;
+      }
+      this.loading = true;
+      this.toggle.disabled = true;
+      this.toggle.setAttribute("aria-busy", "true");
+      this.setStatus("Loading the artifact…");
+      try {
+        this.data = await this.load();
+        this.fill(this.data);
+      } catch (error) {
+        this.setStatus(error instanceof Error && error.message ? error.message : "The artifact could not be loaded.", "error");
+        return;
+      } finally {
+        this.loading = false;
+        this.toggle.disabled = false;
+        this.toggle.removeAttribute("aria-busy");
+      }
+    }
+    this.textEl.hidden = false;
+    this.toggle.textContent = "Hide artifact";
+    this.toggle.setAttribute("aria-expanded", "true");
+  }
+
+  /** The artifact as text (never as markup) and a download of that text. */
+  fill(data) {
+    const truncated = Boolean(data && data.truncated);
+    let text;
+    if (truncated) {
+      text = typeof data.preview === "string" ? data.preview : "";
+      this.setStatus(
+        `The artifact is ${formatBytes(data.size)}: only its first ${formatBytes(data.limit)} is shown and downloaded.`,
+        "truncated",
+      );
+    } else {
+      text = JSON.stringify(data ? data.artifact : null, null, 2) ?? "null";
+      this.setStatus("");
+    }
+    this.textEl.textContent = text;
+    this.dispose();
+    this.blobUrl = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+    this.download.href = this.blobUrl;
+    const safeName = this.name.replace(/[^A-Za-z0-9_-]/g, "_") || "tool";
+    this.download.download = `${safeName}-artifact${truncated ? "-partial" : ""}.json`;
+    this.download.textContent = truncated ? "Download the part shown" : "Download";
+    this.download.hidden = false;
+  }
+
+  dispose() {
+    if (this.blobUrl) URL.revokeObjectURL(this.blobUrl);
+    this.blobUrl = null;
+  }
+}
+
 /** A collapsible card for one tool call, with the approval choices while it waits for a person. */
 export class ToolCardView {
-  /** @param {{onDecide?: (toolCallId: any, payload: object) => void}} opts */
-  constructor({ id, name, callId = "", status = "streaming", onDecide = null }) {
+  /**
+   * @param {object} opts
+   * @param {(toolCallId: any, payload: object) => void} [opts.onDecide]
+   * @param {(toolCallId: any) => Promise<object>} [opts.loadArtifact]  the stored artifact (see ArtifactViewer)
+   * @param {(name: string) => Promise<string|null>} [opts.describe]  the tool's description, as the person's tool
+   *   list has it now (null when the tool is not in it)
+   */
+  constructor({ id, name, callId = "", status = "streaming", onDecide = null, loadArtifact = null, describe = null }) {
     this.id = id;
     this.name = name || "tool";
     this.args = undefined;
     this.onDecide = onDecide;
+    this.describe = describe;
+    this.described = false;
     this.approval = null;
     this.root = el("details", "tool-card");
     this.root.dataset.toolCallId = String(id);
     if (callId) this.root.dataset.callId = String(callId);
+    cardCount += 1;
 
     const summary = el("summary", "tool-summary");
     const icon = el("span", "tool-icon", "⚙");
@@ -179,6 +304,8 @@ export class ToolCardView {
     summary.append(icon, el("span", "tool-name", this.name), this.statusEl, this.durationEl);
 
     const body = el("div", "tool-body");
+    this.descriptionEl = el("p", "tool-description");
+    this.descriptionEl.hidden = true;
     this.argsSection = el("section", "tool-section tool-args");
     this.argsTitle = el("div", "tool-section-title", "Arguments");
     this.argsEl = el("pre", "tool-args-text");
@@ -189,19 +316,49 @@ export class ToolCardView {
 
     this.resultSection = el("section", "tool-section tool-result");
     this.resultEl = el("pre", "tool-result-text");
-    this.resultNote = el("p", "tool-note");
-    this.resultNote.hidden = true;
-    this.resultSection.append(el("div", "tool-section-title", "Result"), this.resultEl, this.resultNote);
+    this.resultTitle = el("div", "tool-section-title", "Result");
+    this.resultSection.append(this.resultTitle, this.resultEl);
     this.resultSection.hidden = true;
+    this.artifact = new ArtifactViewer({
+      name: this.name,
+      load: loadArtifact ? () => loadArtifact(this.id) : null,
+      idBase: `tool-card-${cardCount}`,
+    });
 
     this.approvalEl = el("div", "tool-approval");
     this.approvalEl.hidden = true;
     this.decisionEl = el("p", "tool-decision");
     this.decisionEl.hidden = true;
 
-    body.append(this.argsSection, this.approvalEl, this.decisionEl, this.resultSection);
+    body.append(
+      this.descriptionEl, this.argsSection, this.approvalEl, this.decisionEl, this.resultSection, this.artifact.root,
+    );
     this.root.append(summary, body);
+    this.root.addEventListener("toggle", () => {
+      if (this.root.open) this.loadDescription();
+    });
     this.setStatus(status);
+  }
+
+  /** On the first opening: what the tool does, from the person's tool list (text, as the admin wrote it). */
+  async loadDescription() {
+    if (this.described || !this.describe) return;
+    this.described = true;
+    let text = null;
+    try {
+      text = await this.describe(this.name);
+    } catch {
+      text = null;
+    }
+    if (typeof text === "string" && text.trim()) {
+      this.descriptionEl.textContent = text;
+      this.descriptionEl.hidden = false;
+    }
+  }
+
+  /** Frees the artifact's download URL; the card is leaving the page. */
+  dispose() {
+    this.artifact.dispose();
   }
 
   get status() {
@@ -231,10 +388,10 @@ export class ToolCardView {
     const text = prettyJson(content);
     this.resultEl.textContent = text;
     this.resultEl.classList.toggle("is-error", status === "error");
+    this.resultTitle.textContent = { error: "Error", rejected: "Not run", cancelled: "Not run" }[status] || "Result";
     this.resultEl.hidden = text.length === 0;
-    this.resultNote.hidden = !hasArtifact;
-    if (hasArtifact) this.resultNote.textContent = "This tool also stored an artifact (kept out of the model's context).";
-    this.resultSection.hidden = text.length === 0 && !hasArtifact;
+    this.resultSection.hidden = text.length === 0;
+    this.artifact.show(Boolean(hasArtifact));
   }
 
   /** The offered choices for a call that waits for a person. `allow` as in tool_call.awaiting_approval. */

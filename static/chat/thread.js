@@ -56,11 +56,17 @@ export class ThreadView {
    * @param {(toolCallId: any, payload: object) => void} opts.onDecide  a person's decision on a waiting call
    * @param {() => void} opts.onRetry
    * @param {(steps: number) => void} opts.onContinue
+   * @param {(toolCallId: any) => Promise<object>} opts.loadArtifact  a tool call's stored artifact
+   * @param {(name: string) => Promise<string|null>} opts.describeTool  a tool's description, for its cards
    */
-  constructor(container, { isDemo = false, onDecide = null, onRetry = () => {}, onContinue = () => {} } = {}) {
+  constructor(container, {
+    isDemo = false, onDecide = null, onRetry = () => {}, onContinue = () => {}, loadArtifact = null, describeTool = null,
+  } = {}) {
     this.container = container;
     this.isDemo = isDemo;
     this.onDecide = onDecide;
+    this.loadArtifact = loadArtifact;
+    this.describeTool = describeTool;
     this.notices = new RunNotices({ append: (node) => this.append(node), onRetry, onContinue });
     this.scroll = new AutoScroller(container);
     this.emptyEl = container.querySelector(".empty-state") || this.makeEmptyState();
@@ -84,6 +90,7 @@ export class ThreadView {
   reset(snapshot) {
     if (snapshot.model && typeof snapshot.model.is_demo === "boolean") this.isDemo = snapshot.model.is_demo;
     this.messages.clear();
+    for (const card of this.toolCards.values()) card.dispose();
     this.toolCards.clear();
     this.container.replaceChildren();
     const messages = Array.isArray(snapshot.messages) ? snapshot.messages : [];
@@ -132,7 +139,13 @@ export class ThreadView {
 
   addToolCard(messageView, call) {
     const card = new ToolCardView({
-      id: call.id, name: call.name, callId: call.call_id, status: call.status || "streaming", onDecide: this.onDecide,
+      id: call.id,
+      name: call.name,
+      callId: call.call_id,
+      status: call.status || "streaming",
+      onDecide: this.onDecide,
+      loadArtifact: this.loadArtifact,
+      describe: this.describeTool,
     });
     this.toolCards.set(key(call.id), card);
     messageView.addToolCard(card);
