@@ -174,7 +174,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "loggers": {"agentweb": {"handlers": ["console"], "level": env_str("AGENTWEB_LOG_LEVEL", "INFO")}},
+    "loggers": {
+        "agentweb": {"handlers": ["console"], "level": env_str("AGENTWEB_LOG_LEVEL", "INFO")},
+        # `runworker` says which channels it reads: the line that tells an operator the worker is up.
+        "django.channels.worker": {"handlers": ["console"], "level": "INFO"},
+    },
 }
 
 

@@ -39,7 +39,10 @@ async def address() -> str:
     async with _lock:
         if _address is None or _reader is None or _reader.done():
             layer = get_channel_layer()
-            _address = await layer.new_channel("agentweb-process.")
+            # The default prefix, as consumers' own channels have: channels-redis reads a process's
+            # channels of one prefix through one receiver that holds a lock while it waits, so a second
+            # prefix would never be read while a consumer of this process waits on the first.
+            _address = await layer.new_channel()
             _reader = asyncio.get_running_loop().create_task(_read(layer, _address), name="agentweb-mailbox")
     return _address
 

@@ -1,42 +1,18 @@
 """A server killed mid-run and started again: approvals still wait and work, a streaming run can be retried."""
 
 import asyncio
-import json
 import uuid
 
 import pytest
-from websockets.asyncio.client import connect
 
 from tests.support.processes import Daphne, app_environment, log_in, manage, model_server
+from tests.support.sockets import ChatSocket
 
 APPROVAL_SETUP = (
     "from django.contrib.auth.models import User; from tools.models import ToolSetting; "
     "User.objects.create_user('ada', password='lovelace-1815'); "
     "ToolSetting.objects.filter(name='calculator').update(requires_approval=True)"
 )
-
-
-class Socket:
-    def __init__(self, server: Daphne, cookie: str):
-        self.url = server.url.replace("http://", "ws://") + "/ws/chat/"
-        self.origin = server.url
-        self.cookie = cookie
-
-    async def __aenter__(self):
-        self.connection = await connect(self.url, additional_headers={"Cookie": self.cookie}, origin=self.origin)
-        return self
-
-    async def __aexit__(self, *exc):
-        await self.connection.close()
-
-    async def send(self, **frame):
-        await self.connection.send(json.dumps(frame))
-
-    async def until(self, *types):
-        events = []
-        while not events or events[-1]["type"] not in types:
-            events.append(json.loads(await asyncio.wait_for(self.connection.recv(), 20)))
-        return events
 
 
 def started(env: dict[str, str]) -> Daphne:
@@ -69,7 +45,7 @@ def test_a_waiting_approval_survives_a_killed_server_and_the_run_completes_after
     cookie = log_in(server.url, "ada", "lovelace-1815")
 
     async def ask():
-        async with Socket(server, cookie) as socket:
+        async with ChatSocket(server.url, cookie) as socket:
             await socket.send(
                 type="message.send", thread=None, content="what is 23*19?", client_msg_id=str(uuid.uuid4())
             )
@@ -81,7 +57,7 @@ def test_a_waiting_approval_survives_a_killed_server_and_the_run_completes_after
     server.start()
 
     async def approve():
-        async with Socket(server, cookie) as socket:
+        async with ChatSocket(server.url, cookie) as socket:
             await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
             snapshot = (await socket.until("thread.snapshot"))[-1]
             await socket.send(type="tool_call.decide", tool_call=call, decision="approve")
@@ -98,7 +74,7 @@ def test_a_run_streaming_when_the_server_is_killed_is_interrupted_and_can_be_ret
     cookie = log_in(server.url, "ada", "lovelace-1815")
 
     async def start_answer():
-        async with Socket(server, cookie) as socket:
+        async with ChatSocket(server.url, cookie) as socket:
             await socket.send(type="message.send", thread=None, content="hello", client_msg_id=str(uuid.uuid4()))
             return await socket.until("message.delta")
 
@@ -107,7 +83,7 @@ def test_a_run_streaming_when_the_server_is_killed_is_interrupted_and_can_be_ret
     server.start()
 
     async def retry():
-        async with Socket(server, cookie) as socket:
+        async with ChatSocket(server.url, cookie) as socket:
             await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
             snapshot = (await socket.until("thread.snapshot"))[-1]
             await socket.send(type="run.retry", thread=thread)

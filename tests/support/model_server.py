@@ -12,7 +12,8 @@ Tests talk to it over real sockets, so the provider's whole HTTP path runs; noth
 Every POST to /v1/chat/completions (OpenAI, base URL `server.base_url`), /v1/messages (Anthropic) or
 /api/chat (Ollama; both with base URL `server.root_url`) pops the next scripted response from one queue
 (none left: a 500 with a JSON error "script exhausted"). Requests are recorded as {"method", "path",
-"headers", "json"}; `GET /_requests` returns them as JSON for a test in another process.
+"headers", "json"}; `GET /_requests` returns them as JSON for a test in another process, and `POST /_script`
+with a JSON list of CLI script entries (below) queues more responses.
 
 Response kinds:
 - `SSEResponse(body, pieces=None, delay=0.001, status=200, headers={})` — an event-stream body (str or bytes).
@@ -407,6 +408,10 @@ class _Handler(BaseHTTPRequestHandler):
             parsed = json.loads(raw) if raw else None
         except ValueError:
             parsed = None
+        if self.path == "/_script":  # more script entries, from a test in another process
+            self.scripted.enqueue(*(response_from_script(entry) for entry in parsed or []))
+            self._send_json(200, {"queued": len(parsed or [])})
+            return
         self.scripted._record({"method": "POST", "path": self.path, "headers": dict(self.headers), "json": parsed})
         if self.path not in ROUTES:
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})

@@ -74,8 +74,9 @@ def app_environment(tmp_path: Path, **extra: str) -> dict[str, str]:
         DATABASE_URL=f"sqlite:///{tmp_path / 'e2e.sqlite3'}",
         DJANGO_SETTINGS_MODULE="agentweb.settings",
         PYTHONUNBUFFERED="1",
-        **extra,
+        AGENTWEB_TEST_LOG_DIR=str(tmp_path),
     )
+    env.update(extra)
     return env
 
 
@@ -94,7 +95,7 @@ class Daphne:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
-        self.log_path = Path(env["DATABASE_URL"].removeprefix("sqlite:///")).with_suffix(".log")
+        self.log_path = Path(env["AGENTWEB_TEST_LOG_DIR"]) / f"daphne-{self.port}.log"
 
     def start(self) -> Daphne:
         log = open(self.log_path, "a")  # noqa: SIM115 (the process writes to it while it runs)
@@ -117,6 +118,46 @@ class Daphne:
 
     def kill(self) -> None:
         """As a crash would: no shutdown, no cleanup."""
+        self.process.kill()
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            stop(self.process)
+
+
+class Worker:
+    """`manage.py runworker agentweb-runs`, as docs/deploy.md runs it, in a subprocess a test may kill."""
+
+    READY = "Running worker for channels"
+
+    def __init__(self, env: dict[str, str], name: str = "worker"):
+        self.env = env
+        self.log_path = Path(env["AGENTWEB_TEST_LOG_DIR"]) / f"{name}.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 120) -> Worker:
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        log = open(self.log_path, "a")  # noqa: SIM115 (the process writes to it while it runs)
+        self.process = subprocess.Popen(
+            [PYTHON, "manage.py", "runworker", "agentweb-runs"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+        deadline = time.monotonic() + timeout
+        while self.READY not in self.log_path.read_text(errors="replace")[offset:]:
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the worker did not start; its log ends with:\n{self.log_tail()}")
+            time.sleep(0.1)
+        return self
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def kill(self) -> None:
         self.process.kill()
         self.process.wait()
 

@@ -1,0 +1,231 @@
+"""The app as deployed (docs/deploy.md): PostgreSQL, Redis, two Daphne processes and a run worker.
+
+A person's tabs may be connected to different Daphne processes; runs execute in the worker. What one tab
+does reaches the others, a run outlives the Daphne process that started it, and a run whose worker died
+becomes interrupted and can be retried.
+"""
+
+import asyncio
+import json
+import uuid
+
+import httpx
+import pytest
+
+from tests.support.processes import Worker, log_in, model_server
+from tests.support.production import cluster
+from tests.support.sockets import ChatSocket
+
+SETUP = (
+    "from django.contrib.auth.models import User; from tools.models import ToolSetting; "
+    "User.objects.create_user('ada', password='lovelace-1815'); "
+    "ToolSetting.objects.filter(name='current_time').update(requires_approval=True)"
+)
+API_KEY = "sk-production-secret-never-shown"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("production")
+    with (
+        model_server([], tmp_path) as model_url,
+        cluster(
+            tmp_path,
+            setup=SETUP,
+            AGENTWEB_LLM_API="openai",
+            AGENTWEB_LLM_BASE_URL=f"{model_url}/v1",
+            AGENTWEB_LLM_MODEL="production-model",
+            AGENTWEB_LLM_API_KEY=API_KEY,
+            # A dead worker's run is seen as such after 3 s rather than 45 s.
+            AGENTWEB_HEARTBEAT_SECONDS="0.5",
+            AGENTWEB_RUN_STALE_SECONDS="3",
+        ) as running,
+    ):
+        first, second = running.daphnes
+        yield {
+            "cluster": running,
+            "model_url": model_url,
+            "first": first.url,
+            "second": second.url,
+            "cookie": log_in(first.url, "ada", "lovelace-1815"),
+        }
+
+
+def script(app, *entries: dict) -> None:
+    """What the model answers next, in order."""
+    httpx.post(f"{app['model_url']}/_script", json=list(entries)).raise_for_status()
+
+
+def send(text: str) -> dict:
+    return {"type": "message.send", "thread": None, "content": text, "client_msg_id": str(uuid.uuid4())}
+
+
+def last_message(events: list[dict]) -> str:
+    return [e for e in events if e["type"] == "message.completed"][-1]["content"]
+
+
+def test_a_turn_runs_in_the_worker_and_its_tool_result_goes_back_to_the_model(app):
+    script(
+        app,
+        {"tool_calls": [{"id": "call_p1", "name": "calculator", "arguments": {"expression": "23*19"}}]},
+        {"text": "23 × 19 = 437."},
+    )
+
+    async def turn():
+        async with ChatSocket(app["first"], app["cookie"]) as socket:
+            await socket.send(**send("what is 23*19?"))
+            return await socket.until("run.completed", "run.failed")
+
+    events = asyncio.run(turn())
+
+    assert events[-1]["type"] == "run.completed"
+    assert [(e["status"], e["content"]) for e in events if e["type"] == "tool_call.completed"] == [("success", "437")]
+    assert last_message(events) == "23 × 19 = 437."
+    tool_message = [m for m in httpx.get(f"{app['model_url']}/_requests").json()[-1]["json"]["messages"]][-1]
+    assert (tool_message["role"], tool_message["tool_call_id"], tool_message["content"]) == ("tool", "call_p1", "437")
+    assert "Running worker" in app["cluster"].worker.log_tail(200) and API_KEY not in app["cluster"].worker.log_tail(
+        200
+    )
+
+
+def test_a_tab_on_the_other_daphne_sees_the_same_turn(app):
+    script(app, {"text": "First answer."}, {"text": "Second answer, seen from both tabs.", "delay_ms": 5})
+
+    async def both_tabs():
+        async with ChatSocket(app["first"], app["cookie"]) as first, ChatSocket(app["second"], app["cookie"]) as other:
+            await first.send(**send("hello"))
+            thread = (await first.until("run.completed"))[0]["thread"]
+            await other.send(type="thread.subscribe", thread=thread, after_seq=None)
+            await other.until("thread.snapshot")
+            await first.send(type="message.send", thread=thread, content="again", client_msg_id=str(uuid.uuid4()))
+            return await first.until("run.completed"), await other.until("run.completed")
+
+    seen_by_first, seen_by_other = asyncio.run(both_tabs())
+
+    assert last_message(seen_by_other) == last_message(seen_by_first) == "Second answer, seen from both tabs."
+    assert [e["seq"] for e in seen_by_other] == [e["seq"] for e in seen_by_first]
+
+
+def test_a_run_outlives_the_daphne_process_that_started_it(app):
+    answer = " ".join(f"word{n}" for n in range(60))
+    script(app, {"text": answer, "delay_ms": 40})
+    first = app["cluster"].daphnes[0]
+
+    async def start():
+        async with ChatSocket(first.url, app["cookie"]) as socket:
+            await socket.send(**send("a long answer please"))
+            return (await socket.until("message.delta"))[0]["thread"]
+
+    thread = asyncio.run(start())
+    first.kill()
+    try:
+
+        async def follow_on_the_other():
+            async with ChatSocket(app["second"], app["cookie"]) as socket:
+                await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
+                snapshot = (await socket.until("thread.snapshot"))[-1]
+                return snapshot, await socket.until("run.completed", "run.failed")
+
+        snapshot, events = asyncio.run(follow_on_the_other())
+    finally:
+        first.start()
+
+    assert snapshot["run"]["status"] == "running"
+    assert events[-1]["type"] == "run.completed"
+    assert last_message(events) == answer
+    # The state came from the worker running the run, exactly as of its number: what follows goes on from it.
+    assert events[0]["seq"] == snapshot["seq"] + 1
+
+
+def test_an_approval_waiting_on_one_daphne_is_decided_on_the_other_and_the_worker_resumes(app):
+    script(
+        app,
+        {"tool_calls": [{"id": "call_t1", "name": "current_time", "arguments": {}}]},
+        {"text": "It is now."},
+    )
+
+    async def approve_elsewhere():
+        async with ChatSocket(app["first"], app["cookie"]) as first, ChatSocket(app["second"], app["cookie"]) as other:
+            await first.send(**send("what time is it?"))
+            waiting = await first.until("run.waiting")
+            thread, call = waiting[0]["thread"], waiting[-1]["tool_calls"][0]
+            await other.send(type="thread.subscribe", thread=thread, after_seq=None)
+            snapshot = (await other.until("thread.snapshot"))[-1]
+            await other.send(type="tool_call.decide", tool_call=call, decision="approve")
+            return snapshot, await other.until("run.completed"), await first.until("run.completed")
+
+    snapshot, on_other, on_first = asyncio.run(approve_elsewhere())
+
+    assert snapshot["run"]["status"] == "waiting"
+    for events in (on_other, on_first):
+        assert [e["decision"] for e in events if e["type"] == "tool_call.decided"] == ["approve"]
+        assert [e["status"] for e in events if e["type"] == "tool_call.completed"] == ["success"]
+        assert last_message(events) == "It is now."
+
+
+def test_stop_on_the_other_daphne_stops_the_run_in_the_worker(app):
+    script(app, {"hang": True, "text": "This answer never ends"})
+
+    async def stop_elsewhere():
+        async with ChatSocket(app["first"], app["cookie"]) as first, ChatSocket(app["second"], app["cookie"]) as other:
+            await first.send(**send("go on forever"))
+            thread = (await first.until("message.delta"))[0]["thread"]
+            await other.send(type="thread.subscribe", thread=thread, after_seq=None)
+            await other.until("thread.snapshot")
+            await other.send(type="run.cancel", thread=thread)
+            return await other.until("run.cancelled", "error"), await first.until("run.cancelled")
+
+    on_other, on_first = asyncio.run(stop_elsewhere())
+
+    assert on_other[-1]["type"] == on_first[-1]["type"] == "run.cancelled"
+
+
+def test_a_run_whose_worker_died_is_interrupted_and_a_new_worker_retries_it(app):
+    running = app["cluster"]
+    script(app, {"hang": True, "text": "Half an ans"}, {"text": "A whole answer."})
+
+    async def start():
+        async with ChatSocket(app["first"], app["cookie"]) as socket:
+            await socket.send(**send("tell me"))
+            return (await socket.until("message.delta"))[0]["thread"]
+
+    thread = asyncio.run(start())
+    running.worker.kill()
+    running.worker = Worker(running.env, name="worker-2").start()
+
+    async def retry():
+        async with ChatSocket(app["second"], app["cookie"]) as socket:
+            for _ in range(60):  # until the dead worker's heartbeat is stale (3 s)
+                await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
+                snapshot = (await socket.until("thread.snapshot"))[-1]
+                if snapshot["run"]["status"] != "running":
+                    break
+                await asyncio.sleep(0.5)
+            await socket.send(type="run.retry", thread=thread)
+            return snapshot, await socket.until("run.completed", "run.failed", "error")
+
+    snapshot, events = asyncio.run(retry())
+
+    assert snapshot["run"]["status"] == "interrupted"
+    assert events[-1]["type"] == "run.completed"
+    assert last_message(events) == "A whole answer."
+
+
+def test_the_model_api_key_is_stored_encrypted_in_postgresql(app):
+    running = app["cluster"]
+    running.manage(
+        "shell",
+        "-c",
+        "from modelconfig.models import ModelConfiguration; "
+        f"ModelConfiguration.objects.create(name='stored', api='openai', model='m', api_key={API_KEY!r})",
+    )
+
+    raw = running.manage(
+        "shell",
+        "-c",
+        "from django.db import connection; c = connection.cursor(); "
+        "c.execute('SELECT api_key FROM modelconfig_modelconfiguration'); import json; print(json.dumps(c.fetchall()))",
+    )
+
+    stored = json.loads(raw.strip().splitlines()[-1])
+    assert stored and all(API_KEY not in value for (value,) in stored)

@@ -1,0 +1,110 @@
+"""The app as docs/deploy.md runs it: PostgreSQL, Redis, several Daphne processes and a run worker.
+
+Each use gets a database of its own on the PostgreSQL server and a channel-layer prefix of its own on the
+Redis server, so test runs (and a developer's app) sharing those servers never see each other's rows or
+messages. Outside CI, tests skip when either server cannot be reached; in CI they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from .processes import Daphne, Worker, app_environment, manage
+
+POSTGRES_ADMIN_URL = os.environ.get("AGENTWEB_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+REDIS_URL = os.environ.get("AGENTWEB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def reachable(url: str, default_port: int) -> bool:
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or default_port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def require_servers() -> None:
+    """Skip (fail in CI) when PostgreSQL or Redis is not there."""
+    missing = [
+        name
+        for name, url, port in (("PostgreSQL", POSTGRES_ADMIN_URL, 5432), ("Redis", REDIS_URL, 6379))
+        if not reachable(url, port)
+    ]
+    if missing:
+        message = f"{' and '.join(missing)} not reachable (AGENTWEB_TEST_POSTGRES_URL, AGENTWEB_TEST_REDIS_URL)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@contextmanager
+def postgres_database():
+    """A fresh, empty database on the PostgreSQL server; dropped afterwards. Yields its URL."""
+    import psycopg
+
+    name = f"agentweb_test_{secrets.token_hex(6)}"
+    with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urlsplit(POSTGRES_ADMIN_URL)._replace(path=f"/{name}").geturl()
+    finally:
+        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def production_environment(tmp_path: Path, database_url: str, **extra: str) -> dict[str, str]:
+    """DEBUG off, a real secret key, PostgreSQL, Redis under a prefix of its own, runs in workers.
+    Cookies are not marked Secure only because the tests speak plain HTTP to 127.0.0.1."""
+    from cryptography.fernet import Fernet
+
+    return app_environment(
+        tmp_path,
+        DATABASE_URL=database_url,
+        REDIS_URL=REDIS_URL,
+        AGENTWEB_REDIS_PREFIX=f"agentweb-test-{secrets.token_hex(4)}",
+        AGENTWEB_RUN_WORKERS="true",
+        DJANGO_DEBUG="false",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        DJANGO_SECURE_COOKIES="false",
+        AGENTWEB_SECRET_KEYS=Fernet.generate_key().decode(),
+        **extra,
+    )
+
+
+@dataclass
+class Cluster:
+    env: dict[str, str]
+    daphnes: list[Daphne]
+    worker: Worker
+
+    def manage(self, *args: str) -> str:
+        return manage(self.env, *args)
+
+
+@contextmanager
+def cluster(tmp_path: Path, *, daphnes: int = 2, setup: str = "", **extra: str):
+    """Migrate a fresh PostgreSQL database, run `setup` in `manage.py shell`, then start `daphnes` Daphne
+    processes and one worker, all sharing the database and Redis."""
+    require_servers()
+    with postgres_database() as database_url, ExitStack() as stack:
+        env = production_environment(tmp_path, database_url, **extra)
+        manage(env, "migrate", "--noinput")
+        if setup:
+            manage(env, "shell", "-c", setup)
+        servers = []
+        for _ in range(daphnes):
+            server = Daphne(env).start()
+            stack.callback(server.stop)
+            servers.append(server)
+        worker = Worker(env).start()
+        stack.callback(worker.stop)
+        yield Cluster(env, servers, worker)

@@ -1,0 +1,32 @@
+"""A websocket client of /ws/chat/ as the page is one: the session cookie of a real login, the app's Origin."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from websockets.asyncio.client import connect
+
+
+class ChatSocket:
+    def __init__(self, base_url: str, cookie: str):
+        self.url = base_url.replace("http://", "ws://") + "/ws/chat/"
+        self.origin = base_url
+        self.cookie = cookie
+
+    async def __aenter__(self) -> ChatSocket:
+        self.connection = await connect(self.url, additional_headers={"Cookie": self.cookie}, origin=self.origin)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.connection.close()
+
+    async def send(self, **frame) -> None:
+        await self.connection.send(json.dumps(frame))
+
+    async def until(self, *types: str, timeout: float = 30) -> list[dict]:
+        """The events received until one of `types` (included)."""
+        events: list[dict] = []
+        while not events or events[-1]["type"] not in types:
+            events.append(json.loads(await asyncio.wait_for(self.connection.recv(), timeout)))
+        return events
