@@ -51,6 +51,10 @@ PRODUCTION = {
     "DJANGO_HSTS_PRELOAD": "true",
     "DJANGO_SSL_REDIRECT": "true",
     "DJANGO_BEHIND_TLS_PROXY": "true",
+    "DATABASE_URL": "postgres://agentweb@127.0.0.1:5432/agentweb",
+    "REDIS_URL": "redis://127.0.0.1:6379/0",
+    "AGENTWEB_RUN_WORKERS": "true",
+    "AGENTWEB_SECRET_KEYS": "tUlKG7jleBXELVNJhdkImG_dj3KMO7uiZZNRw2JJmJE=",
 }
 
 
