@@ -1,11 +1,14 @@
 """A server killed mid-run and started again: approvals still wait and work, a streaming run can be retried."""
 
+from __future__ import annotations
+
 import asyncio
 import uuid
 
 import pytest
 
-from tests.support.processes import Daphne, app_environment, log_in, manage, model_server
+from tests.support.processes import Daphne, Worker, app_environment, log_in, manage, model_server
+from tests.support.production import postgres_database, production_environment, require_servers
 from tests.support.sockets import ChatSocket
 
 APPROVAL_SETUP = (
@@ -15,28 +18,66 @@ APPROVAL_SETUP = (
 )
 
 
-def started(env: dict[str, str]) -> Daphne:
-    manage(env, "migrate", "--noinput")
-    manage(env, "shell", "-c", APPROVAL_SETUP)
-    return Daphne(env).start()
+class Server:
+    """The app as one deployment runs it: Daphne, plus its run worker in production mode; killed and
+    started again as a whole, as a machine's restart would."""
+
+    def __init__(self, env: dict[str, str]):
+        manage(env, "migrate", "--noinput")
+        manage(env, "shell", "-c", APPROVAL_SETUP)
+        self.daphne = Daphne(env)
+        self.worker = Worker(env) if env.get("AGENTWEB_RUN_WORKERS") == "true" else None
+        self.url = self.daphne.url
+
+    def start(self) -> Server:
+        self.daphne.start()
+        if self.worker:
+            self.worker.start()
+        return self
+
+    def kill(self) -> None:
+        self.daphne.kill()
+        if self.worker:
+            self.worker.kill()
+
+    def stop(self) -> None:
+        self.daphne.stop()
+        if self.worker:
+            self.worker.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres+redis"])
+def environment(request, tmp_path):
+    """SQLite and one process, or PostgreSQL, Redis and a run worker with debug off (tests/support/production.py)."""
+    if request.param == "sqlite":
+        yield lambda **extra: app_environment(tmp_path, **extra)
+        return
+    require_servers()
+    with postgres_database() as database_url:
+        yield lambda **extra: production_environment(tmp_path, database_url, **extra)
 
 
 @pytest.fixture
-def server(tmp_path):
-    server = started(app_environment(tmp_path, AGENTWEB_DEMO_DELAY="0.05"))
+def server(environment):
+    server = Server(environment(AGENTWEB_DEMO_DELAY="0.05")).start()
     yield server
     server.stop()
 
 
 @pytest.fixture
-def stalling_model_server(tmp_path):
+def stalling_model_server(environment, tmp_path):
     """A model that stops mid-answer (so the kill always lands during the stream), then answers the retry."""
     script = [{"hang": True, "text": "Half an ans"}, {"text": "A whole answer."}]
     with model_server(script, tmp_path) as url:
-        env = app_environment(
-            tmp_path, AGENTWEB_LLM_API="openai", AGENTWEB_LLM_BASE_URL=f"{url}/v1", AGENTWEB_LLM_MODEL="m"
+        env = environment(
+            AGENTWEB_LLM_API="openai",
+            AGENTWEB_LLM_BASE_URL=f"{url}/v1",
+            AGENTWEB_LLM_MODEL="m",
+            # With several processes a dead process's run is known by its silence: 2 s here, not 45.
+            AGENTWEB_HEARTBEAT_SECONDS="0.5",
+            AGENTWEB_RUN_STALE_SECONDS="2",
         )
-        server = started(env)
+        server = Server(env).start()
         yield server
         server.stop()
 
@@ -84,8 +125,12 @@ def test_a_run_streaming_when_the_server_is_killed_is_interrupted_and_can_be_ret
 
     async def retry():
         async with ChatSocket(server.url, cookie) as socket:
-            await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
-            snapshot = (await socket.until("thread.snapshot"))[-1]
+            for _ in range(60):  # with several processes, until the dead one's heartbeat is stale
+                await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
+                snapshot = (await socket.until("thread.snapshot"))[-1]
+                if snapshot["run"]["status"] != "running":
+                    break
+                await asyncio.sleep(0.5)
             await socket.send(type="run.retry", thread=thread)
             return snapshot, await socket.until("run.completed", "run.failed")
 
