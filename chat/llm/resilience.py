@@ -208,14 +208,70 @@ class HTTPProvider:
 
 
 async def _until(chunks: AsyncIterator[bytes], deadline: float | None) -> AsyncIterator[bytes]:
-    """The body's chunks, each awaited under the request's total deadline (TimeoutError when it passes)."""
-    while True:
-        async with asyncio.timeout_at(deadline):
+    """The body's chunks, each awaited under the request's total deadline (TimeoutError when it passes).
+
+    One timer for the whole body rather than an `asyncio.timeout_at` per chunk (a timer scheduled and
+    cancelled for every token was a sixth of the relay's CPU): when the deadline passes while a chunk is
+    awaited, the task is cancelled as `asyncio.timeout` would; when it passes while the caller is busy with
+    the previous chunk, the next read raises at once. httpx's read timeout still bounds each read.
+    """
+    if deadline is None:
+        async for chunk in chunks:
+            yield chunk
+        return
+    guard = _BodyDeadline(deadline)
+    try:
+        while True:
+            if guard.expired:
+                raise TimeoutError
+            guard.reading = True
             try:
                 chunk = await anext(chunks)
             except StopAsyncIteration:
                 return
-        yield chunk
+            except asyncio.CancelledError:
+                if guard.cancelled_reading():
+                    raise TimeoutError from None
+                raise
+            finally:
+                guard.reading = False
+            if guard.cancelled:  # the read swallowed the cancellation: the deadline passed all the same
+                if guard.cancelled_reading():
+                    raise TimeoutError
+                raise asyncio.CancelledError
+            yield chunk
+    finally:
+        guard.close()
+
+
+class _BodyDeadline:
+    """The timer behind `_until`: cancels the reading task if the deadline passes during a read."""
+
+    __slots__ = ("_handle", "_task", "cancelled", "expired", "reading")
+
+    def __init__(self, deadline: float) -> None:
+        self.reading = False
+        self.expired = False
+        self.cancelled = False
+        self._task = asyncio.current_task()
+        self._handle = asyncio.get_running_loop().call_at(deadline, self._fire)
+
+    def _fire(self) -> None:
+        self.expired = True
+        if self.reading and self._task is not None and not self._task.done():
+            self.cancelled = True
+            self._task.cancel()
+
+    def cancelled_reading(self) -> bool:
+        """Whether a CancelledError out of the read is this deadline's own (and nothing else's)."""
+        if not self.cancelled:
+            return False
+        self.cancelled = False
+        assert self._task is not None
+        return self._task.uncancel() == 0
+
+    def close(self) -> None:
+        self._handle.cancel()
 
 
 # --- retries -------------------------------------------------------------------------------------
