@@ -1,13 +1,20 @@
 from django.contrib.auth.decorators import login_required
+from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 
 from modelconfig.services import available_models
+from sharing.markdown import render_markdown
 
 from . import services
 from .access import NotFound, get_thread_for_user
 from .llm.demo import CONNECT_HELP
+from .models import Message, ToolCall
+
+# How many of a thread's last messages the page carries as HTML: its first paint shows the conversation's end
+# without waiting for the websocket's snapshot (which then replaces them with the live view, all messages).
+FIRST_SCREEN_MESSAGES = 20
 
 
 @login_required
@@ -33,5 +40,29 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
         # The picker's entries: ids, names and labels, never a key.
         "available_models": available_models(),
         "connect_help": CONNECT_HELP,
+        **_first_screen(thread),
     }
     return render(request, "chat/thread.html", context)
+
+
+def _first_screen(thread) -> dict:
+    """The last messages of `thread`, rendered on the server: user text is escaped by the template, the model's
+    Markdown goes through the sharing page's sanitising renderer. Tool calls show as their names and states only."""
+    if thread is None:
+        return {"first_screen": [], "earlier_messages": 0}
+    shown = Message.objects.filter(thread=thread).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM])
+    last = list(
+        shown.order_by("-order").prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("index")))[
+            :FIRST_SCREEN_MESSAGES
+        ]
+    )
+    last.reverse()
+    earlier = shown.count() - len(last) if len(last) == FIRST_SCREEN_MESSAGES else 0
+    first_screen = []
+    for message in last:
+        item = {"id": message.pk, "role": message.role, "status": message.status, "content": message.content}
+        if message.role == Message.Role.ASSISTANT:
+            item["html"] = render_markdown(message.content) if message.content else ""
+            item["tool_calls"] = [{"name": call.name, "status": call.status} for call in message.tool_calls.all()]
+        first_screen.append(item)
+    return {"first_screen": first_screen, "earlier_messages": earlier}

@@ -9,6 +9,10 @@ const key = (id) => String(id);
 /** Events name a message / tool call / run either by id or by an object with an `id`. */
 export const idOf = (ref) => (ref !== null && typeof ref === "object" ? ref.id : ref);
 
+// A snapshot's last messages built at once; older ones in chunks of OLDER_CHUNK between frames.
+const FIRST_BATCH = 40;
+const OLDER_CHUNK = 100;
+
 const SCROLL_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
 
 /**
@@ -72,6 +76,9 @@ export class ThreadView {
     this.emptyEl = container.querySelector(".empty-state") || this.makeEmptyState();
     this.messages = new Map();
     this.toolCards = new Map();
+    this.generation = 0; // counts resets: chunks of an older snapshot stop
+    // The server's first screen (the thread's last messages): show its end until the snapshot replaces it.
+    if (container.querySelector("[data-prerendered]")) container.scrollTop = container.scrollHeight;
   }
 
   makeEmptyState() {
@@ -86,38 +93,80 @@ export class ThreadView {
     this.scroll.changed();
   }
 
-  /** Replaces the whole view with a snapshot. */
+  /**
+   * Replaces the whole view with a snapshot. The last FIRST_BATCH messages are built at once (they fill the screen
+   * and are what live events touch); older ones follow in chunks between frames, inserted above, so a long
+   * thread's end shows without waiting for all of it.
+   */
   reset(snapshot) {
     if (snapshot.model && typeof snapshot.model.is_demo === "boolean") this.isDemo = snapshot.model.is_demo;
+    this.generation += 1;
     this.messages.clear();
     for (const card of this.toolCards.values()) card.dispose();
     this.toolCards.clear();
     this.container.replaceChildren();
     const messages = Array.isArray(snapshot.messages) ? snapshot.messages : [];
-    for (const m of messages) {
-      const view = this.addMessage(m.id, m.role, m.content || "", m.status || "complete");
-      if (typeof m.reasoning === "string") view.appendReasoning(m.reasoning);
-      if (m.finish_reason === "length") view.setNote("Cut off by the model's output limit.", "message-note");
-      for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
-        const card = this.addToolCard(view, call);
-        if (call.args !== undefined && call.args !== null) card.setArgs(call.args);
-        if (call.original_args !== undefined && call.original_args !== null) card.showEdited(call.original_args);
-        if (call.decision) {
-          const d = call.decision;
-          card.showDecision(decisionText(d.decision, d.by || "", d.message || ""), d.decision);
-        }
-        if (["success", "error", "rejected", "cancelled"].includes(call.status)) {
-          card.complete({
-            status: call.status, content: call.content, durationMs: call.duration_ms, hasArtifact: call.has_artifact,
-          });
-        } else if (call.status === "awaiting_approval") {
-          card.askApproval(call.allow || null);
-        }
-      }
-    }
+    const split = Math.max(0, messages.length - FIRST_BATCH);
+    for (const m of messages.slice(split)) this.append(this.buildMessage(m).root);
     this.notices.fromRun(snapshot.run);
     if (!messages.length && !this.container.firstChild) this.container.append(this.emptyEl);
     this.scroll.toBottom();
+    if (split > 0) this.prependOlder(messages.slice(0, split), this.generation);
+  }
+
+  /** Builds older messages in chunks, newest chunk first, each inserted above what is there. */
+  prependOlder(older, generation) {
+    const later = window.requestIdleCallback
+      ? (fn) => window.requestIdleCallback(fn, { timeout: 100 })
+      : (fn) => setTimeout(fn, 0);
+    const step = () => {
+      if (generation !== this.generation || !older.length) return;
+      const chunk = older.splice(Math.max(0, older.length - OLDER_CHUNK));
+      const fragment = document.createDocumentFragment();
+      const built = new Map();
+      for (const m of chunk) {
+        const view = this.buildMessage(m, built);
+        fragment.append(view.root);
+      }
+      this.messages = new Map([...built, ...this.messages]); // kept in the conversation's order
+      const scroller = this.container;
+      const { scrollTop, scrollHeight } = scroller;
+      scroller.prepend(fragment);
+      if (this.scroll.stick) this.scroll.changed();
+      else if (scroller.scrollTop === scrollTop) {
+        // The person scrolled up meanwhile: keep what they look at in place (if scroll anchoring did not).
+        scroller.scrollTop = scrollTop + (scroller.scrollHeight - scrollHeight);
+      }
+      if (older.length) later(step);
+    };
+    later(step);
+  }
+
+  /** One snapshot message as a MessageView with its tool cards (registered in `into`, not yet in the page). */
+  buildMessage(m, into = this.messages) {
+    const view = new MessageView({
+      id: m.id, role: m.role, content: m.content || "", status: m.status || "complete", isDemo: this.isDemo,
+    });
+    if (m.id !== null && m.id !== undefined) into.set(key(m.id), view);
+    if (typeof m.reasoning === "string") view.appendReasoning(m.reasoning);
+    if (m.finish_reason === "length") view.setNote("Cut off by the model's output limit.", "message-note");
+    for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
+      const card = this.addToolCard(view, call);
+      if (call.args !== undefined && call.args !== null) card.setArgs(call.args);
+      if (call.original_args !== undefined && call.original_args !== null) card.showEdited(call.original_args);
+      if (call.decision) {
+        const d = call.decision;
+        card.showDecision(decisionText(d.decision, d.by || "", d.message || ""), d.decision);
+      }
+      if (["success", "error", "rejected", "cancelled"].includes(call.status)) {
+        card.complete({
+          status: call.status, content: call.content, durationMs: call.duration_ms, hasArtifact: call.has_artifact,
+        });
+      } else if (call.status === "awaiting_approval") {
+        card.askApproval(call.allow || null);
+      }
+    }
+    return view;
   }
 
   addMessage(id, role, content = "", status = "streaming") {

@@ -1,0 +1,58 @@
+"""The chat page's first screen: a thread's last messages in the HTML, escaped and sanitised."""
+
+import pytest
+from django.test import Client
+
+from chat.models import Message, Thread, ToolCall
+from chat.views import FIRST_SCREEN_MESSAGES
+
+pytestmark = pytest.mark.django_db
+
+
+def page_of(user, thread) -> str:
+    client = Client()
+    client.force_login(user)
+    response = client.get(f"/t/{thread.pk}/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_page_carries_the_last_messages_as_html(owner):
+    thread = Thread.objects.create(owner=owner, title="long")
+    for order in range(1, 61):
+        role = Message.Role.USER if order % 2 else Message.Role.ASSISTANT
+        Message.objects.create(thread=thread, order=order, role=role, content=f"message number {order}")
+    html = page_of(owner, thread)
+    assert html.count("data-prerendered>") == FIRST_SCREEN_MESSAGES + 1  # the messages and the "earlier" note
+    assert "message number 60" in html
+    assert f"message number {60 - FIRST_SCREEN_MESSAGES + 1}<" in html
+    assert f"message number {60 - FIRST_SCREEN_MESSAGES}<" not in html
+    assert f"{60 - FIRST_SCREEN_MESSAGES} earlier messages loading" in html
+    assert "Loading the conversation" not in html
+
+
+def test_first_screen_content_is_escaped_and_sanitised(owner):
+    thread = Thread.objects.create(owner=owner, title="xss")
+    Message.objects.create(thread=thread, order=1, role=Message.Role.USER, content="<img src=x onerror=alert(1)>")
+    answer = Message.objects.create(
+        thread=thread,
+        order=2,
+        role=Message.Role.ASSISTANT,
+        content="**bold** <script>alert(2)</script> [x](javascript:alert(3))",
+    )
+    ToolCall.objects.create(message=answer, index=0, call_id="c1", name="<b>calc</b>", args={}, status="success")
+    Message.objects.create(thread=thread, order=3, role=Message.Role.SYSTEM, content="secret system prompt")
+    html = page_of(owner, thread)
+    assert "<img src=x" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<script>alert(2)" not in html
+    assert "<strong>bold</strong>" in html
+    assert "javascript:alert(3)" not in html.split('id="messages"')[1].split("</main>")[0].replace("&quot;", '"')
+    assert "&lt;b&gt;calc&lt;/b&gt;" in html
+    assert "secret system prompt" not in html
+    assert "earlier messages" not in html
+
+
+def test_an_empty_thread_shows_the_loading_note(owner):
+    thread = Thread.objects.create(owner=owner, title="empty")
+    assert "Loading the conversation" in page_of(owner, thread)

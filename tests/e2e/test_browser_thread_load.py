@@ -1,0 +1,107 @@
+"""Opening a long thread in real Chromium: the server's HTML already shows the conversation's end (even without
+JavaScript), then the live view takes over and the older messages follow."""
+
+import os
+import shutil
+
+import pytest
+
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
+from tests.support.processes import app_environment, daphne, manage
+
+if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
+    pytest.skip(
+        "Debian's chromium is not installed (apt-get install chromium); CI installs it", allow_module_level=True
+    )
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+MESSAGES = 300
+SEED = f"""
+from django.contrib.auth.models import User
+from chat.models import Message, Thread
+user = User.objects.create_user('alan', password='turing-1912')
+thread = Thread.objects.create(owner=user, title='long one')
+Message.objects.bulk_create([
+    Message(thread=thread, order=n, role='user' if n % 2 else 'assistant',
+            content=(f'question {{n}}' if n % 2 else f'answer **{{n}}** <img src=x onerror="window.__pwned=1">'))
+    for n in range(1, {MESSAGES} + 1)
+])
+print(thread.pk)
+"""
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("browser-thread-load")
+    env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0.01")
+    manage(env, "migrate", "--noinput")
+    thread_id = manage(env, "shell", "-c", SEED).strip().splitlines()[-1]
+    with daphne(env) as base_url:
+        yield base_url, thread_id
+
+
+def log_in(browser, base_url, *, javascript=True):
+    context = browser.new_context(java_script_enabled=javascript)
+    page = context.new_page()
+    page.goto(f"{base_url}/")
+    page.fill("#id_username", "alan")
+    page.fill("#id_password", "turing-1912")
+    page.click("#login-form [type=submit]")
+    page.wait_for_selector("#composer-input")
+    return context, page
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def test_without_javascript_the_page_shows_the_threads_last_messages(app, browser):
+    base_url, thread_id = app
+    context, page = log_in(browser, base_url, javascript=False)
+    try:
+        page.goto(f"{base_url}/t/{thread_id}/")
+        texts = page.locator("#messages .message .message-text").all_text_contents()
+        assert 0 < len(texts) < MESSAGES
+        assert texts[-1].strip().startswith(f"answer {MESSAGES}")
+        assert page.locator("#messages .message.assistant strong").last.text_content() == str(MESSAGES)
+        assert page.locator("#messages .earlier-messages").is_visible()
+        assert page.locator("#messages img").count() == 0  # the model's HTML is text
+    finally:
+        context.close()
+
+
+def test_the_live_view_takes_over_and_the_older_messages_follow(app, browser):
+    base_url, thread_id = app
+    context, page = log_in(browser, base_url)
+    try:
+        page.goto(f"{base_url}/t/{thread_id}/")
+        wait_until(page, f"document.querySelectorAll('#messages .message').length === {MESSAGES}")
+        wait_until(page, "!document.querySelector('#messages [data-prerendered]')")
+        texts = page.locator("#messages .message .message-text").all_text_contents()
+        assert texts[0] == "question 1"
+        assert [t.startswith("answer ") for t in texts] == [n % 2 == 0 for n in range(1, MESSAGES + 1)]
+        # Still at the bottom, after the older messages went in above.
+        wait_until(
+            page,
+            "(() => { const m = document.querySelector('#messages');"
+            " return m.scrollHeight - m.scrollTop - m.clientHeight < 60; })()",
+        )
+        # Scrolling up reaches the first message.
+        page.locator("#messages .message").first.scroll_into_view_if_needed()
+        assert page.locator("#messages .message").first.is_visible()
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator("#messages img").count() == 0
+        # The conversation goes on from there.
+        sync_api.expect(page.locator("#connection-state")).to_have_attribute("data-state", "connected")
+        page.fill("#composer-input", "what is 23*19?")
+        page.keyboard.press("Enter")
+        wait_until(page, f"document.querySelectorAll('#messages .message').length >= {MESSAGES + 2}")
+        wait_until(page, "document.querySelector('#stop').hidden && !document.querySelector('.typing')", 30)
+        assert "437" in page.locator("#messages .message.assistant").last.text_content()
+    finally:
+        context.close()
