@@ -68,6 +68,12 @@ class StreamParser:
             raise RuntimeError("feed() after close()")
         if not text:
             return []
+        if self._mode == "text" and not self._buf and "<" not in text:
+            # Fast path, nearly every piece of a stream: every tag starts with "<" and nothing is held back,
+            # so all of it is visible text (what _scan_text would find after looking for each tag).
+            out: list[StreamEvent] = []
+            self._emit_text(text, out)
+            return out
         self._buf += text
         return self._run(final=False)
 

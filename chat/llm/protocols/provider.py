@@ -142,7 +142,7 @@ async def parse_text_stream(events: AsyncIterator[StreamEvent], parser: StreamPa
     async for event in events:
         if isinstance(event, TextDelta):
             for parsed in parser.feed(event.text):
-                yield numbers.apply("text", parsed)
+                yield parsed if type(parsed) is TextDelta else numbers.apply("text", parsed)
         elif isinstance(event, _CALL_EVENTS):
             yield numbers.apply("native", event)
         elif isinstance(event, Finish):
