@@ -140,3 +140,17 @@ def test_many_events_in_random_pieces_all_arrive():
     body = b'data: {"choices":[{"index":0,"delta":{"content":"ab"}}]}\n\n' * 20_000
     events = decode(random_pieces(body, 7, max_piece=200))
     assert len(events) == 20_000
+
+
+def test_byte_order_mark_split_across_pieces_is_dropped_and_a_short_stream_is_not_one():
+    assert decode([b"\xef", b"\xbb", b"\xbfdata: x\n\n"]) == [SSEEvent(None, "x")]
+    assert decode([b"\xef\xbb"]) == []  # two bytes and no line: nothing to dispatch
+    # Not a BOM after all: the stray byte (U+FFFD) makes the field name "\ufffddata", which is ignored.
+    assert decode([b"\xef", b"data: x\n\ndata: y\n\n"]) == [SSEEvent(None, "y")]
+
+
+def test_invalid_utf8_split_at_a_line_end_decodes_as_whole_input_would():
+    body = b"data: \xe2\x82\n\ndata: \xe2\x82\xac\n\ndata: \xff"
+    expected = [SSEEvent(None, "\ufffd"), SSEEvent(None, "€"), SSEEvent(None, "\ufffd")]
+    assert decode([body]) == expected
+    assert decode(bytewise(body)) == expected
