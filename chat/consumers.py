@@ -243,7 +243,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def still_signed_in(self) -> bool:
         """Re-read per action: a socket opened before a logout or a deactivation stops working."""
         session = self.scope.get("session")
-        user = await database_sync_to_async(current_user)(getattr(session, "session_key", None))
+        user = await database_sync_to_async(current_user)(
+            getattr(session, "session_key", None), user_id=self.scope["user"].pk
+        )
         if user is None or user.pk != self.scope["user"].pk:
             return False
         self.scope["user"] = user

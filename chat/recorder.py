@@ -1,7 +1,11 @@
 """The agent's sink for one run: writes what happens down and tells the thread's group.
 
-The streaming message is written at a bounded interval and at its end, never per token; deltas go
-out coalesced (chat/coalesce.py).
+The streaming message's text is written when it ends, never per token nor per second of streaming, so a
+turn's statements do not grow with the answer's length. Before that it is written when a page asks for the
+thread's state (the snapshot path calls save_now first), when the run stops (abort), and, for crash safety
+only, once `flush_interval` (chat/runs.py: at least CRASH_SAVE_SECONDS) has passed since the last write:
+a server killed while a message streams loses at most that much of its text. Deltas go out coalesced
+(chat/coalesce.py).
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from .broadcast import ThreadChannel
 from .coalesce import DeltaCoalescer
 
 db = database_sync_to_async
+
+#: The least time between two crash-safety writes of a streaming message's text (see the module docstring).
+CRASH_SAVE_SECONDS = 30.0
 
 
 @dataclass
@@ -46,6 +53,10 @@ class RunRecorder:
     message_open: bool = False
     emitted: list[str] = field(default_factory=list)
     calls: dict[int, CallState] = field(default_factory=dict)
+    # The order of the thread's last message, when the run knows it (chat/runs.py sets it from the history it
+    # loads): while the run streams it is the thread's only writer of messages, so it numbers its own without
+    # asking the database. None: each new message reads it.
+    last_order: int | None = None
 
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
@@ -56,7 +67,9 @@ class RunRecorder:
 
     async def assistant_started(self) -> None:
         self.steps += 1
-        self.message_id = await db(services.create_assistant_message)(thread_id=self.thread_id, run_id=self.run_id)
+        self.message_id = await db(services.create_assistant_message)(
+            thread_id=self.thread_id, run_id=self.run_id, order=self._next_order()
+        )
         self.emitted, self.calls, self.message_open = [], {}, True
         self._last_save = time.monotonic()
         await self.channel.emit("message.started", message={"id": self.message_id, "role": "assistant"})
@@ -129,6 +142,10 @@ class RunRecorder:
 
     async def tool_call_completed(self, index: int, result: ToolResult) -> None:
         call = self.calls[index]
+        order = self._next_order()
+        place = None
+        if order is not None:
+            place = services.ToolMessagePlace(self.thread_id, self.run_id, order, call.call_id, call.name)
         await db(services.complete_tool_call)(
             tool_call_id=call.id,
             status=result.status,
@@ -136,6 +153,7 @@ class RunRecorder:
             duration_ms=result.duration_ms,
             artifact=result.artifact,
             stored_content=result.stored_content,
+            message=place,
         )
         call.done = True
         await self.channel.emit(
@@ -173,6 +191,12 @@ class RunRecorder:
                 )
 
     # --- persistence of the streaming message -----------------------------------------
+
+    def _next_order(self) -> int | None:
+        if self.last_order is None:
+            return None
+        self.last_order += 1
+        return self.last_order
 
     async def _send_delta(self, key: tuple[str, Any], text: str) -> None:
         kind, ident = key

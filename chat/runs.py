@@ -34,7 +34,7 @@ from .llm.budget import DEFAULT_RESERVE, ContextBudget
 from .llm.config import ModelConfig, build_provider
 from .llm.types import ModelError, ToolCallRequest
 from .models import Run, Thread
-from .recorder import CallState, RunRecorder
+from .recorder import CRASH_SAVE_SECONDS, CallState, RunRecorder
 
 __all__ = ["UnknownModel", "group_name"]
 
@@ -75,11 +75,12 @@ def load_toolset(user) -> ToolSet:
     return toolset_for_user(user=user)
 
 
-def tool_context_factory(user, thread_id: uuid.UUID):
-    """What each tool call of this run may be injected with: the user, the thread, the call id, the store."""
-    tool_user = ToolUser(
-        id=user.pk, username=user.get_username(), groups=frozenset(user.groups.values_list("name", flat=True))
-    )
+def tool_context_factory(user, thread_id: uuid.UUID, groups: frozenset[str] | None = None):
+    """What each tool call of this run may be injected with: the user, the thread, the call id, the store.
+    `groups`: the user's group names, when the caller read them already."""
+    if groups is None:
+        groups = frozenset(user.groups.values_list("name", flat=True))
+    tool_user = ToolUser(id=user.pk, username=user.get_username(), groups=groups)
     store = DatabaseStore(user.pk)
 
     async def search(query: str, limit: int) -> list[dict[str, Any]]:
@@ -238,12 +239,14 @@ async def start_here(
         channel=channel,
         thread_id=thread.pk,
         run_id=run.pk,
-        flush_interval=settings.AGENTWEB_FLUSH_INTERVAL,
+        # Crash safety only: the text is written at the message's end and when a page asks (chat/recorder.py).
+        flush_interval=max(settings.AGENTWEB_FLUSH_INTERVAL, CRASH_SAVE_SECONDS),
         window=settings.AGENTWEB_COALESCE_WINDOW,
         steps=run.steps,
     )
     task = asyncio.get_running_loop().create_task(
-        execute_run(thread, run, recorder, announce=turn.created_thread, resume=resume), name=f"run-{run.pk}"
+        execute_run(thread, run, recorder, announce=turn.created_thread, resume=resume, config=turn.config),
+        name=f"run-{run.pk}",
     )
     active = ActiveRun(run.pk, task, channel, recorder)
     ACTIVE_RUNS[thread.pk] = active
@@ -257,6 +260,7 @@ async def execute_run(
     *,
     announce: bool,
     resume: list[services.ApprovedCall] | None,
+    config: ModelConfig | None = None,
 ) -> None:
     channel = recorder.channel
     heartbeat = asyncio.create_task(_beat(run.pk))
@@ -264,14 +268,11 @@ async def execute_run(
         if announce:
             await channel.emit("thread.created", title=thread.title)
         await channel.emit("run.started", run={"id": run.pk, "status": Run.Status.RUNNING, "resumed": bool(resume)})
-        choice = await Thread.objects.filter(pk=thread.pk).values_list("model_choice", flat=True).aget()
-        config, _ = await db(config_for)(choice)
+        setup = await db(prepare_run)(thread, config)
+        config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history
+        recorder.last_order = setup.last_order
+        context = setup.context
         provider = build_provider(config, demo_delay=settings.AGENTWEB_DEMO_DELAY)
-        owner = await User.objects.aget(pk=thread.owner_id)
-        toolset = await db(load_toolset)(owner)
-        context = await db(tool_context_factory)(owner, thread.pk)
-        granted = await db(services.thread_grants)(thread_id=thread.pk)
-        history = await db(services.load_history)(thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT)
         decided = _prepare_resume(recorder, resume or [])
         outcome = await run_agent(
             provider=provider,
@@ -304,6 +305,35 @@ async def execute_run(
             del ACTIVE_RUNS[thread.pk]
 
 
+@dataclass(frozen=True)
+class RunSetup:
+    config: ModelConfig
+    toolset: ToolSet
+    context: Any
+    granted: set[str]
+    history: list
+    last_order: int
+
+
+def prepare_run(thread: Thread, config: ModelConfig | None) -> RunSetup:
+    """Everything a run reads before its first model request, in one trip to the database thread.
+
+    `thread` was read when the run was opened or resumed (its model choice is current: a change of model
+    while a run is active applies to the next run); `config` None: read it now. The owner is the user
+    start_turn was given (re-read by the consumer for that frame), else read here."""
+    if config is None:
+        config, _ = config_for(thread.model_choice)
+    owner = thread.owner if Thread.owner.is_cached(thread) else User.objects.get(pk=thread.owner_id)
+    groups = frozenset(owner.groups.values_list("name", flat=True))
+    toolset = toolset_for_user(user=owner, groups=groups)
+    granted = services.thread_grants(thread_id=thread.pk)
+    history, last_order = services.history_and_last_order(
+        thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT
+    )
+    context = tool_context_factory(owner, thread.pk, groups)
+    return RunSetup(config, toolset, context, granted, history, last_order)
+
+
 def _prepare_resume(recorder: RunRecorder, approved: list[services.ApprovedCall]) -> list[DecidedCall]:
     for call in approved:
         recorder.calls[call.index] = CallState(call.tool_call_id, call.call_id, call.name)
@@ -329,8 +359,16 @@ async def _fail(recorder: RunRecorder, message: str) -> None:
 
 
 async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error: str = "") -> None:
+    # A run that completed left nothing streaming nor any call unfinished: nothing to look for and close.
+    left_open = (
+        status != Run.Status.COMPLETED
+        or recorder.message_open
+        or any(not call.done for call in recorder.calls.values())
+    )
     await db(services.finish_run)(
         run_id=recorder.run_id,
+        thread_id=recorder.thread_id,
+        left_open=left_open,
         status=status,
         reason=reason,
         error=error,

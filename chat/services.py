@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max, Prefetch, Q
+from django.db.models import Case, Exists, F, JSONField, Max, OuterRef, Prefetch, Q, Subquery, Value, When
 from django.utils import timezone
 
 from modelconfig.services import config_for
@@ -42,6 +42,9 @@ class TurnStart:
     thread: Thread
     run: Run | None  # None when the message had already been sent (a replayed frame)
     created_thread: bool
+    # The thread's model configuration as the turn started (start_turn reads it anyway): the run need not
+    # read it again. None: the run reads it (resume, retry, a run handed to a worker).
+    config: Any = None
 
 
 def make_title(content: str) -> str:
@@ -60,40 +63,67 @@ def start_turn(
     model_choice: str | None = None,
 ) -> TurnStart:
     """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
-    `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model."""
-    with transaction.atomic():
-        created = thread_id is None
-        if created:
-            earlier = Message.objects.filter(thread__owner=user, client_msg_id=client_msg_id).first()
-            if earlier is not None:
-                return TurnStart(thread=earlier.thread, run=None, created_thread=False)
-            thread = Thread.objects.create(owner=user, title=make_title(content), model_choice=model_choice or "")
-        else:
-            thread = get_thread_for_user(user, thread_id)
-            if thread.messages.filter(client_msg_id=client_msg_id).exists():
-                return TurnStart(thread=thread, run=None, created_thread=False)
-        if Run.objects.filter(thread=thread, status__in=Run.ACTIVE_STATUSES).exists():
-            raise RunActive
-        if model_choice is not None and model_choice != thread.model_choice:
-            thread.model_choice = model_choice
-            Thread.objects.filter(pk=thread.pk).update(model_choice=model_choice)
-        if model_label is None:
-            model_label = thread_model_info(thread)["label"]
-        try:
-            with transaction.atomic():
-                run = Run.objects.create(thread=thread, model_label=model_label, step_limit=step_limit)
-        except IntegrityError:
-            raise RunActive from None
-        Message.objects.create(
-            thread=thread,
-            run=run,
-            order=next_order(thread),
-            role=Message.Role.USER,
-            content=content,
-            client_msg_id=client_msg_id,
+    `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model.
+
+    One statement reads the thread with all the checks (its owner, the replayed message, an active run, the last
+    message's order); then the run, the message and the thread's update are written."""
+    if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
+        raise NotFound
+    try:
+        with transaction.atomic():
+            created = thread_id is None
+            if created:
+                earlier = Message.objects.filter(thread__owner=user, client_msg_id=client_msg_id).first()
+                if earlier is not None:
+                    return TurnStart(thread=earlier.thread, run=None, created_thread=False)
+                thread = Thread.objects.create(owner=user, title=make_title(content), model_choice=model_choice or "")
+                last_order = 0
+            else:
+                thread = _thread_for_turn(user, thread_id, client_msg_id)
+                if thread.replayed:
+                    return TurnStart(thread=thread, run=None, created_thread=False)
+                if thread.has_active_run:
+                    raise RunActive
+                last_order = thread.last_order or 0
+            changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
+            if model_choice is not None and model_choice != thread.model_choice:
+                thread.model_choice = changes["model_choice"] = model_choice
+            config, info = config_for(thread.model_choice)
+            run = Run.objects.create(
+                thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
+            )
+            Message.objects.create(
+                thread=thread,
+                run=run,
+                order=last_order + 1,
+                role=Message.Role.USER,
+                content=content,
+                client_msg_id=client_msg_id,
+            )
+            if changes:
+                Thread.objects.filter(pk=thread.pk).update(**changes)
+    except IntegrityError:
+        # The one-active-run constraint (or the message's uniqueness) refused a simultaneous turn.
+        raise RunActive from None
+    thread.owner = user  # read moments ago (the consumer re-reads it per frame): the run need not read it again
+    return TurnStart(thread=thread, run=run, created_thread=created, config=config)
+
+
+def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Thread:
+    from .access import parse_uuid
+
+    thread = (
+        Thread.objects.filter(id=parse_uuid(thread_id), owner=user)
+        .annotate(
+            replayed=Exists(Message.objects.filter(thread=OuterRef("pk"), client_msg_id=client_msg_id)),
+            has_active_run=Exists(Run.objects.filter(thread=OuterRef("pk"), status__in=Run.ACTIVE_STATUSES)),
+            last_order=Subquery(Message.objects.filter(thread=OuterRef("pk")).order_by("-order").values("order")[:1]),
         )
-        Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now())
-    return TurnStart(thread=thread, run=run, created_thread=created)
+        .first()
+    )
+    if thread is None:
+        raise NotFound
+    return thread
 
 
 def thread_model_info(thread: Thread | None) -> dict[str, Any]:
@@ -113,10 +143,13 @@ def next_order(thread: Thread) -> int:
     return (thread.messages.aggregate(m=Max("order"))["m"] or 0) + 1
 
 
-def create_assistant_message(*, thread_id: uuid.UUID, run_id: int) -> int:
-    thread = Thread.objects.get(pk=thread_id)
+def create_assistant_message(*, thread_id: uuid.UUID, run_id: int, order: int | None = None) -> int:
+    """`order`: the message's place when the caller knows it (the run, the thread's only writer while it
+    streams: see RunRecorder.next_order), else read from the thread."""
+    if order is None:
+        order = next_order(Thread.objects.get(pk=thread_id))
     message = Message.objects.create(
-        thread=thread, run_id=run_id, order=next_order(thread), role=Message.Role.ASSISTANT, status="streaming"
+        thread_id=thread_id, run_id=run_id, order=order, role=Message.Role.ASSISTANT, status="streaming"
     )
     return message.pk
 
@@ -142,21 +175,41 @@ def complete_assistant_message(
     tool_call_args: dict[uuid.UUID, dict] | None = None,
     reasoning: str = "",
 ) -> None:
+    message = Message.objects.filter(pk=message_id)
+    changes = dict(
+        content=content,
+        reasoning=reasoning,
+        status=status,
+        finish_reason=finish_reason,
+        usage=usage or None,
+        updated_at=timezone.now(),
+    )
+    if not tool_call_args:
+        message.update(**changes)
+        return
     with transaction.atomic():
-        Message.objects.filter(pk=message_id).update(
-            content=content,
-            reasoning=reasoning,
-            status=status,
-            finish_reason=finish_reason,
-            usage=usage or None,
-            updated_at=timezone.now(),
+        message.update(**changes)
+        # Every call's arguments in one statement.
+        args = Case(
+            *(When(pk=pk, then=Value(value, output_field=JSONField())) for pk, value in tool_call_args.items()),
+            output_field=JSONField(),
         )
-        for tool_call_id, args in (tool_call_args or {}).items():
-            ToolCall.objects.filter(pk=tool_call_id).update(args=args, status=ToolCall.Status.REQUESTED)
+        ToolCall.objects.filter(pk__in=list(tool_call_args)).update(args=args, status=ToolCall.Status.REQUESTED)
 
 
 def mark_tool_call_running(*, tool_call_id: uuid.UUID) -> None:
     ToolCall.objects.filter(pk=tool_call_id).update(status=ToolCall.Status.RUNNING, started_at=timezone.now())
+
+
+@dataclass(frozen=True)
+class ToolMessagePlace:
+    """Where a tool call's result message goes, as the run knows it."""
+
+    thread_id: uuid.UUID
+    run_id: int
+    order: int
+    call_id: str
+    name: str
 
 
 def complete_tool_call(
@@ -167,10 +220,33 @@ def complete_tool_call(
     duration_ms: int,
     artifact: Any = None,
     stored_content: str | None = None,
+    message: ToolMessagePlace | None = None,
 ) -> None:
     """Store the result on the call (in full, up to the stored cap: for display and audit) and as a tool
-    message (as the model reads it, capped: for the model's history)."""
+    message (as the model reads it, capped: for the model's history). `message`: where the tool message
+    goes, when the caller knows it (the run does): then nothing is read first."""
     stored = content if stored_content is None else stored_content
+    if message is not None:
+        with transaction.atomic():
+            ToolCall.objects.filter(pk=tool_call_id).update(
+                status=status,
+                result=stored if status == ToolCall.Status.SUCCESS else "",
+                error=stored if status != ToolCall.Status.SUCCESS else "",
+                finished_at=timezone.now(),
+                duration_ms=duration_ms,
+            )
+            Message.objects.create(
+                thread_id=message.thread_id,
+                run_id=message.run_id,
+                order=message.order,
+                role=Message.Role.TOOL,
+                content=content,
+                status=Message.Status.COMPLETE if status == ToolCall.Status.SUCCESS else Message.Status.ERROR,
+                tool_call_id=message.call_id,
+                name=message.name,
+                artifact=artifact,
+            )
+        return
     with transaction.atomic():
         call = ToolCall.objects.select_related("message").get(pk=tool_call_id)
         call.status = status
@@ -193,25 +269,37 @@ def complete_tool_call(
 
 
 def finish_run(
-    *, run_id: int, status: str, reason: str = "", error: str = "", steps: int, last_seq: int | None
+    *,
+    run_id: int,
+    status: str,
+    reason: str = "",
+    error: str = "",
+    steps: int,
+    last_seq: int | None,
+    thread_id: uuid.UUID | None = None,
+    left_open: bool = True,
 ) -> None:
-    """`last_seq` None: the events saying so are numbered by whoever emits them (chat/run_owners.py)."""
+    """`last_seq` None: the events saying so are numbered by whoever emits them (chat/run_owners.py).
+    `thread_id`: the run's thread, when the caller knows it. `left_open` False: the caller knows the run left
+    no message streaming and no call unfinished (a run that completed), so none is looked for."""
     with transaction.atomic():
-        run = Run.objects.get(pk=run_id)
+        if thread_id is None:
+            thread_id = Run.objects.filter(pk=run_id).values_list("thread_id", flat=True).get()
         Run.objects.filter(pk=run_id).update(
             status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
         )
-        # Anything the run left unfinished is closed, so the history stays one a model accepts.
-        ToolCall.objects.filter(
-            message__run_id=run_id, status__in=["streaming", "requested", "running", "awaiting_approval"]
-        ).update(status=ToolCall.Status.CANCELLED, error=INTERRUPTED_RESULT, finished_at=timezone.now())
-        Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
-            status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
-        )
+        if left_open:
+            # Anything the run left unfinished is closed, so the history stays one a model accepts.
+            ToolCall.objects.filter(
+                message__run_id=run_id, status__in=["streaming", "requested", "running", "awaiting_approval"]
+            ).update(status=ToolCall.Status.CANCELLED, error=INTERRUPTED_RESULT, finished_at=timezone.now())
+            Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
+                status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
+            )
         changes = {"updated_at": timezone.now()}
         if last_seq is not None:
             changes["last_seq"] = last_seq
-        Thread.objects.filter(pk=run.thread_id).update(**changes)
+        Thread.objects.filter(pk=thread_id).update(**changes)
 
 
 def bump_seq(*, thread_id: uuid.UUID, last_seq: int) -> None:
@@ -233,11 +321,19 @@ def _messages_with_calls(thread_id: uuid.UUID):
 
 def load_history(*, thread_id: uuid.UUID, system_prompt: str) -> list[ChatMessage]:
     """The conversation as the model sees it. A call without a stored result gets one saying so."""
+    return history_and_last_order(thread_id=thread_id, system_prompt=system_prompt)[0]
+
+
+def history_and_last_order(*, thread_id: uuid.UUID, system_prompt: str) -> tuple[list[ChatMessage], int]:
+    """load_history, and the order of the thread's last message (0 for none): two statements."""
     history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
-    answered = set(
-        Message.objects.filter(thread_id=thread_id, role=Message.Role.TOOL).values_list("tool_call_id", flat=True)
+    messages = list(
+        Message.objects.filter(thread_id=thread_id).prefetch_related(
+            Prefetch("tool_calls", queryset=ToolCall.objects.order_by("index"))
+        )
     )
-    for message in _messages_with_calls(thread_id):
+    answered = {message.tool_call_id for message in messages if message.role == Message.Role.TOOL}
+    for message in messages:
         calls = list(message.tool_calls.all())
         if message.role == Message.Role.ASSISTANT and message.status == Message.Status.ERROR and not calls:
             continue  # the partial text of a failed answer: a retry answers afresh
@@ -264,7 +360,7 @@ def load_history(*, thread_id: uuid.UUID, system_prompt: str) -> list[ChatMessag
             for c in requests
             if c.id not in answered and c.id not in pending
         )
-    return history
+    return history, max((message.order for message in messages), default=0)
 
 
 def tool_call_view(call: ToolCall) -> dict[str, Any]:

@@ -132,13 +132,17 @@ class ToolSet:
         return ToolContext(user=self.tool_user(), thread_id=thread_id, tool_call_id=tool_call_id, store=store, **extra)
 
 
-def toolset_for_user(*, user, registry: ToolRegistry | None = None) -> ToolSet:
+def toolset_for_user(*, user, registry: ToolRegistry | None = None, groups: frozenset[str] | None = None) -> ToolSet:
     """The enabled code tools and HTTP tools ``user``'s groups allow, with their effective settings.
 
     ``registry``: the code tools to start from (default: every code tool); it is not changed.
+    ``groups``: ``user``'s group names, when the caller read them already.
     """
     user_id = user.pk if user is not None and user.is_authenticated else None
-    groups = frozenset(user.groups.values_list("name", flat=True)) if user_id is not None else frozenset()
+    if user_id is None:
+        groups = frozenset()
+    elif groups is None:
+        groups = frozenset(user.groups.values_list("name", flat=True))
     tools: list[Tool] = []
     disabled: set[str] = set()
     approval: dict[str, dict[str, bool]] = {}
@@ -156,7 +160,8 @@ def toolset_for_user(*, user, registry: ToolRegistry | None = None) -> ToolSet:
             approval[code_tool.name] = dict(DEFAULT_APPROVAL) if row is None else row.approval_config()
 
     hosts = frozenset(allowed_hosts())
-    for row in HttpTool.objects.prefetch_related("groups"):
+    http_rows = list(HttpTool.objects.prefetch_related("groups"))
+    for row in http_rows:
         if row.name in code:
             log.warning("HTTP tool %s is hidden by the code tool of the same name", row.name)
             continue
@@ -176,7 +181,7 @@ def toolset_for_user(*, user, registry: ToolRegistry | None = None) -> ToolSet:
     for rule in ApprovalRule.objects.filter(enabled=True):
         rules.setdefault(rule.tool_name, []).append(rule.to_rule())
     choices = {name: row.approval_config() for name, row in settings.items()}
-    choices.update({row.name: row.approval_config() for row in HttpTool.objects.all()})
+    choices.update({row.name: row.approval_config() for row in http_rows})
     return ToolSet(
         registry=ToolRegistry(tools),
         disabled=frozenset(disabled),

@@ -1,0 +1,62 @@
+"""The SQL statements of a turn: a count, not a time. It must not grow with the answer's length, and it must
+not creep up unnoticed (issue #7, bench db-per-message)."""
+
+import threading
+
+import pytest
+from django.db.backends.utils import CursorWrapper
+
+from chat.models import Thread
+from tests.chat.test_runs_with_model_server import answer, calls, model_server  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# What a turn with 3 tool calls costs today (the bench counted 72 before, 40 after the change that added this).
+MOST = 40
+
+
+class Statements:
+    """Every statement Django executes, in any thread (the ORM runs on database_sync_to_async's thread)."""
+
+    def __init__(self, monkeypatch):
+        self.sql: list[str] = []
+        self.lock = threading.Lock()
+        original = CursorWrapper._execute_with_wrappers
+
+        def counted(cursor, sql, params, many, executor):
+            with self.lock:
+                self.sql.append(sql)
+            return original(cursor, sql, params, many, executor)
+
+        monkeypatch.setattr(CursorWrapper, "_execute_with_wrappers", counted)
+
+    def take(self) -> list[str]:
+        with self.lock:
+            taken, self.sql = self.sql, []
+        return taken
+
+
+async def turn(client, thread, model_server, text):  # noqa: F811
+    three = [(f"c{i}", "calculator", {"expression": f"{i}+1"}) for i in range(3)]
+    model_server.enqueue(calls(*three), answer(text))
+    await client.ask("count", thread=thread)
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed"
+    assert [e["content"] for e in events if e["type"] == "tool_call.completed"] == ["1", "2", "3"]
+    return events
+
+
+async def test_a_turns_statements_do_not_grow_with_the_answers_length(connect, owner, model_server, monkeypatch):  # noqa: F811
+    client = await connect(owner)
+    model_server.enqueue(answer("hello"))
+    await client.ask("hi")
+    first = await client.run_to_end()
+    assert first[-1]["type"] == "run.completed"
+    thread = str((await Thread.objects.aget(owner=owner)).pk)
+    statements = Statements(monkeypatch)
+    await turn(client, thread, model_server, "short answer. " * 10)
+    short = statements.take()
+    await turn(client, thread, model_server, "a much longer answer. " * 2000)
+    long = statements.take()
+    assert len(short) == len(long), (short, long)
+    assert len(short) <= MOST, f"{len(short)} statements:\n" + "\n".join(short)
