@@ -8,7 +8,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Exists, F, JSONField, Max, OuterRef, Prefetch, Q, Subquery, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Exists,
+    ExpressionWrapper,
+    F,
+    JSONField,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    Subquery,
+    Value,
+    When,
+)
 from django.utils import timezone
 
 from modelconfig.services import config_for
@@ -363,7 +377,7 @@ def history_and_last_order(*, thread_id: uuid.UUID, system_prompt: str) -> tuple
     return history, max((message.order for message in messages), default=0)
 
 
-def tool_call_view(call: ToolCall) -> dict[str, Any]:
+def tool_call_view(call: ToolCall, *, has_artifact: bool = False) -> dict[str, Any]:
     return {
         "id": str(call.id),
         "call_id": call.call_id,
@@ -371,7 +385,7 @@ def tool_call_view(call: ToolCall) -> dict[str, Any]:
         "args": call.args,
         "status": call.status,
         "content": call.result or call.error,
-        "has_artifact": False,
+        "has_artifact": has_artifact,
         "duration_ms": call.duration_ms,
         "allow": call.approval if call.status == ToolCall.Status.AWAITING_APPROVAL else None,
         "original_args": call.original_args,
@@ -408,13 +422,17 @@ def run_view(run: Run | None) -> dict[str, Any] | None:
 
 def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[str, Any]:
     messages = []
+    with_artifact = _answers_with_artifact(thread.pk)
     for message in _messages_with_calls(thread.pk).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM]):
         view = {"id": message.pk, "role": message.role, "content": message.content, "status": message.status}
         if message.role == Message.Role.ASSISTANT:
             view["finish_reason"] = message.finish_reason or None
             view["reasoning"] = message.reasoning or None
             view["usage"] = message.usage
-            view["tool_calls"] = [tool_call_view(call) for call in message.tool_calls.all()]
+            view["tool_calls"] = [
+                tool_call_view(call, has_artifact=with_artifact(message.order, call.call_id))
+                for call in message.tool_calls.all()
+            ]
         messages.append(view)
     return {
         "type": "thread.snapshot",
@@ -425,6 +443,26 @@ def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[s
         "messages": messages,
         "run": run_view(thread.runs.order_by("-started_at", "-id").first()),
     }
+
+
+def _answers_with_artifact(thread_id: uuid.UUID):
+    """Whether the tool message answering a call (the first after its step with its call id) holds an
+    artifact, as chat/thread_views.py finds it."""
+    answers: dict[str, list[tuple[int, bool]]] = {}
+    rows = (
+        Message.objects.filter(thread_id=thread_id, role=Message.Role.TOOL)
+        .order_by("order")
+        # Whether there is one, not the artifact itself (up to 1 MiB each).
+        .annotate(stored=ExpressionWrapper(Q(artifact__isnull=False), output_field=BooleanField()))
+        .values_list("order", "tool_call_id", "stored")
+    )
+    for order, call_id, stored in rows:
+        answers.setdefault(call_id, []).append((order, stored))
+
+    def has_artifact(step_order: int, call_id: str) -> bool:
+        return next((found for order, found in answers.get(call_id, ()) if order > step_order), False)
+
+    return has_artifact
 
 
 def list_threads(*, user) -> list[Thread]:

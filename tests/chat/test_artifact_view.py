@@ -116,3 +116,24 @@ def test_login_is_required_and_only_get_is_allowed(owner, thread):
     assert anonymous.status_code == 302
     assert "/accounts/login/" in anonymous["Location"]
     assert login(owner).post(url(thread.pk, call.pk)).status_code == 405
+
+
+def snapshot_calls(thread) -> dict[str, bool]:
+    snapshot = services.build_snapshot(thread=thread, seq=0, model={})
+    return {
+        call["id"]: call["has_artifact"] for message in snapshot["messages"] for call in message.get("tool_calls", [])
+    }
+
+
+def test_a_page_loaded_later_is_told_which_calls_stored_an_artifact(owner, thread):
+    with_one = step_with_call(thread, call_id="c1", artifact={"rows": [1]})
+    without = step_with_call(thread, call_id="c2", artifact=None)
+
+    assert snapshot_calls(thread) == {str(with_one.pk): True, str(without.pk): False}
+
+
+def test_a_reused_call_id_is_told_by_its_own_steps_answer(owner, thread):
+    first = step_with_call(thread, call_id="c1", artifact=None)
+    second = step_with_call(thread, call_id="c1", artifact={"rows": [2]})
+
+    assert snapshot_calls(thread) == {str(first.pk): False, str(second.pk): True}

@@ -266,6 +266,12 @@ def test_the_artifact_of_a_tool_can_be_opened_and_downloaded(start_app, new_page
     expect(viewer).to_be_hidden()
     expect(toggle).to_have_attribute("aria-expanded", "false")
 
+    page.reload()  # a page loaded later offers the artifact too
+    card = page.locator(".tool-card")
+    card.locator("summary").click()
+    card.locator("button.tool-artifact-toggle").click()
+    expect(card.locator(".tool-artifact-text")).to_contain_text('"region": "north"')
+
 
 def test_markup_in_tool_results_descriptions_and_titles_is_text_and_never_runs(start_app, new_page):
     setup = (
