@@ -3,8 +3,8 @@
 The streaming message's text is written when it ends, never per token nor per second of streaming, so a
 turn's statements do not grow with the answer's length. Before that it is written when a page asks for the
 thread's state (the snapshot path calls save_now first), when the run stops (abort), and, for crash safety
-only, once `flush_interval` (chat/runs.py: at least CRASH_SAVE_SECONDS) has passed since the last write:
-a server killed while a message streams loses at most that much of its text. Deltas go out coalesced
+only, once `flush_interval` (AGENTWEB_FLUSH_INTERVAL, 30 s) has passed since the last write: a server
+killed while a message streams loses at most that much of its text. Deltas go out coalesced
 (chat/coalesce.py).
 """
 
@@ -26,9 +26,6 @@ from .broadcast import ThreadChannel
 from .coalesce import DeltaCoalescer
 
 db = database_sync_to_async
-
-#: The least time between two crash-safety writes of a streaming message's text (see the module docstring).
-CRASH_SAVE_SECONDS = 30.0
 
 
 @dataclass

@@ -34,7 +34,7 @@ from .llm.budget import DEFAULT_RESERVE, ContextBudget
 from .llm.config import ModelConfig, build_provider
 from .llm.types import ModelError, ToolCallRequest
 from .models import Run, Thread
-from .recorder import CRASH_SAVE_SECONDS, CallState, RunRecorder
+from .recorder import CallState, RunRecorder
 
 __all__ = ["UnknownModel", "group_name"]
 
@@ -240,7 +240,7 @@ async def start_here(
         thread_id=thread.pk,
         run_id=run.pk,
         # Crash safety only: the text is written at the message's end and when a page asks (chat/recorder.py).
-        flush_interval=max(settings.AGENTWEB_FLUSH_INTERVAL, CRASH_SAVE_SECONDS),
+        flush_interval=settings.AGENTWEB_FLUSH_INTERVAL,
         window=settings.AGENTWEB_COALESCE_WINDOW,
         steps=run.steps,
     )

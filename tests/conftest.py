@@ -15,7 +15,6 @@ def quick_and_isolated_settings(settings):
     """Tests never depend on the machine's AGENTWEB_* variables, and the demo model does not pause."""
     settings.AGENTWEB_LLM = dict(DEMO)
     settings.AGENTWEB_DEMO_DELAY = 0
-    settings.AGENTWEB_FLUSH_INTERVAL = 1.0
     settings.AGENTWEB_MAX_STEPS = 25
     # Hashing test passwords the production way costs half a second per user.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
