@@ -238,6 +238,6 @@ if AGENTWEB_RUN_WORKERS and not REDIS_URL:
 AGENTWEB_HEARTBEAT_SECONDS = env_float("AGENTWEB_HEARTBEAT_SECONDS", 10.0)
 AGENTWEB_RUN_STALE_SECONDS = env_float("AGENTWEB_RUN_STALE_SECONDS", 45.0)
 AGENTWEB_MAX_FRAME_BYTES = env_int("AGENTWEB_MAX_FRAME_BYTES", 256 * 1024)
-# message.send per user and process: a burst of this many, then this many per minute.
+# message.send per user (across processes when they share Redis): a burst of this many, then this many per minute.
 AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)
 AGENTWEB_SEND_RATE_PER_MINUTE = env_int("AGENTWEB_SEND_RATE_PER_MINUTE", 30)

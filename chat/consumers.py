@@ -13,13 +13,13 @@ from django.conf import settings
 from . import rewind, runs, services
 from .access import NotFound, current_user, get_thread_for_user
 from .frames import ClientError, frame_ref, parse_frame
-from .ratelimit import RateLimiter
+from .ratelimit import send_limiter
 
 UNAUTHENTICATED = 4401
 # How long a subscriber waits for the process running its thread's run to answer (chat/runs.py) before
 # it takes the stored state instead (that process may have died a moment ago).
 REPLAY_WAIT_SECONDS = 5.0
-SEND_LIMIT = RateLimiter(per_minute=settings.AGENTWEB_SEND_RATE_PER_MINUTE, burst=settings.AGENTWEB_SEND_BURST)
+SEND_LIMIT = send_limiter(settings)
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -106,7 +106,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.replays_awaited[key] = asyncio.get_running_loop().create_task(fall_back())
 
     async def send_message(self, frame):
-        if not SEND_LIMIT.allow(self.scope["user"].pk):
+        if not await SEND_LIMIT.aallow(self.scope["user"].pk):
             raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
         content = frame["content"].strip()
         if not content:
@@ -207,7 +207,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def rewind_thread(self, frame, *, content, client_msg_id):
         """run.regenerate and message.edit_last (chat/rewind.py)."""
-        if not SEND_LIMIT.allow(self.scope["user"].pk):
+        if not await SEND_LIMIT.aallow(self.scope["user"].pk):
             raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
         try:
             turn = await rewind.begin_rewind(

@@ -1,9 +1,16 @@
-"""A token bucket per user: bursts are fine, a flood of messages is not."""
+"""A token bucket per user: bursts are fine, a flood of messages is not.
+
+With one process the buckets live in memory. With several (REDIS_URL), a person could otherwise send the
+limit to each Daphne process in turn, so the buckets live in Redis, updated by one atomic script.
+"""
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
+
+log = logging.getLogger("agentweb.ratelimit")
 
 
 @dataclass
@@ -21,3 +28,66 @@ class RateLimiter:
             return False
         self._buckets[key] = (tokens - 1, now)
         return True
+
+    async def aallow(self, key: object) -> bool:
+        return self.allow(key)
+
+
+# KEYS[1]: the bucket; ARGV: burst, tokens per second, now (s), seconds an idle bucket is kept.
+TAKE_TOKEN = """
+local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local burst, rate, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local tokens, at = tonumber(bucket[1]) or burst, tonumber(bucket[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local allowed = 0
+if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return allowed
+"""
+
+
+@dataclass
+class SharedRateLimiter:
+    """The same bucket, shared by every process through Redis. Should Redis not answer, each process
+    limits on its own meanwhile (the channel layer is down too, so little gets through anyway)."""
+
+    per_minute: float
+    burst: int
+    redis_url: str
+    prefix: str = "agentweb"
+    fallback: RateLimiter = field(init=False)
+
+    def __post_init__(self):
+        self.fallback = RateLimiter(self.per_minute, self.burst)
+        self._client = None
+
+    async def aallow(self, key: object) -> bool:
+        try:
+            if self._client is None:
+                from redis.asyncio import Redis
+
+                self._client = Redis.from_url(self.redis_url)
+            allowed = await self._client.eval(
+                TAKE_TOKEN,
+                1,
+                f"{self.prefix}:send-rate:{key}",
+                self.burst,
+                self.per_minute / 60,
+                time.time(),
+                max(60, int(self.burst * 60 / max(self.per_minute, 1e-9)) + 60),
+            )
+            return bool(allowed)
+        except Exception as error:  # any Redis failure: limit in this process instead
+            log.warning("the shared rate limit is unavailable (%s); limiting per process", type(error).__name__)
+            self._client = None
+            return self.fallback.allow(key)
+
+
+def send_limiter(settings) -> RateLimiter | SharedRateLimiter:
+    """message.send's limit: per user, across every process when they share Redis."""
+    per_minute, burst = settings.AGENTWEB_SEND_RATE_PER_MINUTE, settings.AGENTWEB_SEND_BURST
+    if settings.REDIS_URL:
+        prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"].get("prefix", "agentweb")
+        return SharedRateLimiter(per_minute, burst, settings.REDIS_URL, prefix)
+    return RateLimiter(per_minute, burst)
