@@ -12,6 +12,7 @@ import json
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from json.decoder import scanstring as _scanstring
 from typing import Any
 
 import httpx
@@ -105,13 +106,21 @@ class OpenAIProvider(HTTPProvider):
         assembler = ChunkAssembler()
         received = False
         done = False
+        plain = PlainTextChunks()
         async for data in chunks:
             received = True
             for sse in decoder.feed(data):
+                text = plain.text(sse.data)
+                if text is not None:  # fast path: the same chunk as the last plain text one, but for its text
+                    if text:
+                        yield TextDelta(text)
+                    continue
                 if sse.data == "[DONE]":
                     done = True
                     break
-                for event in assembler.feed(self._parse_chunk(sse.data)):
+                chunk = self._parse_chunk(sse.data)
+                plain.learn(sse.data, chunk)
+                for event in assembler.feed(chunk):
                     yield event
             if done:
                 break
@@ -139,6 +148,86 @@ class OpenAIProvider(HTTPProvider):
             message = error_text(chunk) or shorten(data)
             raise self.error(f"The model server at {self.base_url} reported an error mid-stream: {message}")
         return chunk
+
+
+class PlainTextChunks:
+    """Recognises a chunk that only carries text and is the same as the last such chunk but for its text.
+
+    A model server sends thousands of chunks that differ only in their `"content"` string, e.g.
+    `{"id":"chatcmpl-1",…,"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`. Once one
+    is parsed in full and found to carry nothing but text for choice 0 (no usage, finish reason, reasoning,
+    refusal, tool calls or error), its text before and after the content string is remembered; a later chunk
+    with exactly that text around a valid JSON string is the same object with another content, so only the
+    string is decoded. Anything else (or any doubt) goes the full way: `text` returns None.
+    """
+
+    #: Chunks learned from at most: a server whose chunks all differ (a random field) costs little extra.
+    LEARN_LIMIT = 8
+    #: The rest of a JSON string literal (its text and closing quote) and the text it stands for.
+    _PROBE_JSON = '\\u0001agentweb-probe\\u0002"'
+    _PROBE_TEXT = "\x01agentweb-probe\x02"
+
+    def __init__(self) -> None:
+        self._prefix: str | None = None  # up to and including the content string's opening quote
+        self._suffix = ""  # from just after its closing quote to the end
+        self._learns = 0
+
+    def text(self, data: str) -> str | None:
+        prefix = self._prefix
+        if prefix is None or not data.startswith(prefix) or not data.endswith(self._suffix):
+            return None
+        try:
+            value, end = _scanstring(data, len(prefix), True)
+        except ValueError:
+            return None
+        return value if end == len(data) - len(self._suffix) else None
+
+    def learn(self, data: str, chunk: dict[str, Any]) -> None:
+        if self._learns >= self.LEARN_LIMIT or plain_text(chunk) is None:
+            return
+        self._learns += 1
+        self._prefix = None
+        at = data.find('"content":')
+        while at != -1:
+            start = data.find('"', at + len('"content":'))
+            if start != -1 and data[at + len('"content":') : start].strip() == "":
+                try:
+                    _, end = _scanstring(data, start + 1, True)
+                except ValueError:
+                    return
+                prefix, suffix = data[: start + 1], data[end:]
+                # The string at this spot must be the one read as the content (not a look-alike in another
+                # field, nor a key repeated later): a probe written there has to come out as the content.
+                try:
+                    probe = json.loads(prefix + self._PROBE_JSON + suffix)
+                except ValueError:
+                    return
+                if plain_text(probe) == self._PROBE_TEXT:
+                    self._prefix, self._suffix = prefix, suffix
+                    return
+            at = data.find('"content":', at + 1)
+
+
+def plain_text(chunk: Any) -> str | None:
+    """The text of a chunk that carries text for choice 0 and nothing else `ChunkAssembler` would act on."""
+    if not isinstance(chunk, dict) or chunk.get("error") or chunk.get("object") == "error":
+        return None
+    if isinstance(chunk.get("usage"), dict):
+        return None
+    choices = chunk.get("choices")
+    if type(choices) is not list or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if type(choice) is not dict or choice.get("index", 0) != 0 or choice.get("finish_reason"):
+        return None
+    delta = choice.get("delta")
+    if type(delta) is not dict:
+        return None
+    for key in ("reasoning_content", "reasoning", "refusal", "tool_calls"):
+        if delta.get(key):
+            return None
+    content = delta.get("content")
+    return content if type(content) is str else None
 
 
 def message_to_wire(message: ChatMessage) -> dict[str, Any]:
