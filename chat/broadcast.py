@@ -21,6 +21,17 @@ def group_name(thread_id: uuid.UUID | str) -> str:
     return f"thread.{thread_id}"
 
 
+def user_group_name(user_id: int) -> str:
+    """Every socket of one person: their other tabs learn of threads created, renamed or deleted."""
+    return f"user.{user_id}"
+
+
+async def tell_user(user_id: int, type_: str, **fields: Any) -> None:
+    """An event about the person's list of threads, to all their tabs (not numbered: it is not a thread's)."""
+    text = json.dumps({"type": type_, **fields}, ensure_ascii=False)
+    await get_channel_layer().group_send(user_group_name(user_id), {"type": "thread.event", "text": text})
+
+
 class ThreadChannel:
     """Numbers the events of one thread and broadcasts them, one at a time, in order."""
 

@@ -12,6 +12,7 @@ from django.conf import settings
 
 from . import rewind, runs, services
 from .access import NotFound, current_user, get_thread_for_user
+from .broadcast import user_group_name
 from .frames import ClientError, frame_ref, parse_frame
 from .ratelimit import send_limiter
 
@@ -30,6 +31,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=UNAUTHENTICATED)
+            return
+        await self.join(user_group_name(user.pk))
 
     async def disconnect(self, code):
         for waiting in getattr(self, "replays_awaited", {}).values():
@@ -258,7 +261,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             raise ClientError("not_found", "No such thread.") from None
 
     async def follow(self, thread_id) -> None:
-        group = runs.group_name(thread_id)
+        await self.join(runs.group_name(thread_id))
+
+    async def join(self, group: str) -> None:
         if group not in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups_joined.add(group)

@@ -29,7 +29,7 @@ from tools.store import DatabaseStore
 
 from . import mailbox, run_owners, services
 from .agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
-from .broadcast import ThreadChannel, channel_for, group_name, known_channel
+from .broadcast import ThreadChannel, channel_for, group_name, known_channel, tell_user
 from .llm.budget import DEFAULT_RESERVE, ContextBudget
 from .llm.config import ModelConfig, build_provider
 from .llm.types import ModelError, ToolCallRequest
@@ -267,6 +267,7 @@ async def execute_run(
     try:
         if announce:
             await channel.emit("thread.created", title=thread.title)
+            await tell_user(thread.owner_id, "thread.listed", thread=str(thread.pk), title=thread.title)
         await channel.emit("run.started", run={"id": run.pk, "status": Run.Status.RUNNING, "resumed": bool(resume)})
         setup = await db(prepare_run)(thread, config)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from asgiref.sync import async_to_sync
 from django.contrib.auth.decorators import login_required
 from django.db.models import Exists, OuterRef, Q
 from django.http import Http404, HttpRequest, JsonResponse
@@ -16,6 +17,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from .access import NotFound, get_thread_for_user, parse_uuid
+from .broadcast import tell_user
 from .models import Message, Thread, ToolCall
 
 TITLE_MAX = 200
@@ -57,6 +59,7 @@ def rename(request: HttpRequest, thread_id) -> JsonResponse:
     # Renaming is not activity: the thread keeps its place in the list.
     Thread.objects.filter(pk=thread.pk).update(title=title)
     thread.title = title
+    async_to_sync(tell_user)(request.user.pk, "thread.renamed", thread=str(thread.pk), title=title)
     return JsonResponse({"thread": _thread_json(thread)})
 
 
@@ -64,8 +67,10 @@ def rename(request: HttpRequest, thread_id) -> JsonResponse:
 @require_POST
 def delete(request: HttpRequest, thread_id) -> JsonResponse:
     thread = _owned(request, thread_id)
+    thread_key = str(thread.pk)
     thread.delete()  # messages, runs, tool calls, decisions and grants go with it (CASCADE)
-    return JsonResponse({"deleted": str(thread_id)})
+    async_to_sync(tell_user)(request.user.pk, "thread.deleted", thread=thread_key)
+    return JsonResponse({"deleted": thread_key})
 
 
 @login_required
