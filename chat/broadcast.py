@@ -26,10 +26,14 @@ def user_group_name(user_id: int) -> str:
     return f"user.{user_id}"
 
 
-async def tell_user(user_id: int, type_: str, **fields: Any) -> None:
-    """An event about the person's list of threads, to all their tabs (not numbered: it is not a thread's)."""
+async def tell_user(user_id: int, type_: str, *, news_to_followers: bool = True, **fields: Any) -> None:
+    """An event about the person's list of threads, to all their tabs (not numbered: it is not a thread's).
+    `news_to_followers` False: not for the sockets that follow the thread already (they know)."""
     text = json.dumps({"type": type_, **fields}, ensure_ascii=False)
-    await get_channel_layer().group_send(user_group_name(user_id), {"type": "thread.event", "text": text})
+    message = {"type": "thread.event", "text": text}
+    if not news_to_followers:
+        message["unless_following"] = group_name(fields["thread"])
+    await get_channel_layer().group_send(user_group_name(user_id), message)
 
 
 class ThreadChannel:

@@ -58,7 +58,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         # Channels closes stale database connections (a hop to a worker thread) before every message;
         # a thread's events touch no database, and they are nearly all the messages a socket gets.
         if message["type"] == "thread.event":
-            await self.send(text_data=message["text"])
+            if message.get("unless_following") not in self.groups_joined:
+                await self.send(text_data=message["text"])
         else:
             await super().dispatch(message)
 

@@ -267,7 +267,9 @@ async def execute_run(
     try:
         if announce:
             await channel.emit("thread.created", title=thread.title)
-            await tell_user(thread.owner_id, "thread.listed", thread=str(thread.pk), title=thread.title)
+            await tell_user(
+                thread.owner_id, "thread.listed", thread=str(thread.pk), title=thread.title, news_to_followers=False
+            )
         await channel.emit("run.started", run={"id": run.pk, "status": Run.Status.RUNNING, "resumed": bool(resume)})
         setup = await db(prepare_run)(thread, config)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history
