@@ -247,6 +247,11 @@ function handleEvent(ev) {
     case "thread.snapshot":
       handleSnapshot(ev);
       return;
+    case "thread.listed":
+    case "thread.renamed":
+    case "thread.deleted":
+      handleListChange(ev);
+      return;
     default:
       break;
   }
@@ -310,6 +315,21 @@ function handleThreadCreated(ev) {
     updateBusy();
   } else if (!sidebar.item(id)) {
     sidebar.add(id, title, false);
+  }
+}
+
+/** Another tab (or this one, over HTTP) created, renamed or deleted one of this person's threads. */
+function handleListChange(ev) {
+  const id = String(ev.thread);
+  const title = typeof ev.title === "string" ? ev.title : "";
+  if (ev.type === "thread.listed") {
+    if (!sidebar.item(id)) sidebar.add(id, title, false);
+  } else if (ev.type === "thread.renamed") {
+    sidebar.setTitle(id, title);
+    if (id === state.threadId && title) document.title = `${title} · agentweb`;
+  } else {
+    sidebar.remove(id);
+    if (id === state.threadId) window.location.assign($("new-chat")?.getAttribute("href") || "/");
   }
 }
 

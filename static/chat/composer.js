@@ -129,6 +129,11 @@ export class Sidebar {
     if (li) this.list.prepend(li);
   }
 
+  remove(id) {
+    this.item(id)?.remove();
+    if (!this.list.children.length) this.list.hidden = true;
+  }
+
   setTitle(id, title) {
     const link = this.item(id)?.querySelector(".thread-title");
     if (link && title) link.textContent = title;

@@ -136,3 +136,36 @@ def test_delete_removes_the_open_thread(page, two_threads):
     assert page.locator(f"#thread-list .thread-item[data-thread-id='{thread_id}']").count() == 0
     assert visible_titles(page) == [XSS]
     assert page.goto(second).status == 404
+
+
+def item_in(page, thread_id):
+    return page.locator(f"#thread-list .thread-item[data-thread-id='{thread_id}']")
+
+
+def test_another_tab_sees_a_new_chat_its_new_title_and_its_deletion(app, page, two_threads):
+    context = page.context.browser.new_context()  # the same person (their session cookie), another tab
+    context.add_cookies(page.context.cookies())
+    other = context.new_page()
+    for tab in (page, other):
+        tab.goto(f"{app}/")
+        wait_until(tab, "document.querySelector('#connection-state').dataset.state === 'connected'")
+
+    ask(page, "a chat for the other tab")
+    thread_id = page.url.rstrip("/").rsplit("/", 1)[1]
+    sync_api.expect(item_in(other, thread_id)).to_have_count(1)
+
+    item = item_in(page, thread_id)
+    item.hover()
+    item.locator(".thread-rename").click()
+    page.fill(".thread-rename-input", "Renamed in the first tab")
+    page.keyboard.press("Enter")
+    sync_api.expect(item_in(other, thread_id).locator(".thread-title")).to_have_text("Renamed in the first tab")
+
+    other.goto(page.url)  # the other tab shows the chat the first one deletes
+    wait_until(other, "document.querySelector('#connection-state').dataset.state === 'connected'")
+    item.hover()
+    page.once("dialog", lambda dialog: dialog.accept())
+    item.locator(".thread-delete").click()
+    other.wait_for_url(lambda url: "/t/" not in url)
+    sync_api.expect(item_in(other, thread_id)).to_have_count(0)
+    context.close()
