@@ -137,3 +137,33 @@ async def test_learning_stops_after_its_limit(monkeypatch):
         data = text_chunk('"x"', tail=f',"n":{number}{TAIL}')
         chunks.learn(data, json.loads(data))
     assert chunks._learns == PlainTextChunks.LEARN_LIMIT
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+@pytest.mark.parametrize("encoding", [None, "identity", "gzip"])
+async def test_a_body_is_read_raw_or_decoded_by_its_content_encoding(encoding, streamed):
+    import gzip
+
+    import httpx
+
+    from chat.llm.types import ChatMessage, Finish
+
+    data = body(text_chunk('"Hi"'), text_chunk('" there"'), "[DONE]")
+    headers = {"content-type": "text/event-stream"}
+    if encoding:
+        headers["content-encoding"] = encoding
+    sent = gzip.compress(data) if encoding == "gzip" else data
+
+    class Body(httpx.AsyncByteStream):
+        async def __aiter__(self):
+            for start in range(0, len(sent), 50):
+                yield sent[start : start + 50]
+
+    def handler(request):
+        # A streamed body when streamed (read raw unless encoded), else one already read.
+        return httpx.Response(200, headers=headers, **({"stream": Body()} if streamed else {"content": sent}))
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+        provider = OpenAIProvider(base_url="http://model.test/v1", model="m", client=client)
+        events = [event async for event in provider.stream([ChatMessage(role="user", content="hi")], [])]
+    assert events == [TextDelta("Hi"), TextDelta(" there"), Finish("stop")]
