@@ -67,6 +67,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """An event of a thread this socket follows, already serialised once by its sender."""
         await self.send(text_data=message["text"])
 
+    async def session_ended(self, message):
+        """The person signed out (of this session, or everywhere) or was deactivated: this socket stops."""
+        session = self.scope.get("session")
+        if message.get("session") in (None, getattr(session, "session_key", None)):
+            await self.close(code=UNAUTHENTICATED)
+
     async def thread_replayed(self, message):
         """The state of a thread whose run streams in another process, sent by that process."""
         waiting = self.replays_awaited.pop(message["thread"], None)

@@ -44,3 +44,36 @@ def test_the_bucket_refills_with_time():
     assert [limiter.allow("u", now=0), limiter.allow("u", now=0), limiter.allow("u", now=0)] == [True, True, False]
     assert limiter.allow("u", now=1.0)
     assert limiter.allow("other", now=0)
+
+
+async def signed_in_socket(user):
+    """A browser session of `user` (its HTTP client, to sign out with) and a socket opened in it."""
+    from django.conf import settings
+    from django.test import Client as HttpClient
+
+    from tests.chat.conftest import Client
+
+    http = HttpClient()
+    await sync_to_async(http.force_login)(user)
+    cookie = f"{settings.SESSION_COOKIE_NAME}={http.cookies[settings.SESSION_COOKIE_NAME].value}"
+    return http, await Client(cookie.encode()).connect()
+
+
+async def test_signing_out_closes_that_sessions_open_sockets_at_once(owner):
+    http, signed_out = await signed_in_socket(owner)
+    _, other_device = await signed_in_socket(owner)
+
+    await sync_to_async(http.post)("/accounts/logout/")
+
+    assert await signed_out.communicator.receive_output(timeout=2) == {"type": "websocket.close", "code": 4401}
+    assert await other_device.communicator.receive_nothing(timeout=0.3)
+    await other_device.close()
+
+
+async def test_deactivating_the_account_closes_its_open_sockets_at_once(connect, owner):
+    client = await connect(owner)
+
+    owner.is_active = False
+    await sync_to_async(owner.save)()
+
+    assert await client.communicator.receive_output(timeout=2) == {"type": "websocket.close", "code": 4401}
