@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from ..base import Provider
 from ..types import (
@@ -111,53 +111,59 @@ class NativeLeakGuardProvider:
         notes, self.notes = self.notes, []
         return notes
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+    def stream(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+        # Not a generator of its own: the parsing generator is handed out directly, one layer fewer per event.
         parser: StreamParser
         if tools:
             parser = HermesParser(leak_mode=True, reasoning_open=self.reasoning_open, split_think=self.split_think)
         elif self.split_think:
             parser = ThinkParser(reasoning_open=self.reasoning_open)
         else:
-            async for event in self.inner.stream(messages, tools):
-                yield event
-            return
-        try:
-            async for event in parse_text_stream(self.inner.stream(messages, tools), parser):
-                yield event
-        finally:
+            return self.inner.stream(messages, tools)
+
+        def note_leaks() -> None:
             leaked = getattr(parser, "blocks_found", 0)
             if leaked:
                 self.notes.append(LEAK_NOTE.format(count=leaked))
 
+        return parse_text_stream(self.inner.stream(messages, tools), parser, on_end=note_leaks)
 
-async def parse_text_stream(events: AsyncIterator[StreamEvent], parser: StreamParser) -> AsyncIterator[StreamEvent]:
+
+async def parse_text_stream(
+    events: AsyncIterator[StreamEvent], parser: StreamParser, *, on_end: Callable[[], None] | None = None
+) -> AsyncIterator[StreamEvent]:
     """`events` with their text run through `parser`; every other event passes on in order.
 
     Calls from the parser and native calls from `events` (a guarded native stream has both) are numbered
     together, in the order they start. Before Finish the parser is closed, so every call it started has
-    ended; a "stop" after calls becomes "tool_calls", as native providers report it.
+    ended; a "stop" after calls becomes "tool_calls", as native providers report it. `on_end` is called
+    when the stream ends, however it ends.
     """
     numbers = _Numbering()
     finished = False
-    async for event in events:
-        if isinstance(event, TextDelta):
-            for parsed in parser.feed(event.text):
-                yield parsed if type(parsed) is TextDelta else numbers.apply("text", parsed)
-        elif isinstance(event, _CALL_EVENTS):
-            yield numbers.apply("native", event)
-        elif isinstance(event, Finish):
+    try:
+        async for event in events:
+            if isinstance(event, TextDelta):
+                for parsed in parser.feed(event.text):
+                    yield parsed if type(parsed) is TextDelta else numbers.apply("text", parsed)
+            elif isinstance(event, _CALL_EVENTS):
+                yield numbers.apply("native", event)
+            elif isinstance(event, Finish):
+                for parsed in parser.close():
+                    yield numbers.apply("text", parsed)
+                reason = event.reason
+                if reason == "stop" and parser.calls_ended:
+                    reason = "tool_calls"
+                finished = True
+                yield Finish(reason)
+            else:
+                yield event
+        if not finished:
             for parsed in parser.close():
                 yield numbers.apply("text", parsed)
-            reason = event.reason
-            if reason == "stop" and parser.calls_ended:
-                reason = "tool_calls"
-            finished = True
-            yield Finish(reason)
-        else:
-            yield event
-    if not finished:
-        for parsed in parser.close():
-            yield numbers.apply("text", parsed)
+    finally:
+        if on_end is not None:
+            on_end()
 
 
 class _Numbering:
