@@ -13,6 +13,7 @@ from channels.layers import get_channel_layer
 
 from . import services
 
+_dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without its set-up
 BACKLOG_EVENTS = 5000  # about a minute and a half of one stream at the coalescing window's pace
 CHANNELS_KEPT = 1000
 
@@ -45,6 +46,9 @@ class ThreadChannel:
         self.lock = asyncio.Lock()
         self.layer = get_channel_layer()
         self.backlog: deque[tuple[int, str]] = deque(maxlen=BACKLOG_EVENTS)
+        # Made once rather than for every event (a stream sends dozens of frames a second).
+        self._thread = str(thread_id)
+        self._group = group_name(thread_id)
 
     async def emit(self, type_: str, **fields: Any) -> None:
         async with self.lock:
@@ -66,11 +70,11 @@ class ThreadChannel:
 
     async def _send(self, type_: str, fields: dict[str, Any]) -> None:
         self.seq += 1
-        event = {"type": type_, "thread": str(self.thread_id), "seq": self.seq, **fields}
+        event = {"type": type_, "thread": self._thread, "seq": self.seq, **fields}
         # Serialised once here rather than once per subscribed socket.
-        text = json.dumps(event, ensure_ascii=False)
+        text = _dumps(event)
         self.backlog.append((self.seq, text))
-        await self.layer.group_send(group_name(self.thread_id), {"type": "thread.event", "text": text})
+        await self.layer.group_send(self._group, {"type": "thread.event", "text": text})
 
     def events_after(self, after_seq: int) -> list[str] | None:
         """The events after `after_seq`, or None when the backlog no longer reaches back that far."""
