@@ -41,6 +41,9 @@ class AgentSink(Protocol):
     async def tool_call_running(self, index: int) -> None: ...
     async def tool_call_completed(self, index: int, result: ToolResult) -> None: ...
     async def tool_call_awaiting(self, index: int, allow: dict[str, bool]) -> None: ...
+    # The step's calls have all completed or wait for a person (told after run_calls and tool_call_awaiting): a
+    # sink that holds the calls' state writes it now.
+    async def step_finished(self) -> None: ...
     async def note(self, text: str) -> None: ...
 
 
@@ -148,6 +151,7 @@ async def run_agent(
     definitions = toolbox.definitions()
     if resume:
         results = await run_calls([(d.index, d.call) for d in resume], {}, toolbox, sink)
+        await sink.step_finished()
         messages.extend(tool_message(d.call, r) for d, r in zip(resume, results, strict=True))
         if any(toolbox.returns_direct(d.call.name) for d in resume):
             return AgentOutcome("return_direct", 0)
@@ -180,9 +184,10 @@ async def run_agent(
         ready = [(i, call) for i, call in calls if i not in waiting]
         results = await run_calls(ready, step.invalid_calls, toolbox, sink)
         messages.extend(tool_message(call, result) for (_, call), result in zip(ready, results, strict=True))
+        for index, allow in waiting.items():
+            await sink.tool_call_awaiting(index, allow)
+        await sink.step_finished()
         if waiting:
-            for index, allow in waiting.items():
-                await sink.tool_call_awaiting(index, allow)
             return AgentOutcome("waiting", step_number)
         if any(toolbox.returns_direct(call.name) for _, call in ready):
             return AgentOutcome("return_direct", step_number)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.db import database_sync_to_async
+from django.utils import timezone
 
 from tools.executor import ToolResult
 
@@ -30,10 +31,42 @@ db = database_sync_to_async
 
 @dataclass
 class CallState:
+    """A tool call as the run holds it. Its row is written when the step's tools have all finished (one INSERT
+    for the step), earlier when a page asks for the thread's state or a result carries an artifact."""
+
     id: uuid.UUID
     call_id: str
     name: str
     done: bool = False
+    index: int = 0
+    args: dict = field(default_factory=dict)
+    status: str = "streaming"
+    approval: dict | None = None
+    started_at: Any = None
+    finished_at: Any = None
+    duration_ms: int | None = None
+    result: str = ""
+    error: str = ""
+    # The tool message answering the call, until it is written.
+    answer: services.AnswerRow | None = None
+    stored: bool = False  # its row exists
+    dirty: bool = True  # its row (if any) lags what is held here
+
+    def row(self) -> services.CallRow:
+        return services.CallRow(
+            id=self.id,
+            index=self.index,
+            call_id=self.call_id,
+            name=self.name,
+            args=self.args,
+            status=self.status,
+            approval=self.approval,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+            duration_ms=self.duration_ms,
+            result=self.result,
+            error=self.error,
+        )
 
 
 @dataclass
@@ -59,33 +92,56 @@ class RunRecorder:
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
         self._last_save = time.monotonic()
         self._save_task: asyncio.Task | None = None
+        # The streaming message's INSERT, started when the step starts and awaited when its first content (or
+        # its end) arrives: the model request does not wait for it.
+        self._insert: asyncio.Future | None = None
+        self._announced = True
+        self._write_lock = asyncio.Lock()
+        self._awaiting: list[tuple[str, dict[str, bool]]] = []
 
     # --- AgentSink -------------------------------------------------------------------
 
     async def assistant_started(self) -> None:
         self.steps += 1
-        self.message_id = await db(services.create_assistant_message)(
-            thread_id=self.thread_id, run_id=self.run_id, order=self._next_order()
+        self.message_id, self._announced = None, False
+        self._insert = asyncio.ensure_future(
+            db(services.create_assistant_message)(
+                thread_id=self.thread_id, run_id=self.run_id, order=self._next_order()
+            )
         )
-        self.emitted, self.calls, self.message_open = [], {}, True
+        self.emitted, self.calls, self.message_open, self._awaiting = [], {}, True, []
         self._last_save = time.monotonic()
-        await self.channel.emit("message.started", message={"id": self.message_id, "role": "assistant"})
+
+    async def _message_id(self) -> int:
+        if self.message_id is None:
+            # Shielded: a run cancelled while it waits still gets the id when it aborts.
+            self.message_id = await asyncio.shield(self._insert)
+        return self.message_id
+
+    async def _announce(self) -> None:
+        """message.started, before anything else of the message."""
+        if not self._announced:
+            self._announced = True
+            message_id = await self._message_id()
+            await self.channel.emit("message.started", message={"id": message_id, "role": "assistant"})
 
     async def text_delta(self, text: str) -> None:
+        if not self._announced:
+            await self._announce()
         await self.coalescer.push(("message", self.message_id), text)
         if time.monotonic() - self._last_save >= self.flush_interval:
             self._save_in_background()
 
     async def reasoning_delta(self, text: str) -> None:
+        if not self._announced:
+            await self._announce()
         await self.coalescer.push(("reasoning", self.message_id), text)
 
     async def tool_call_started(self, index: int, call_id: str, name: str) -> None:
+        await self._announce()
         await self.coalescer.flush()
-        call = CallState(uuid.uuid4(), call_id, name)
+        call = CallState(uuid.uuid4(), call_id, name, index=index)
         self.calls[index] = call
-        await db(services.create_tool_call)(
-            tool_call_id=call.id, message_id=self.message_id, index=index, call_id=call_id, name=name
-        )
         await self.channel.emit(
             "tool_call.started",
             tool_call={"id": str(call.id), "call_id": call_id, "name": name, "message": self.message_id},
@@ -95,11 +151,13 @@ class RunRecorder:
         await self.coalescer.push(("tool_call", str(self.calls[index].id)), text)
 
     async def assistant_completed(self, step: StepResult) -> None:
+        await self._announce()
         await self.coalescer.flush()
         for index, call in zip(step.indexes, step.message.tool_calls, strict=True):
             if index not in self.calls:  # a provider that ended a call it never started
                 await self.tool_call_started(index, call.id, call.name)
-        args = {self.calls[i].id: call.args for i, call in zip(step.indexes, step.message.tool_calls, strict=True)}
+            state = self.calls[index]
+            state.args, state.status, state.dirty = call.args, "requested", True
         content = step.message.content
         await self._wait_for_save()
         await db(services.complete_assistant_message)(
@@ -108,7 +166,6 @@ class RunRecorder:
             status="complete",
             finish_reason=step.finish_reason,
             usage=step.usage,
-            tool_call_args=args,
             reasoning=step.reasoning,
         )
         self.emitted, self.message_open = [content], False
@@ -125,13 +182,14 @@ class RunRecorder:
 
     async def tool_call_running(self, index: int) -> None:
         call = self.calls[index]
-        await db(services.mark_tool_call_running)(tool_call_id=call.id)
+        call.status, call.started_at, call.dirty = "running", timezone.now(), True
         await self.channel.emit("tool_call.running", tool_call=str(call.id))
 
     async def tool_call_awaiting(self, index: int, allow: dict[str, bool]) -> None:
         call = self.calls[index]
-        await db(services.set_awaiting)(tool_call_id=call.id, allow=allow)
-        await self.channel.emit("tool_call.awaiting_approval", tool_call=str(call.id), allow=allow)
+        call.status, call.approval, call.dirty = "awaiting_approval", allow, True
+        # Told once the call is written (step_finished): a decision finds it waiting in the database.
+        self._awaiting.append((str(call.id), allow))
 
     async def note(self, text: str) -> None:
         await db(services.add_run_note)(run_id=self.run_id, text=text)
@@ -139,20 +197,23 @@ class RunRecorder:
 
     async def tool_call_completed(self, index: int, result: ToolResult) -> None:
         call = self.calls[index]
-        order = self._next_order()
-        place = None
-        if order is not None:
-            place = services.ToolMessagePlace(self.thread_id, self.run_id, order, call.call_id, call.name)
-        await db(services.complete_tool_call)(
-            tool_call_id=call.id,
-            status=result.status,
+        stored = result.content if result.stored_content is None else result.stored_content
+        success = result.status == "success"
+        call.status, call.finished_at, call.duration_ms = result.status, timezone.now(), result.duration_ms
+        call.result, call.error = (stored, "") if success else ("", stored)
+        call.answer = services.AnswerRow(
+            order=self._next_order(),
+            call_id=call.call_id,
+            name=call.name,
             content=result.content,
-            duration_ms=result.duration_ms,
+            status=result.status,
             artifact=result.artifact,
-            stored_content=result.stored_content,
-            message=place,
         )
-        call.done = True
+        call.done = call.dirty = True
+        if result.artifact is not None:
+            await self._write_calls()  # the card offers its viewer at once, which reads the stored answer
+        elif time.monotonic() - self._last_save >= self.flush_interval:
+            self._save_in_background()
         await self.channel.emit(
             "tool_call.completed",
             tool_call=str(call.id),
@@ -161,6 +222,37 @@ class RunRecorder:
             has_artifact=result.artifact is not None,
             duration_ms=result.duration_ms,
         )
+
+    async def step_finished(self) -> None:
+        """The step's calls have all finished or wait for a person: write them and their results."""
+        await self._write_calls()
+        awaiting, self._awaiting = self._awaiting, []
+        for tool_call, allow in awaiting:
+            await self.channel.emit("tool_call.awaiting_approval", tool_call=tool_call, allow=allow)
+
+    async def _write_calls(self) -> None:
+        """The calls' rows and answers that lag what the run holds, in one trip (services.record_tool_calls)."""
+        async with self._write_lock:
+            calls = list(self.calls.values())
+            rows = [call for call in calls if call.dirty]
+            answers = [call.answer for call in calls if call.answer is not None]
+            if not rows and not answers:
+                return
+            new = [call.row() for call in rows if not call.stored]
+            changed = [call.row() for call in rows if call.stored]
+            message_id = await self._message_id() if new else None
+            for call in rows:
+                call.stored, call.dirty = True, False
+            for call in calls:
+                call.answer = None
+            await db(services.record_tool_calls)(
+                message_id=message_id,
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                new=new,
+                changed=changed,
+                answers=answers,
+            )
 
     # --- the end of a run that did not complete ---------------------------------------
 
@@ -172,10 +264,16 @@ class RunRecorder:
         if self.message_open:
             self.message_open = False
             content = "".join(self.emitted)
+            message_id = await self._message_id()
+            if not self._announced:
+                self._announced = True
+                await self.channel.emit("message.started", message={"id": message_id, "role": "assistant"})
             await db(services.save_partial_content)(
-                message_id=self.message_id, content=content, thread_id=self.thread_id, last_seq=self.channel.seq
+                message_id=message_id, content=content, thread_id=self.thread_id, last_seq=self.channel.seq
             )
-            await self.channel.emit("message.completed", message=self.message_id, content=content, status=status)
+            await self.channel.emit("message.completed", message=message_id, content=content, status=status)
+        # The results in hand are kept; the calls still open are closed by finish_run.
+        await self._write_calls()
         for call in self.calls.values():
             if not call.done:
                 await self.channel.emit(
@@ -206,14 +304,16 @@ class RunRecorder:
             await self.channel.emit("tool_call.args_delta", tool_call=ident, text=text)
 
     async def save_now(self) -> None:
-        """Write the text sent so far (the caller holds the channel lock, so it matches channel.seq)."""
-        if self.message_id is not None:
+        """Write the text sent so far and the calls as they are (the caller holds the channel lock, so it matches
+        channel.seq)."""
+        if self.message_id is not None or self._insert is not None:
             await db(services.save_partial_content)(
-                message_id=self.message_id,
+                message_id=await self._message_id(),
                 content="".join(self.emitted),
                 thread_id=self.thread_id,
                 last_seq=self.channel.seq,
             )
+        await self._write_calls()
 
     def _save_in_background(self) -> None:
         if self._save_task is None or self._save_task.done():

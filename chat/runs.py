@@ -24,7 +24,7 @@ from django.utils import timezone
 from modelconfig.services import UnknownModel, check_choice, config_for
 from tools.context import ToolContext, ToolUser
 from tools.executor import validation_errors
-from tools.services import ToolSet, toolset_for_user
+from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
 from tools.store import DatabaseStore
 
 from . import mailbox, run_owners, services
@@ -327,9 +327,8 @@ def prepare_run(thread: Thread, config: ModelConfig | None) -> RunSetup:
     if config is None:
         config, _ = config_for(thread.model_choice)
     owner = thread.owner if Thread.owner.is_cached(thread) else User.objects.get(pk=thread.owner_id)
-    groups = frozenset(owner.groups.values_list("name", flat=True))
-    toolset = toolset_for_user(user=owner, groups=groups)
-    granted = services.thread_grants(thread_id=thread.pk)
+    granted, groups, stamp = services.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
+    toolset = toolset_for_stamp(user=owner, groups=groups, stamp=stamp)
     history, last_order = services.history_and_last_order(
         thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT
     )
@@ -339,7 +338,17 @@ def prepare_run(thread: Thread, config: ModelConfig | None) -> RunSetup:
 
 def _prepare_resume(recorder: RunRecorder, approved: list[services.ApprovedCall]) -> list[DecidedCall]:
     for call in approved:
-        recorder.calls[call.index] = CallState(call.tool_call_id, call.call_id, call.name)
+        recorder.calls[call.index] = CallState(
+            call.tool_call_id,
+            call.call_id,
+            call.name,
+            index=call.index,
+            args=call.args,
+            status="requested",
+            approval=call.approval,
+            stored=True,
+            dirty=False,
+        )
     return [DecidedCall(c.index, ToolCallRequest(c.call_id, c.name, c.args)) for c in approved]
 
 

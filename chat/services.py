@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import (
     BooleanField,
     Case,
+    CharField,
     Exists,
     ExpressionWrapper,
     F,
@@ -282,6 +283,118 @@ def complete_tool_call(
         )
 
 
+@dataclass(frozen=True)
+class CallRow:
+    """A tool call as the run holds it (chat/recorder.py), to be written."""
+
+    id: uuid.UUID
+    index: int
+    call_id: str
+    name: str
+    args: dict
+    status: str
+    approval: dict | None = None
+    started_at: Any = None
+    finished_at: Any = None
+    duration_ms: int | None = None
+    result: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    """The tool message that answers a call: what the model reads of its result."""
+
+    order: int | None  # None: after the thread's last message, read now
+    call_id: str
+    name: str
+    content: str
+    status: str  # the call's status
+    artifact: Any = None
+
+
+CALL_FIELDS = ("args", "status", "approval", "started_at", "finished_at", "duration_ms", "result", "error")
+
+
+def record_tool_calls(
+    *,
+    message_id: int | None,
+    thread_id: uuid.UUID,
+    run_id: int,
+    new: list[CallRow],
+    changed: list[CallRow],
+    answers: list[AnswerRow],
+) -> None:
+    """A step's tool calls as the run holds them, in at most three statements and no transaction: the calls not
+    written before in one INSERT, those written before (a snapshot, a resumed step) in one UPDATE, then the tool
+    messages answering the finished ones in one INSERT. The calls go first: a tool message whose call the database
+    lacks would make the history invalid, while a call without its answer gets INTERRUPTED_RESULT."""
+    if new:
+        _insert(
+            ToolCall,
+            [
+                ToolCall(id=row.id, message_id=message_id, index=row.index, call_id=row.call_id, name=row.name)
+                for row in new
+            ],
+            rows=new,
+        )
+    if changed:
+        from django.db import connection
+        from django.db.models.functions import Cast
+
+        updates = {}
+        for name in CALL_FIELDS:
+            field = ToolCall._meta.get_field(name)
+            case = Case(
+                *(When(pk=row.id, then=Value(getattr(row, name), output_field=field)) for row in changed),
+                output_field=field,
+            )
+            if connection.features.requires_casted_case_in_updates:
+                case = Cast(case, output_field=field)
+            updates[name] = case
+        ToolCall.objects.filter(pk__in=[row.id for row in changed]).update(**updates)
+    if answers:
+        order = None
+        if any(answer.order is None for answer in answers):
+            order = next_order(Thread(pk=thread_id)) - 1
+        messages = []
+        for answer in answers:
+            if answer.order is None:
+                order += 1
+            messages.append(
+                Message(
+                    thread_id=thread_id,
+                    run_id=run_id,
+                    order=answer.order if answer.order is not None else order,
+                    role=Message.Role.TOOL,
+                    content=answer.content,
+                    status=Message.Status.COMPLETE
+                    if answer.status == ToolCall.Status.SUCCESS
+                    else Message.Status.ERROR,
+                    tool_call_id=answer.call_id,
+                    name=answer.name,
+                    artifact=answer.artifact,
+                )
+            )
+        _insert(Message, messages)
+
+
+def _insert(model, objs: list, *, rows: list[CallRow] | None = None) -> None:
+    """INSERT `objs` in one statement per batch, without bulk_create's transaction (a BEGIN of its own on
+    SQLite): the rows are new and their keys are not read back. `rows`: the calls' fields to set first."""
+    from django.db import connection
+    from django.db.models import AutoField
+
+    if rows is not None:
+        for obj, row in zip(objs, rows, strict=True):
+            for name in CALL_FIELDS:
+                setattr(obj, name, getattr(row, name))
+    fields = [f for f in model._meta.concrete_fields if not isinstance(f, AutoField) and not f.generated]
+    size = max(connection.ops.bulk_batch_size(fields, objs), 1)
+    for start in range(0, len(objs), size):
+        model._base_manager._insert(objs[start : start + size], fields=fields)
+
+
 def finish_run(
     *,
     run_id: int,
@@ -296,24 +409,25 @@ def finish_run(
     """`last_seq` None: the events saying so are numbered by whoever emits them (chat/run_owners.py).
     `thread_id`: the run's thread, when the caller knows it. `left_open` False: the caller knows the run left
     no message streaming and no call unfinished (a run that completed), so none is looked for."""
-    with transaction.atomic():
-        if thread_id is None:
-            thread_id = Run.objects.filter(pk=run_id).values_list("thread_id", flat=True).get()
-        Run.objects.filter(pk=run_id).update(
-            status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
+    # No transaction: the calls and messages are closed first, the run after, so that a process that dies in
+    # between leaves a run still running, which recovery finishes again.
+    if thread_id is None:
+        thread_id = Run.objects.filter(pk=run_id).values_list("thread_id", flat=True).get()
+    if left_open:
+        # Anything the run left unfinished is closed, so the history stays one a model accepts.
+        ToolCall.objects.filter(
+            message__run_id=run_id, status__in=["streaming", "requested", "running", "awaiting_approval"]
+        ).update(status=ToolCall.Status.CANCELLED, error=INTERRUPTED_RESULT, finished_at=timezone.now())
+        Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
+            status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
         )
-        if left_open:
-            # Anything the run left unfinished is closed, so the history stays one a model accepts.
-            ToolCall.objects.filter(
-                message__run_id=run_id, status__in=["streaming", "requested", "running", "awaiting_approval"]
-            ).update(status=ToolCall.Status.CANCELLED, error=INTERRUPTED_RESULT, finished_at=timezone.now())
-            Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
-                status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
-            )
-        changes = {"updated_at": timezone.now()}
-        if last_seq is not None:
-            changes["last_seq"] = last_seq
-        Thread.objects.filter(pk=thread_id).update(**changes)
+    Run.objects.filter(pk=run_id).update(
+        status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
+    )
+    changes = {"updated_at": timezone.now()}
+    if last_seq is not None:
+        changes["last_seq"] = last_seq
+    Thread.objects.filter(pk=thread_id).update(**changes)
 
 
 def bump_seq(*, thread_id: uuid.UUID, last_seq: int) -> None:
@@ -575,6 +689,27 @@ def _store_tool_result(call: ToolCall, *, status: str, content: str, artifact: A
     )
 
 
+def grants_groups_and_stamp(*, thread_id: uuid.UUID, user_id: int) -> tuple[set[str], frozenset[str], str | None]:
+    """What a run reads besides its history, in one statement: the tools granted for the thread, the names of the
+    user's groups, and the tool settings' stamp (tools.models.SettingsStamp; None when there is no row)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from tools.models import SettingsStamp
+
+    kind = CharField()
+    member = get_user_model().groups.field.related_query_name()
+    grants = ThreadToolGrant.objects.filter(thread_id=thread_id).order_by().values_list("tool_name", Value("g", kind))
+    groups = Group.objects.filter(**{member: user_id}).order_by().values_list("name", Value("u", kind))
+    stamp = SettingsStamp.objects.filter(pk=1).order_by().values_list("stamp", Value("s", kind))
+    rows = list(grants.union(groups, stamp, all=True))
+    return (
+        {value for value, which in rows if which == "g"},
+        frozenset(value for value, which in rows if which == "u"),
+        next((value for value, which in rows if which == "s"), None),
+    )
+
+
 def thread_grants(*, thread_id: uuid.UUID) -> set[str]:
     return set(ThreadToolGrant.objects.filter(thread_id=thread_id).values_list("tool_name", flat=True))
 
@@ -596,13 +731,14 @@ class ApprovedCall:
     call_id: str
     name: str
     args: dict
+    approval: dict | None = None
 
 
 def approved_calls(*, run_id: int) -> tuple[int, list[ApprovedCall]]:
     """The paused step's message and its approved calls, which run when the run resumes."""
     message = Message.objects.filter(run_id=run_id, role=Message.Role.ASSISTANT).order_by("-order").first()
     calls = ToolCall.objects.filter(message=message, status=ToolCall.Status.REQUESTED).order_by("index")
-    return message.pk, [ApprovedCall(c.pk, c.index, c.call_id, c.name, c.args) for c in calls]
+    return message.pk, [ApprovedCall(c.pk, c.index, c.call_id, c.name, c.args, c.approval) for c in calls]
 
 
 def cancel_waiting_run(*, thread_id: uuid.UUID, last_seq: int | None) -> tuple[int, list[str]] | None:

@@ -6,7 +6,7 @@ The plain-Python part of the package (base, schema, executor, registry, builtin)
 import importlib
 
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
+from django.db.models.signals import m2m_changed, post_delete, post_migrate, post_save
 
 
 class ToolsConfig(AppConfig):
@@ -22,6 +22,7 @@ class ToolsConfig(AppConfig):
         fetch_url = importlib.import_module("tools.builtin.fetch_url")
 
         post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="tools.sync_tool_settings")
+        connect_settings_stamp()
         # fetch_url reads the admin's allow-list (plus AGENTWEB_FETCH_ALLOWED_HOSTS), as HTTP tools do.
         if fetch_url.ALLOWED_HOSTS_PROVIDER is None:
             fetch_url.ALLOWED_HOSTS_PROVIDER = allowed_hosts_provider
@@ -38,3 +39,22 @@ def sync_after_migrate(sender, using="default", apps=None, **kwargs) -> None:
         return  # a partial migrate that stopped before the tools tables exist
 
     sync_tool_settings(using=using)
+
+
+def connect_settings_stamp() -> None:
+    """Every save or delete of what a run's tools are built from gives SettingsStamp a new stamp, in the same
+    transaction: the next run of every process builds its tools afresh (tools/services.py toolset_for_stamp)."""
+    from django.contrib.auth.models import Group
+
+    from tools.models import AllowedHost, ApprovalRule, HttpTool, ToolSetting, bump_settings_stamp
+
+    def bump(sender, using="default", raw=False, **kwargs) -> None:
+        if not raw and not kwargs.get("action", "post").startswith("pre"):  # not fixtures, not before a change
+            bump_settings_stamp(using=using)
+
+    for model in (ToolSetting, HttpTool, ApprovalRule, AllowedHost, Group):
+        uid = f"tools.settings_stamp.{model._meta.label_lower}"
+        post_save.connect(bump, sender=model, weak=False, dispatch_uid=uid + ".save")
+        post_delete.connect(bump, sender=model, weak=False, dispatch_uid=uid + ".delete")
+    for through in (ToolSetting.groups.through, HttpTool.groups.through):
+        m2m_changed.connect(bump, sender=through, weak=False, dispatch_uid=f"tools.settings_stamp.{through.__name__}")

@@ -314,3 +314,27 @@ class ApprovalRule(models.Model):
         from tools.approval_rules import ArgumentRule
 
         return ArgumentRule(argument=self.argument, match=self.match, pattern=self.pattern, action=self.action)
+
+
+class SettingsStamp(models.Model):
+    """One row whose stamp changes with every change of what a run's tools are built from (tool settings, HTTP
+    tools, approval rules, allowed hosts, groups): each process keeps the tool sets it built under the stamp it
+    read, and reads the stamp once per run (tools/services.py toolset_for_stamp). Saves and deletes change it
+    through signals (tools/apps.py); code that changes these rows with QuerySet.update() calls
+    bump_settings_stamp() itself."""
+
+    stamp = models.CharField(max_length=32)
+
+    def __str__(self) -> str:
+        return self.stamp
+
+
+def bump_settings_stamp(*, using: str = "default", **_: Any) -> None:
+    """A new stamp: every process builds its tool sets afresh for its next run. A receiver of post_save,
+    post_delete and m2m_changed, and callable as is."""
+    import uuid
+
+    stamp = uuid.uuid4().hex
+    rows = SettingsStamp.objects.using(using)
+    if not rows.filter(pk=1).update(stamp=stamp):
+        rows.update_or_create(pk=1, defaults={"stamp": stamp})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ from tools.base import Tool
 from tools.context import ToolContext, ToolUser
 from tools.executor import ToolResult, execute_tool
 from tools.http_tool import build_http_tool
-from tools.models import AllowedHost, ApprovalRule, HttpTool, ToolSetting, normalise_host
+from tools.models import AllowedHost, ApprovalRule, HttpTool, ToolSetting, bump_settings_stamp, normalise_host
 from tools.registry import ToolRegistry, default_registry
 from tools.store import DatabaseStore
 
@@ -39,6 +40,7 @@ __all__ = [
     "sync_tool_settings",
     "tool_for_http_tool",
     "tool_for_setting",
+    "toolset_for_stamp",
     "toolset_for_user",
 ]
 
@@ -80,6 +82,7 @@ def sync_tool_settings(*, using: str = "default", registry: ToolRegistry | None 
         rows.filter(name__in=missing).update(missing=True)
         rows.filter(name__in=returned).update(missing=False)
     if created or missing or returned:
+        bump_settings_stamp(using=using)
         log.info("Tool settings synced: %d new, %d missing, %d back", len(created), len(missing), len(returned))
     return SyncReport(created=created, missing=missing, returned=returned)
 
@@ -193,6 +196,35 @@ def toolset_for_user(*, user, registry: ToolRegistry | None = None, groups: froz
         username=user.get_username() if user_id is not None else "",
         groups=groups,
     )
+
+
+# The tool sets this process built, by the user's groups, for the settings as of one stamp (SettingsStamp).
+_built: dict[str, Any] = {"stamp": None, "sets": {}}
+_built_lock = threading.Lock()
+MAX_BUILT = 256
+
+
+def toolset_for_stamp(*, user, groups: frozenset[str], stamp: str | None) -> ToolSet:
+    """toolset_for_user for a run: built once per process for each set of groups while the settings' stamp
+    (SettingsStamp, read by the caller as the run starts) stays the same. Every change of the rows the tools are
+    built from gives a new stamp (tools/apps.py), so the next run of every process sees it. None: no stamp (a
+    database without the row): built afresh."""
+    if stamp is None or user is None or not user.is_authenticated:
+        return toolset_for_user(user=user, groups=groups)
+    with _built_lock:
+        if _built["stamp"] != stamp:
+            _built["stamp"], _built["sets"] = stamp, {}
+        found = _built["sets"].get(groups)
+    if found is None:
+        found = toolset_for_user(user=user, groups=groups)
+        with _built_lock:
+            if _built["stamp"] == stamp:
+                if len(_built["sets"]) >= MAX_BUILT:
+                    _built["sets"].clear()
+                _built["sets"][groups] = found
+    if found.user_id == user.pk:
+        return found
+    return dataclasses.replace(found, user_id=user.pk, username=user.get_username())
 
 
 def _group_allows(row: ToolSetting | HttpTool, groups: frozenset[str]) -> bool:

@@ -86,9 +86,10 @@ async def connect():
 @pytest.fixture
 def calculator_needs_approval(db):
     """The admin's registry row says the calculator's calls wait for a person. Returns the row."""
-    from tools.models import ToolSetting
+    from tools.models import ToolSetting, bump_settings_stamp
     from tools.services import sync_tool_settings
 
     sync_tool_settings()
     ToolSetting.objects.filter(name="calculator").update(requires_approval=True)
+    bump_settings_stamp()  # QuerySet.update() sends no signal: runs build their tools afresh
     return ToolSetting.objects.get(name="calculator")

@@ -114,6 +114,7 @@ async def test_the_sink_hears_of_each_call_before_it_runs_and_after_it_completes
         "assistant_completed",
         "tool_call_running",
         "tool_call_completed",
+        "step_finished",
         "assistant_started",
         "assistant_completed",
     ]
