@@ -627,6 +627,12 @@ export function splitClosed(text) {
   return { closed, openFrom };
 }
 
+// A long answer's finished blocks go into wrappers of CHUNK_SIZE blocks (after the first CHUNK_AFTER), each laid
+// out and painted on its own (contain, app.css): a frame then re-lays out the open chunk and the tail, and
+// walks a few dozen chunks instead of every paragraph of the answer so far.
+const CHUNK_AFTER = 32;
+const CHUNK_SIZE = 24;
+
 /**
  * Renders streamed Markdown into `container`: finished blocks are rendered once and kept (their elements keep
  * their identity); only the open tail is rendered again, at most once per animation frame.
@@ -638,6 +644,8 @@ export class MarkdownStream {
     this.committed = 0;
     this.tail = [];
     this.frame = 0;
+    this.blocks = 0; // finished top-level blocks rendered so far
+    this.chunk = null; // where the next finished blocks go, once there are many
   }
 
   append(text) {
@@ -657,6 +665,8 @@ export class MarkdownStream {
     this.source = (text || "").replace(/\r/g, "");
     this.committed = 0;
     this.tail = [];
+    this.blocks = 0;
+    this.chunk = null;
     this.container.replaceChildren();
     this.render();
   }
@@ -678,11 +688,25 @@ export class MarkdownStream {
   render() {
     const { closed, openFrom } = splitClosed(this.source.slice(this.committed));
     for (const n of this.tail) n.remove();
-    for (const block of closed) this.container.append(renderMarkdown(block));
+    for (const block of closed) this.keep(renderMarkdown(block));
     this.committed += openFrom;
     const tail = renderMarkdown(this.source.slice(this.committed));
     this.tail = [...tail.childNodes];
     this.container.append(tail);
+  }
+
+  /** Appends a finished block; past CHUNK_AFTER of them, into chunks of CHUNK_SIZE (see CHUNK_AFTER). */
+  keep(fragment) {
+    const count = fragment.childNodes.length;
+    if (this.blocks < CHUNK_AFTER) this.container.append(fragment);
+    else {
+      if (!this.chunk || this.chunk.childNodes.length >= CHUNK_SIZE) {
+        this.chunk = node("div", "md-chunk");
+        this.container.append(this.chunk);
+      }
+      this.chunk.append(fragment);
+    }
+    this.blocks += count;
   }
 }
 

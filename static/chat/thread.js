@@ -19,6 +19,10 @@ const SCROLL_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home
  * Follows the bottom of a scrolling element unless the person scrolled away from it.
  * Only a scroll that follows the person's own input (wheel, touch, keys, scrollbar) can unstick it: scroll events
  * caused by content changing size arrive a frame late and would otherwise look like scrolling up.
+ *
+ * It never reads layout after a write: a ResizeObserver on the scroller and on each of its children runs right
+ * after the browser's own layout of a frame (before paint), where scrollHeight costs nothing, and scrolls there.
+ * Writing `scrollTop = scrollHeight` from a script instead forces a layout of the whole conversation at once.
  */
 export class AutoScroller {
   constructor(scroller, slack = 48) {
@@ -31,24 +35,51 @@ export class AutoScroller {
     for (const type of ["wheel", "touchmove", "pointerdown"]) scroller.addEventListener(type, noteInput, { passive: true });
     scroller.addEventListener("keydown", (e) => { if (SCROLL_KEYS.has(e.key)) noteInput(); });
     scroller.addEventListener("scroll", () => {
+      const byPerson = performance.now() - this.inputAt < 1500;
+      if (this.stick && !byPerson) return; // our own following (or the content growing): nothing to decide
       const { scrollTop, scrollHeight, clientHeight } = scroller;
       if (scrollHeight - scrollTop - clientHeight <= this.slack) this.stick = true;
-      else if (performance.now() - this.inputAt < 1500) this.stick = false;
+      else if (byPerson) this.stick = false;
     }, { passive: true });
+    if (typeof ResizeObserver === "function") {
+      this.resizes = new ResizeObserver(() => this.follow());
+      this.resizes.observe(scroller);
+      for (const child of scroller.children) this.resizes.observe(child);
+      // Whoever adds a message, notice, or placeholder: its size is watched from then on.
+      new MutationObserver((records) => {
+        for (const r of records) {
+          for (const n of r.addedNodes) if (n.nodeType === Node.ELEMENT_NODE) this.resizes.observe(n);
+          for (const n of r.removedNodes) if (n.nodeType === Node.ELEMENT_NODE) this.resizes.unobserve(n);
+        }
+      }).observe(scroller, { childList: true });
+    }
+  }
+
+  /** After a layout: to the bottom if following it. */
+  follow() {
+    if (!this.stick) return;
+    const { scroller } = this;
+    const bottom = scroller.scrollHeight - scroller.clientHeight;
+    if (scroller.scrollTop < bottom - 1) scroller.scrollTop = bottom;
   }
 
   /** Call after content changed; scrolls (once per frame) if following the bottom. */
   changed() {
-    if (!this.stick || this.frame) return;
+    if (!this.stick || this.frame || this.resizes) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
-      if (this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+      this.follow();
     });
   }
 
+  /** Follows the bottom again from now on (and goes there at once). */
   toBottom() {
     this.stick = true;
-    this.changed();
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.follow();
+    });
   }
 }
 

@@ -301,3 +301,29 @@ def test_streamed_rendering_ends_as_the_one_shot_rendering_and_only_safe_links_s
     assert results[-1]["hrefs"] == ["https://example.com/a_(b)"]
     assert results[0]["html"] == "<ol><li><p>a</p></li><li><p>b</p></li><li><p>c</p></li></ol>"
     assert results[1]["html"] == "<ul><li>a<ul><li>b<ul><li>c</li></ul></li></ul></li><li>d</li></ul><p>after</p>"
+
+
+def test_a_long_streamed_answer_keeps_its_finished_blocks_in_chunks_and_renders_as_one_shot(start_app, context):
+    """Past a few dozen finished blocks, a streamed answer keeps them in .md-chunk wrappers (laid out on their own,
+    so a frame does not walk the whole answer); without the wrappers it is the one-shot rendering."""
+    page = log_in(context, start_app([]))
+    src = page.evaluate("new URL('markdown.js', document.querySelector('script[src*=\"chat/app\"]').src).href")
+    parts = [MARKDOWN] + [f"Paragraph {n} with **bold** and `code`." for n in range(120)] + ["- a\n- b", "tail"]
+    text = "\n\n".join(parts)
+    result = page.evaluate(
+        """async ([url, src]) => {
+        const md = await import(url);
+        const once = document.createElement('div');
+        once.append(md.renderMarkdown(src));
+        const streamed = document.createElement('div');
+        const stream = new md.MarkdownStream(streamed);
+        for (let i = 0; i < src.length; i += 7) { stream.source = src.slice(0, i + 7); stream.render(); }
+        stream.finish(src);
+        const chunks = streamed.querySelectorAll(':scope > .md-chunk').length;
+        for (const chunk of [...streamed.querySelectorAll('.md-chunk')]) chunk.replaceWith(...chunk.childNodes);
+        return {chunks, same: once.innerHTML === streamed.innerHTML};
+    }""",
+        [src, text],
+    )
+    assert result["chunks"] >= 3
+    assert result["same"]
