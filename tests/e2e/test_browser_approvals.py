@@ -17,11 +17,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import CHROMIUM, connected, launch, sign_in
 from tests.support.processes import (
     PYTHON,
     ROOT,
     app_environment,
+    create_user,
     free_port,
     manage,
     model_server,
@@ -90,12 +91,7 @@ def migrated_db(tmp_path_factory):
         return tmp_path / "e2e.sqlite3"
 
     fresh()
-    manage(
-        env,
-        "shell",
-        "-c",
-        f"from django.contrib.auth.models import User; User.objects.create_user('{USER}', password='{PASSWORD}')",
-    )
+    create_user(env, USER, PASSWORD)
     return fresh
 
 
@@ -162,7 +158,7 @@ def start_app(migrated_db, tmp_path):
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         yield browser
         browser.close()
 
@@ -177,12 +173,7 @@ def context(browser):
 
 def log_in(context, base_url):
     page = context.new_page()
-    page.goto(f"{base_url}/")
-    page.fill("#id_username", USER)
-    page.fill("#id_password", PASSWORD)
-    page.click("#login-form [type=submit]")
-    page.wait_for_selector("#composer-input")
-    expect(page.locator("#connection-state")).to_have_attribute("data-state", "connected")
+    sign_in(page, base_url, USER, PASSWORD)
     return page
 
 
@@ -375,7 +366,7 @@ def test_a_second_tab_sees_the_decision_and_loses_its_buttons(start_app, context
     first, card = open_waiting_chat(start_app, context, [ASK, DONE])
     second = context.new_page()
     second.goto(first.url)
-    expect(second.locator("#connection-state")).to_have_attribute("data-state", "connected")
+    connected(second)
     other = second.locator(WAITING)
     expect(other.locator(".decide-approve")).to_be_visible()
     card.locator(".decide-approve").click()
@@ -389,7 +380,7 @@ def test_a_decision_already_made_elsewhere_says_so(start_app, context):
     first, card = open_waiting_chat(start_app, context, [ASK, DONE])
     second = context.new_page()
     second.goto(first.url)
-    expect(second.locator("#connection-state")).to_have_attribute("data-state", "connected")
+    connected(second)
     expect(second.locator(WAITING).locator(".decide-approve")).to_be_visible()
     second.evaluate("window.__deaf = true")  # it does not hear of the first tab's decision
     card.locator(".decide-approve").click()

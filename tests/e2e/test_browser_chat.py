@@ -5,8 +5,8 @@ import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
-from tests.support.processes import app_environment, daphne, manage
+from tests.support.browser import CHROMIUM, connected, launch, sign_in, wait_until
+from tests.support.processes import app_environment, create_user, daphne, manage
 
 XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 
@@ -23,12 +23,7 @@ def app(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("browser")
     env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0.02")
     manage(env, "migrate", "--noinput")
-    manage(
-        env,
-        "shell",
-        "-c",
-        "from django.contrib.auth.models import User; User.objects.create_user('grace', password='hopper-1906')",
-    )
+    create_user(env, "grace", "hopper-1906")
     with daphne(env) as base_url:
         yield base_url
 
@@ -36,7 +31,7 @@ def app(tmp_path_factory):
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         yield browser
         browser.close()
 
@@ -44,19 +39,9 @@ def browser():
 @pytest.fixture(scope="module")
 def page(app, browser):
     page = browser.new_page()
-    page.goto(f"{app}/")
-    page.fill("#id_username", "grace")
-    page.fill("#id_password", "hopper-1906")
-    page.click("#login-form [type=submit]")
-    page.wait_for_selector("#composer-input")
-    ready(page)
+    sign_in(page, app, "grace", "hopper-1906")
     yield page
     page.close()
-
-
-def ready(page):
-    """The page's script has started and its socket is open: an Enter typed before would stay in the textarea."""
-    sync_api.expect(page.locator("#connection-state")).to_have_attribute("data-state", "connected")
 
 
 def finished(page):
@@ -117,7 +102,7 @@ def test_the_address_names_the_thread_and_a_reload_shows_it_again(first_turn):
 def test_markup_in_a_message_is_shown_as_text_and_never_runs(first_turn):
     first_turn.click("#new-chat")
     first_turn.wait_for_selector("#composer-input")
-    ready(first_turn)
+    connected(first_turn)
     first_turn.fill("#composer-input", XSS)
     first_turn.keyboard.press("Enter")
     first_turn.wait_for_selector(".message.assistant")

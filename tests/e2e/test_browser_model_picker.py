@@ -6,8 +6,8 @@ import shutil
 import httpx
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
-from tests.support.processes import app_environment, daphne, manage, model_server
+from tests.support.browser import CHROMIUM, launch, sign_in, wait_until
+from tests.support.processes import app_environment, create_user, daphne, manage, model_server
 
 SECRET = "sk-picker-secret-never-shown"
 
@@ -25,12 +25,12 @@ def app(tmp_path_factory):
     with model_server([{"text": "Hello from the local server."}], tmp_path) as model_url:
         env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0")
         manage(env, "migrate", "--noinput")
+        create_user(env, "kay", "alan-kay-1940")
         manage(
             env,
             "shell",
             "-c",
-            "from django.contrib.auth.models import User; from modelconfig.models import ModelConfiguration; "
-            "User.objects.create_user('kay', password='alan-kay-1940'); "
+            "from modelconfig.models import ModelConfiguration; "
             f"ModelConfiguration.objects.create(name='Local server', api='openai', base_url='{model_url}/v1', "
             f"model='local-model', api_key='{SECRET}')",
         )
@@ -40,12 +40,9 @@ def app(tmp_path_factory):
 
 def test_a_picked_model_answers_and_the_thread_remembers_it(app):
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         page = browser.new_page()
-        page.goto(f"{app['base_url']}/")
-        page.fill("#id_username", "kay")
-        page.fill("#id_password", "alan-kay-1940")
-        page.click("#login-form [type=submit]")
+        sign_in(page, app["base_url"], "kay", "alan-kay-1940", connect=False)
         page.wait_for_selector("#model-picker")
         assert SECRET not in page.content()
         assert page.locator("#demo-banner").is_visible()

@@ -5,8 +5,8 @@ import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
-from tests.support.processes import app_environment, daphne, manage, model_server
+from tests.support.browser import CHROMIUM, connected, launch, sign_in, wait_until
+from tests.support.processes import app_environment, create_user, daphne, manage, model_server
 
 if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
     pytest.skip(
@@ -27,12 +27,7 @@ def app(tmp_path_factory):
             tmp_path, AGENTWEB_LLM_API="openai", AGENTWEB_LLM_BASE_URL=f"{model_url}/v1", AGENTWEB_LLM_MODEL="m"
         )
         manage(env, "migrate", "--noinput")
-        manage(
-            env,
-            "shell",
-            "-c",
-            "from django.contrib.auth.models import User; User.objects.create_user('grace', password='hopper-1906')",
-        )
+        create_user(env, "grace", "hopper-1906")
         with daphne(env) as base_url:
             yield base_url
 
@@ -40,20 +35,11 @@ def app(tmp_path_factory):
 @pytest.fixture
 def page(app):
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         page = browser.new_page()
-        page.goto(f"{app}/")
-        page.fill("#id_username", "grace")
-        page.fill("#id_password", "hopper-1906")
-        page.click("#login-form [type=submit]")
-        page.wait_for_selector("#composer-input")
-        connected(page)
+        sign_in(page, app, "grace", "hopper-1906")
         yield page
         browser.close()
-
-
-def connected(page):
-    sync_api.expect(page.locator("#connection-state")).to_have_attribute("data-state", "connected")
 
 
 def answer_text(page) -> str:

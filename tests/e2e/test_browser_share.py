@@ -10,8 +10,8 @@ import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
-from tests.support.processes import ROOT, app_environment, daphne, manage
+from tests.support.browser import CHROMIUM, launch, sign_in, wait_until
+from tests.support.processes import ROOT, app_environment, create_user, daphne, manage
 
 USER, PASSWORD = "grace", "hopper-1906"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -39,12 +39,7 @@ def app_env(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("share")
     env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0")
     manage(env, "migrate", "--noinput")
-    manage(
-        env,
-        "shell",
-        "-c",
-        f"from django.contrib.auth.models import User; User.objects.create_user({USER!r}, password={PASSWORD!r})",
-    )
+    create_user(env, USER, PASSWORD)
     return env
 
 
@@ -57,7 +52,7 @@ def app(app_env):
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         yield browser
         browser.close()
 
@@ -66,12 +61,7 @@ def browser():
 def owner_page(app, browser):
     context = browser.new_context()
     page = context.new_page()
-    page.goto(f"{app}/")
-    page.fill("#id_username", USER)
-    page.fill("#id_password", PASSWORD)
-    page.click("#login-form [type=submit]")
-    # Typing before the page's script has started would put the Enter into the textarea.
-    expect(page.locator("#connection-state")).to_have_attribute("data-state", "connected")
+    sign_in(page, app, USER, PASSWORD)
     yield page
     context.close()
 

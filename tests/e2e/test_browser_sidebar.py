@@ -3,8 +3,8 @@
 import pytest
 
 from tests.e2e.test_browser_chat import XSS, finished
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
-from tests.support.processes import app_environment, daphne, manage
+from tests.support.browser import connected, launch, sign_in, wait_until
+from tests.support.processes import app_environment, create_user, daphne, manage
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -14,12 +14,7 @@ def app(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("browser-sidebar")
     env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0.01")
     manage(env, "migrate", "--noinput")
-    manage(
-        env,
-        "shell",
-        "-c",
-        "from django.contrib.auth.models import User; User.objects.create_user('ada', password='lovelace-1815')",
-    )
+    create_user(env, "ada", "lovelace-1815")
     with daphne(env) as base_url:
         yield base_url
 
@@ -27,19 +22,15 @@ def app(tmp_path_factory):
 @pytest.fixture(scope="module")
 def page(app):
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         page = browser.new_page()
-        page.goto(f"{app}/")
-        page.fill("#id_username", "ada")
-        page.fill("#id_password", "lovelace-1815")
-        page.click("#login-form [type=submit]")
-        page.wait_for_selector("#composer-input")
+        sign_in(page, app, "ada", "lovelace-1815", connect=False)  # ask() waits for the socket
         yield page
         browser.close()
 
 
 def ask(page, text):
-    wait_until(page, "document.querySelector('#connection-state').dataset.state === 'connected'")
+    connected(page)
     page.fill("#composer-input", text)
     page.keyboard.press("Enter")
     wait_until(page, "document.querySelector('#messages .message.assistant')")
@@ -148,7 +139,7 @@ def test_another_tab_sees_a_new_chat_its_new_title_and_its_deletion(app, page, t
     other = context.new_page()
     for tab in (page, other):
         tab.goto(f"{app}/")
-        wait_until(tab, "document.querySelector('#connection-state').dataset.state === 'connected'")
+        connected(tab)
 
     ask(page, "a chat for the other tab")
     thread_id = page.url.rstrip("/").rsplit("/", 1)[1]
@@ -162,7 +153,7 @@ def test_another_tab_sees_a_new_chat_its_new_title_and_its_deletion(app, page, t
     sync_api.expect(item_in(other, thread_id).locator(".thread-title")).to_have_text("Renamed in the first tab")
 
     other.goto(page.url)  # the other tab shows the chat the first one deletes
-    wait_until(other, "document.querySelector('#connection-state').dataset.state === 'connected'")
+    connected(other)
     item.hover()
     page.once("dialog", lambda dialog: dialog.accept())
     item.locator(".thread-delete").click()

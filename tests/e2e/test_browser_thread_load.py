@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
+from tests.support.browser import CHROMIUM, connected, launch, sign_in, wait_until
 from tests.support.processes import app_environment, daphne, manage
 
 if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
@@ -44,18 +44,14 @@ def app(tmp_path_factory):
 def log_in(browser, base_url, *, javascript=True):
     context = browser.new_context(java_script_enabled=javascript)
     page = context.new_page()
-    page.goto(f"{base_url}/")
-    page.fill("#id_username", "alan")
-    page.fill("#id_password", "turing-1912")
-    page.click("#login-form [type=submit]")
-    page.wait_for_selector("#composer-input")
+    sign_in(page, base_url, "alan", "turing-1912", connect=False)
     return context, page
 
 
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         yield browser
         browser.close()
 
@@ -97,7 +93,7 @@ def test_the_live_view_takes_over_and_the_older_messages_follow(app, browser):
         assert page.evaluate("window.__pwned") is None
         assert page.locator("#messages img").count() == 0
         # The conversation goes on from there.
-        sync_api.expect(page.locator("#connection-state")).to_have_attribute("data-state", "connected")
+        connected(page)
         page.fill("#composer-input", "what is 23*19?")
         page.keyboard.press("Enter")
         wait_until(page, f"document.querySelectorAll('#messages .message').length >= {MESSAGES + 2}")

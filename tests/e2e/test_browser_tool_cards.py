@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
-from tests.support.processes import ROOT, Daphne, app_environment, manage, model_server
+from tests.support.browser import CHROMIUM, connected, launch, sign_in, wait_until
+from tests.support.processes import ROOT, Daphne, app_environment, create_user, manage, model_server
 
 USER, PASSWORD = "grace", "hopper-1906"
 TOOL_MODULES = "tests.support.tools_for_tests"
@@ -63,12 +63,7 @@ def migrated_db(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("tool-cards-db")
     env = app_environment(tmp_path, AGENTWEB_TOOL_MODULES=TOOL_MODULES)
     manage(env, "migrate", "--noinput")
-    manage(
-        env,
-        "shell",
-        "-c",
-        f"from django.contrib.auth.models import User; User.objects.create_user('{USER}', password='{PASSWORD}')",
-    )
+    create_user(env, USER, PASSWORD)
     return tmp_path / "e2e.sqlite3"
 
 
@@ -100,7 +95,7 @@ def start_app(migrated_db, tmp_path):
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         yield browser
         browser.close()
 
@@ -114,21 +109,12 @@ def new_page(browser):
         context = browser.new_context(**{"viewport": WIDE, **options})
         contexts.append(context)
         page = context.new_page()
-        page.goto(f"{base_url}/")
-        page.fill("#id_username", USER)
-        page.fill("#id_password", PASSWORD)
-        page.click("#login-form [type=submit]")
-        page.wait_for_selector("#composer-input")
-        ready(page)
+        sign_in(page, base_url, USER, PASSWORD)
         return page
 
     yield make
     for context in contexts:
         context.close()
-
-
-def ready(page):
-    expect(page.locator("#connection-state")).to_have_attribute("data-state", "connected")
 
 
 def ask(page, text):
@@ -210,7 +196,7 @@ def test_parallel_calls_sit_side_by_side_on_a_wide_screen_and_stack_on_a_phone(s
     # Dark mode follows the system's setting.
     dark = new_page(url, color_scheme="dark")
     dark.goto(page.url)
-    ready(dark)
+    connected(dark)
     expect(dark.locator(".tool-card")).to_have_count(3)
     background = dark.evaluate("getComputedStyle(document.body).backgroundColor")
     assert sum(int(n) for n in background[background.index("(") + 1 : -1].split(",")[:3]) < 150, background
@@ -302,7 +288,7 @@ def test_markup_in_tool_results_descriptions_and_titles_is_text_and_never_runs(s
     check(page)
     page.reload()  # the same from the stored thread
     page.wait_for_selector(".tool-card[data-status='success']")
-    ready(page)
+    connected(page)
     check(page)
 
 

@@ -7,7 +7,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.support.processes import app_environment, daphne, log_in, manage, model_server
+from tests.support.processes import app_environment, create_user, daphne, log_in, manage, model_server
 
 API_KEY = "sk-e2e-secret-never-shown"
 SCRIPT = [
@@ -40,12 +40,7 @@ def app_with_model(tmp_path_factory):
             AGENTWEB_LLM_API_KEY=API_KEY,
         )
         manage(env, "migrate", "--noinput")
-        manage(
-            env,
-            "shell",
-            "-c",
-            "from django.contrib.auth.models import User; User.objects.create_user('ada', password='lovelace-1815')",
-        )
+        create_user(env, "ada", "lovelace-1815")
         with daphne(env) as base_url:
             cookie = log_in(base_url, "ada", "lovelace-1815")
             yield {"base_url": base_url, "model_url": model_url, "cookie": cookie}

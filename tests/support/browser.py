@@ -24,3 +24,26 @@ def wait_until(page, expression: str, timeout: float = 15.0) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"still false after {timeout} s: {expression}")
         page.wait_for_timeout(50)
+
+
+def launch(playwright):
+    """Debian's Chromium, started as this machine needs; returns the Browser (the caller closes it)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def connected(page, timeout: float = 15.0) -> None:
+    """Wait until the page's script has started and its socket is open: an Enter typed before would stay in the
+    textarea. wait_for_selector runs in Playwright's own world, out of reach of the app's CSP."""
+    page.wait_for_selector("#connection-state[data-state=connected]", state="attached", timeout=timeout * 1000)
+
+
+def sign_in(page, base_url: str, username: str, password: str, *, connect: bool = True) -> None:
+    """Log in through the login form at `base_url`, then wait for the composer and (unless connect=False: a page
+    without JavaScript, or a test that acts before the socket is open) the connected socket."""
+    page.goto(f"{base_url}/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("#login-form [type=submit]")
+    page.wait_for_selector("#composer-input")
+    if connect:
+        connected(page)

@@ -87,6 +87,16 @@ def manage(env: dict[str, str], *args: str) -> str:
     return result.stdout
 
 
+def create_user(env: dict[str, str], username: str, password: str) -> None:
+    """A user of the app whose database `env` names, who can then log in with this password."""
+    manage(
+        env,
+        "shell",
+        "-c",
+        f"from django.contrib.auth.models import User; User.objects.create_user({username!r}, password={password!r})",
+    )
+
+
 class Daphne:
     """The app as `make run` serves it, in a subprocess that a test may kill and start again."""
 
