@@ -41,6 +41,23 @@ class SSEDecoder:
         events: list[SSEEvent] = []
         if not data:
             return events
+        if (
+            not self._partial
+            and not self._skip_lf
+            and data.startswith(b"data: ")
+            and data.find(b"\n") == len(data) - 2
+            and data.endswith(b"\n\n")
+            and b"\r" not in data
+        ):
+            # Fastest path, one whole event per chunk as most servers send them: "data: …" and a blank line.
+            text = data[6:-2].decode("utf-8", "replace")
+            if self._data:  # data lines of this event came in earlier chunks
+                self._data.append(text)
+                text = "\n".join(self._data)
+                self._data = []
+            events.append(SSEEvent(self._event or None, text))
+            self._event = None
+            return events
         if self._skip_lf:
             self._skip_lf = False
             if data[0] == 10:  # b"\n"
@@ -62,14 +79,18 @@ class SSEDecoder:
         self._partial = [tail] if tail else []
         for line in lines:
             # Fast path: nearly every line of a model stream is a data line or the blank line after it.
-            if line.startswith(b"data:"):
-                value = line[6:] if line.startswith(b"data: ") else line[5:]
-                self._data.append(value.decode("utf-8", "replace"))
+            if line.startswith(b"data: "):
+                self._data.append(line[6:].decode("utf-8", "replace"))
             elif not line:
                 if self._data:
-                    events.append(SSEEvent(self._event or None, "\n".join(self._data)))
+                    data_lines = self._data
+                    events.append(
+                        SSEEvent(self._event or None, data_lines[0] if len(data_lines) == 1 else "\n".join(data_lines))
+                    )
                     self._data = []
                 self._event = None
+            elif line.startswith(b"data:"):
+                self._data.append(line[5:].decode("utf-8", "replace"))
             else:
                 self._line(line.decode("utf-8", "replace"))
         return events
