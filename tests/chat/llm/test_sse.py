@@ -154,3 +154,15 @@ def test_invalid_utf8_split_at_a_line_end_decodes_as_whole_input_would():
     expected = [SSEEvent(None, "\ufffd"), SSEEvent(None, "€"), SSEEvent(None, "\ufffd")]
     assert decode([body]) == expected
     assert decode(bytewise(body)) == expected
+
+
+def test_whole_event_chunks_keep_what_earlier_chunks_started():
+    assert decode([b"event: x\n", b"data: a\n\n", b"data: b\n\n"]) == [SSEEvent("x", "a"), SSEEvent(None, "b")]
+    assert decode([b"data: a\n", b"data: b\n\n"]) == [SSEEvent(None, "a\nb")]
+    assert decode([b"data: a\r", b"\ndata: b\n\n"]) == [SSEEvent(None, "a\nb")]
+    assert decode([b"da", b"ta: a\n\n", b"data: b\n\n"]) == [SSEEvent(None, "a"), SSEEvent(None, "b")]
+    assert decode([b"data: a\n\ndata: b\n\n", b"data: \n\n"]) == [
+        SSEEvent(None, "a"),
+        SSEEvent(None, "b"),
+        SSEEvent(None, ""),
+    ]
