@@ -84,47 +84,55 @@ def start_turn(
     message's order); then the run, the message and the thread's update are written."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
+    # No transaction (on SQLite a BEGIN of its own): the one-active-run constraint refuses a simultaneous turn's
+    # run, and a run whose message could not be written is removed again.
+    created = thread_id is None
+    if created:
+        earlier = Message.objects.filter(thread__owner=user, client_msg_id=client_msg_id).first()
+        if earlier is not None:
+            return TurnStart(thread=earlier.thread, run=None, created_thread=False)
+        thread = Thread.objects.create(owner=user, title=make_title(content), model_choice=model_choice or "")
+        last_order = 0
+    else:
+        thread = _thread_for_turn(user, thread_id, client_msg_id)
+        if thread.replayed:
+            return TurnStart(thread=thread, run=None, created_thread=False)
+        if thread.has_active_run:
+            raise RunActive
+        last_order = thread.last_order or 0
+    changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
+    if model_choice is not None and model_choice != thread.model_choice:
+        thread.model_choice = changes["model_choice"] = model_choice
+    config, info = config_for(thread.model_choice, stamp=None if created else thread.stamp)
     try:
-        with transaction.atomic():
-            created = thread_id is None
-            if created:
-                earlier = Message.objects.filter(thread__owner=user, client_msg_id=client_msg_id).first()
-                if earlier is not None:
-                    return TurnStart(thread=earlier.thread, run=None, created_thread=False)
-                thread = Thread.objects.create(owner=user, title=make_title(content), model_choice=model_choice or "")
-                last_order = 0
-            else:
-                thread = _thread_for_turn(user, thread_id, client_msg_id)
-                if thread.replayed:
-                    return TurnStart(thread=thread, run=None, created_thread=False)
-                if thread.has_active_run:
-                    raise RunActive
-                last_order = thread.last_order or 0
-            changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
-            if model_choice is not None and model_choice != thread.model_choice:
-                thread.model_choice = changes["model_choice"] = model_choice
-            config, info = config_for(thread.model_choice)
-            run = Run.objects.create(
-                thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
-            )
-            Message.objects.create(
-                thread=thread,
-                run=run,
-                order=last_order + 1,
-                role=Message.Role.USER,
-                content=content,
-                client_msg_id=client_msg_id,
-            )
-            if changes:
-                Thread.objects.filter(pk=thread.pk).update(**changes)
+        run = Run.objects.create(
+            thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
+        )
     except IntegrityError:
-        # The one-active-run constraint (or the message's uniqueness) refused a simultaneous turn.
+        # The one-active-run constraint refused a simultaneous turn.
         raise RunActive from None
+    try:
+        Message.objects.create(
+            thread=thread,
+            run=run,
+            order=last_order + 1,
+            role=Message.Role.USER,
+            content=content,
+            client_msg_id=client_msg_id,
+        )
+    except IntegrityError:
+        # A simultaneous turn wrote its message first (the message's uniqueness): this run never happened.
+        Run.objects.filter(pk=run.pk).delete()
+        raise RunActive from None
+    if changes:
+        Thread.objects.filter(pk=thread.pk).update(**changes)
     thread.owner = user  # read moments ago (the consumer re-reads it per frame): the run need not read it again
     return TurnStart(thread=thread, run=run, created_thread=created, config=config)
 
 
 def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Thread:
+    from tools.models import SettingsStamp
+
     from .access import parse_uuid
 
     thread = (
@@ -133,6 +141,8 @@ def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Threa
             replayed=Exists(Message.objects.filter(thread=OuterRef("pk"), client_msg_id=client_msg_id)),
             has_active_run=Exists(Run.objects.filter(thread=OuterRef("pk"), status__in=Run.ACTIVE_STATUSES)),
             last_order=Subquery(Message.objects.filter(thread=OuterRef("pk")).order_by("-order").values("order")[:1]),
+            # The settings stamp: the thread's model configuration as this process found it for that stamp.
+            stamp=Subquery(SettingsStamp.objects.filter(pk=1).values("stamp")[:1]),
         )
         .first()
     )

@@ -56,8 +56,26 @@ def available_models() -> list[dict[str, Any]]:
     return [{key: entry[key] for key in ENTRY_KEYS} for entry in entries]
 
 
-def config_for(model_id: str | None) -> tuple[ModelConfig, dict[str, Any]]:
-    """The configuration `model_id` names when it is enabled, else the default one; and what a browser may see of it."""
+# What config_for found, by model id, for the rows as of one settings stamp (tools.models.SettingsStamp).
+_found: dict[str, Any] = {"stamp": None, "configs": {}}
+
+
+def config_for(model_id: str | None, *, stamp: str | None = None) -> tuple[ModelConfig, dict[str, Any]]:
+    """The configuration `model_id` names when it is enabled, else the default one; and what a browser may see of it.
+
+    `stamp`: the settings stamp the caller read (every save or delete of a configuration changes it, see
+    tools/apps.py): the answer is then kept in this process while the stamp stays the same. None: read now."""
+    if stamp is None:
+        return _config_for(model_id)
+    if _found["stamp"] != stamp:
+        _found["stamp"], _found["configs"] = stamp, {}
+    found = _found["configs"].get(model_id)
+    if found is None:
+        found = _found["configs"][model_id] = _config_for(model_id)
+    return found[0], dict(found[1])
+
+
+def _config_for(model_id: str | None) -> tuple[ModelConfig, dict[str, Any]]:
     row = (_row(model_id) if model_id != DEFAULT_ID else None) or default_row()
     if row is not None:
         return row.to_config(), row.public_info()

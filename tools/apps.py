@@ -52,7 +52,12 @@ def connect_settings_stamp() -> None:
         if not raw and not kwargs.get("action", "post").startswith("pre"):  # not fixtures, not before a change
             bump_settings_stamp(using=using)
 
-    for model in (ToolSetting, HttpTool, ApprovalRule, AllowedHost, Group):
+    from django.apps import apps
+
+    # The model configurations too: a run reads its thread's configuration under the same stamp
+    # (modelconfig.services.config_for).
+    configurations = [apps.get_model("modelconfig", "ModelConfiguration")] if apps.is_installed("modelconfig") else []
+    for model in (ToolSetting, HttpTool, ApprovalRule, AllowedHost, Group, *configurations):
         uid = f"tools.settings_stamp.{model._meta.label_lower}"
         post_save.connect(bump, sender=model, weak=False, dispatch_uid=uid + ".save")
         post_delete.connect(bump, sender=model, weak=False, dispatch_uid=uid + ".delete")

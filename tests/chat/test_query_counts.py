@@ -11,9 +11,9 @@ from tests.chat.test_runs_with_model_server import answer, calls, model_server  
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# What a turn with 3 tool calls costs today (the bench counted 72, then 40, then 18 once calls were held by the run
-# and written per step, and the tools built once per settings stamp).
-MOST = 18
+# What a turn with 3 tool calls costs today (the bench counted 72, then 40, then 16 once calls were held by the run
+# and written per step, the tools and model configurations kept per settings stamp, and no BEGIN left).
+MOST = 16
 
 
 class Statements:
@@ -54,6 +54,11 @@ async def test_a_turns_statements_do_not_grow_with_the_answers_length(connect, o
     first = await client.run_to_end()
     assert first[-1]["type"] == "run.completed"
     thread = str((await Thread.objects.aget(owner=owner)).pk)
+    # A second turn on the thread fills what a process keeps per settings stamp (its tools, the model's
+    # configuration), as any process's turns after its first do.
+    model_server.enqueue(answer("hello again"))
+    await client.ask("hi again", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
     statements = Statements(monkeypatch)
     await turn(client, thread, model_server, "short answer. " * 10)
     short = statements.take()
