@@ -242,3 +242,43 @@ def test_it_hands_fetch_url_the_admins_allowed_hosts(monkeypatch):
     AllowedHost.objects.create(host="intranet.example.com")
 
     assert async_to_sync(fetch_url_allowed_hosts)() == {"intranet.example.com", "wiki.internal"}
+
+
+@pytest.mark.django_db
+def test_the_tools_kept_for_a_stamp_are_built_afresh_once_a_setting_changes(django_user_model):
+    from tools.models import SettingsStamp
+    from tools.services import toolset_for_stamp
+
+    user = django_user_model.objects.create_user("stamped", password="x")
+    staff = Group.objects.create(name="staff")
+    sync_tool_settings()
+
+    def stamp():
+        return SettingsStamp.objects.get(pk=1).stamp
+
+    first = toolset_for_stamp(user=user, groups=frozenset(), stamp=stamp())
+    assert toolset_for_stamp(user=user, groups=frozenset(), stamp=stamp()) is first  # kept while the stamp stays
+
+    before = stamp()
+    row = ToolSetting.objects.get(name="calculator")
+    row.enabled = False
+    row.save()
+    assert stamp() != before
+    assert "calculator" in toolset_for_stamp(user=user, groups=frozenset(), stamp=stamp()).disabled
+
+    before = stamp()
+    row.enabled = True
+    row.save()
+    row.groups.add(staff)  # only the staff group may use it now
+    assert stamp() != before
+    assert "calculator" in toolset_for_stamp(user=user, groups=frozenset(), stamp=stamp()).disabled
+    assert "calculator" not in toolset_for_stamp(user=user, groups=frozenset({"staff"}), stamp=stamp()).disabled
+
+    before = stamp()
+    AllowedHost.objects.create(host="intranet.example")
+    assert stamp() != before
+    assert "intranet.example" in toolset_for_stamp(user=user, groups=frozenset(), stamp=stamp()).allowed_hosts
+
+    other = django_user_model.objects.create_user("other", password="x")
+    theirs = toolset_for_stamp(user=other, groups=frozenset(), stamp=stamp())
+    assert (theirs.user_id, theirs.username) == (other.pk, "other")
