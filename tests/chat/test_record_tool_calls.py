@@ -1,0 +1,54 @@
+"""services.record_tool_calls: the rows of a step's calls as the run holds them (chat/recorder.py)."""
+
+import uuid
+
+import pytest
+from django.utils import timezone
+
+from chat import services
+from chat.models import Message, Run, Thread, ToolCall
+
+pytestmark = pytest.mark.django_db
+
+
+def test_calls_written_early_are_updated_and_answered_later(django_user_model):
+    owner = django_user_model.objects.create_user("recorder", password="x")
+    thread = Thread.objects.create(owner=owner)
+    run = Run.objects.create(thread=thread)
+    message = Message.objects.create(thread=thread, run=run, order=1, role="assistant", status="streaming")
+    ids = [uuid.uuid4(), uuid.uuid4()]
+    # A snapshot while the calls stream: written as they are.
+    services.record_tool_calls(
+        message_id=message.pk,
+        thread_id=thread.pk,
+        run_id=run.pk,
+        new=[services.CallRow(ids[i], i, f"c{i}", "calculator", {}, "streaming") for i in range(2)],
+        changed=[],
+        answers=[],
+    )
+    assert list(ToolCall.objects.order_by("index").values_list("status", flat=True)) == ["streaming", "streaming"]
+    now = timezone.now()
+    services.record_tool_calls(
+        message_id=message.pk,
+        thread_id=thread.pk,
+        run_id=run.pk,
+        new=[],
+        changed=[
+            services.CallRow(ids[0], 0, "c0", "calculator", {"expression": "1+1"}, "success", None, now, now, 3, "2"),
+            services.CallRow(
+                ids[1], 1, "c1", "calculator", {"expression": "x"}, "awaiting_approval", {"approve": True}
+            ),
+        ],
+        answers=[services.AnswerRow(2, "c0", "calculator", "2", "success")],
+    )
+    first, second = ToolCall.objects.order_by("index")
+    assert (first.status, first.args, first.result, first.duration_ms) == ("success", {"expression": "1+1"}, "2", 3)
+    assert (second.status, second.args, second.approval) == (
+        "awaiting_approval",
+        {"expression": "x"},
+        {"approve": True},
+    )
+    answer = Message.objects.get(role="tool")
+    assert (answer.order, answer.tool_call_id, answer.content, answer.status) == (2, "c0", "2", "complete")
+    history = services.load_history(thread_id=thread.pk, system_prompt="")
+    assert [m.role for m in history] == ["assistant", "tool"]  # the waiting call gets its result on resume
