@@ -131,7 +131,8 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}}
+    # channels' in-memory layer, minus its per-message clean-up and copies (agentweb/layers.py).
+    CHANNEL_LAYERS = {"default": {"BACKEND": "agentweb.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
