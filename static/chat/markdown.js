@@ -701,7 +701,7 @@ export class MarkdownStream {
     if (this.blocks < CHUNK_AFTER) this.container.append(fragment);
     else {
       if (!this.chunk || this.chunk.childNodes.length >= CHUNK_SIZE) {
-        this.chunk = node("div", "md-chunk");
+        this.chunk = node("div", this.chunk ? "md-chunk" : "md-chunk md-chunk-first");
         this.container.append(this.chunk);
       }
       this.chunk.append(fragment);
