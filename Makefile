@@ -29,7 +29,7 @@ migrate: install
 run: migrate
 	$(BIN)/python manage.py ensure_admin
 	@echo "agentweb on http://$(HOST):$(PORT)/  (Ctrl+C stops it)"
-	$(BIN)/daphne -b $(HOST) -p $(PORT) agentweb.asgi:application
+	$(BIN)/python -m agentweb.serve -b $(HOST) -p $(PORT) agentweb.asgi:application
 
 test: install-dev
 	$(BIN)/ruff check .

@@ -150,6 +150,10 @@ def seed_thread(user_id: int, messages: int, *, tool_every: int = 5) -> str:
     return str(thread.pk)
 
 
+# Daphne as `make run` starts it (agentweb/serve.py), or plain Daphne for a tree from before that existed.
+SERVER = "agentweb.serve" if (ROOT / "agentweb" / "serve.py").exists() else "daphne"
+
+
 class Daphne:
     def __init__(self, env: dict[str, str], log_path: Path, variants: str = ""):
         self.variants = variants
@@ -165,7 +169,7 @@ class Daphne:
     def start(self) -> Daphne:
         with open(self.log_path, "a") as log:
             self.process = subprocess.Popen(
-                [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), self.application],
+                [PYTHON, "-m", SERVER, "-b", "127.0.0.1", "-p", str(self.port), self.application],
                 cwd=ROOT,
                 env=self.env,
                 stdout=log,

@@ -110,7 +110,7 @@ class Daphne:
     def start(self) -> Daphne:
         log = open(self.log_path, "a")  # noqa: SIM115 (the process writes to it while it runs)
         self.process = subprocess.Popen(
-            [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "agentweb.asgi:application"],
+            [PYTHON, "-m", "agentweb.serve", "-b", "127.0.0.1", "-p", str(self.port), "agentweb.asgi:application"],
             cwd=ROOT,
             env=self.env,
             stdout=log,

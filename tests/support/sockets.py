@@ -15,7 +15,10 @@ class ChatSocket:
         self.cookie = cookie
 
     async def __aenter__(self) -> ChatSocket:
-        self.connection = await connect(self.url, additional_headers={"Cookie": self.cookie}, origin=self.origin)
+        # No message size limit, as in a browser (the websockets library's default is 1 MiB).
+        self.connection = await connect(
+            self.url, additional_headers={"Cookie": self.cookie}, origin=self.origin, max_size=None
+        )
         return self
 
     async def __aexit__(self, *exc) -> None:
