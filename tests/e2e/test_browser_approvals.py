@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.browser import CHROMIUM, connected, launch, sign_in
+from tests.support.browser import CHROMIUM, connected, sign_in
 from tests.support.processes import (
     PYTHON,
     ROOT,
@@ -153,14 +153,6 @@ def start_app(migrated_db, tmp_path):
             return app
 
         yield start
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, connected, launch, sign_in, wait_until
+from tests.support.browser import CHROMIUM, connected, sign_in, wait_until
 from tests.support.processes import app_environment, create_user, daphne, manage
 
 XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
@@ -26,14 +26,6 @@ def app(tmp_path_factory):
     create_user(env, "grace", "hopper-1906")
     with daphne(env) as base_url:
         yield base_url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, wait_until
+from tests.support.browser import CHROMIUM, wait_until
 from tests.support.processes import PYTHON, ROOT, app_environment, free_port, manage, model_server, stop, wait_for_port
 
 USER, PASSWORD = "grace", "hopper-1906"
@@ -119,14 +119,6 @@ def start_app(migrated_db, tmp_path):
             return f"http://127.0.0.1:{port}"
 
         yield start
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from tests.e2e import test_browser_markdown as md
 from tests.support.browser import wait_until
 
 # The Markdown tests' app, browser and helpers (a scripted model server, a signed-in page).
-migrated_db, start_app, browser, context = md.migrated_db, md.start_app, md.browser, md.context
+migrated_db, start_app, context = md.migrated_db, md.start_app, md.context
 answer, ask, finished, log_in = md.answer, md.ask, md.finished, md.log_in
 
 # About 14,000 characters in 3-character pieces every 3 ms: several seconds of streaming, many screens tall.

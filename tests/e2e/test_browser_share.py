@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, launch, sign_in, wait_until
+from tests.support.browser import CHROMIUM, sign_in, wait_until
 from tests.support.processes import ROOT, app_environment, create_user, daphne, manage
 
 USER, PASSWORD = "grace", "hopper-1906"
@@ -47,14 +47,6 @@ def app_env(tmp_path_factory):
 def app(app_env):
     with daphne(app_env) as base_url:
         yield base_url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

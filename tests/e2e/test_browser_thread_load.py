@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, connected, launch, sign_in, wait_until
+from tests.support.browser import CHROMIUM, connected, sign_in, wait_until
 from tests.support.processes import app_environment, daphne, manage
 
 if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
@@ -46,14 +46,6 @@ def log_in(browser, base_url, *, javascript=True):
     page = context.new_page()
     sign_in(page, base_url, "alan", "turing-1912", connect=False)
     return context, page
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 def test_without_javascript_the_page_shows_the_threads_last_messages(app, browser):

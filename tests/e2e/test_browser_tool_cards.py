@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, connected, launch, sign_in, wait_until
+from tests.support.browser import CHROMIUM, connected, sign_in, wait_until
 from tests.support.processes import ROOT, Daphne, app_environment, create_user, manage, model_server
 
 USER, PASSWORD = "grace", "hopper-1906"
@@ -90,14 +90,6 @@ def start_app(migrated_db, tmp_path):
             return server.url
 
         yield start
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
