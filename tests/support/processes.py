@@ -97,83 +97,70 @@ def create_user(env: dict[str, str], username: str, password: str) -> None:
     )
 
 
-class Daphne:
-    """The app as `make run` serves it, in a subprocess that a test may kill and start again."""
+class AppProcess:
+    """A process of the app, logging to a file, that a test may kill (as a crash would) and start again."""
+
+    def __init__(self, env: dict[str, str], log_name: str):
+        self.env = env
+        self.log_path = Path(env["AGENTWEB_TEST_LOG_DIR"]) / log_name
+        self.process: subprocess.Popen | None = None
+
+    def spawn(self, command: list[str]) -> int:
+        """Start `command`; returns where this start's lines begin in the log."""
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        log = open(self.log_path, "a")  # noqa: SIM115 (the process writes to it while it runs)
+        self.process = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        return offset
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def kill(self) -> None:
+        """No shutdown, no cleanup."""
+        self.process.kill()
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            stop(self.process)
+
+
+class Daphne(AppProcess):
+    """The app as `make run` serves it."""
 
     def __init__(self, env: dict[str, str], port: int | None = None):
-        self.env = env
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen | None = None
-        self.log_path = Path(env["AGENTWEB_TEST_LOG_DIR"]) / f"daphne-{self.port}.log"
+        super().__init__(env, f"daphne-{self.port}.log")
 
     def start(self) -> Daphne:
-        log = open(self.log_path, "a")  # noqa: SIM115 (the process writes to it while it runs)
-        self.process = subprocess.Popen(
-            [PYTHON, "-m", "agentweb.serve", "-b", "127.0.0.1", "-p", str(self.port), "agentweb.asgi:application"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+        self.spawn(
+            [PYTHON, "-m", "agentweb.serve", "-b", "127.0.0.1", "-p", str(self.port), "agentweb.asgi:application"]
         )
-        log.close()
         try:
             wait_for_port(self.port, self.process)
         except (TimeoutError, RuntimeError) as error:
             raise RuntimeError(f"{error}; Daphne's log ends with:\n{self.log_tail()}") from error
         return self
 
-    def log_tail(self, lines: int = 40) -> str:
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
-    def kill(self) -> None:
-        """As a crash would: no shutdown, no cleanup."""
-        self.process.kill()
-        self.process.wait()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            stop(self.process)
-
-
-class Worker:
-    """`manage.py runworker agentweb-runs`, as docs/deploy.md runs it, in a subprocess a test may kill."""
+class Worker(AppProcess):
+    """`manage.py runworker agentweb-runs`, as docs/deploy.md runs it."""
 
     READY = "Running worker for channels"
 
     def __init__(self, env: dict[str, str], name: str = "worker"):
-        self.env = env
-        self.log_path = Path(env["AGENTWEB_TEST_LOG_DIR"]) / f"{name}.log"
-        self.process: subprocess.Popen | None = None
+        super().__init__(env, f"{name}.log")
 
     def start(self, timeout: float = 120) -> Worker:
-        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        log = open(self.log_path, "a")  # noqa: SIM115 (the process writes to it while it runs)
-        self.process = subprocess.Popen(
-            [PYTHON, "manage.py", "runworker", "agentweb-runs"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
+        offset = self.spawn([PYTHON, "manage.py", "runworker", "agentweb-runs"])
         deadline = time.monotonic() + timeout
         while self.READY not in self.log_path.read_text(errors="replace")[offset:]:
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the worker did not start; its log ends with:\n{self.log_tail()}")
             time.sleep(0.1)
         return self
-
-    def log_tail(self, lines: int = 40) -> str:
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.wait()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            stop(self.process)
 
 
 @contextmanager
