@@ -45,7 +45,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         try:
             frame = parse_frame(text_data, max_bytes=settings.AGENTWEB_MAX_FRAME_BYTES)
-            if frame["type"] != "ping" and not await self.still_signed_in():
+            if frame["type"] not in self.checks_own_session and not await self.still_signed_in():
                 await self.close(code=UNAUTHENTICATED)
                 return
             await self.handlers[frame["type"]](self, frame)
@@ -116,15 +116,27 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.replays_awaited[key] = asyncio.get_running_loop().create_task(fall_back())
 
     async def send_message(self, frame):
-        if not await SEND_LIMIT.aallow(self.scope["user"].pk):
-            raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
-        content = frame["content"].strip()
-        if not content:
-            raise ClientError("bad_frame", "content: the message is empty.")
+        # The session is checked in the trip to the database thread that opens the turn; a frame refused before
+        # (or one picking a model, checked before the turn opens) checks it first, as every other frame does.
+        check_session = not frame.get("model")
+        if not check_session and not await self.still_signed_in():
+            await self.close(code=UNAUTHENTICATED)
+            return
         try:
-            client_msg_id = uuid.UUID(frame["client_msg_id"])
-        except ValueError:
-            raise ClientError("bad_frame", "client_msg_id: must be a UUID.") from None
+            if not await SEND_LIMIT.aallow(self.scope["user"].pk):
+                raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
+            content = frame["content"].strip()
+            if not content:
+                raise ClientError("bad_frame", "content: the message is empty.")
+            try:
+                client_msg_id = uuid.UUID(frame["client_msg_id"])
+            except ValueError:
+                raise ClientError("bad_frame", "client_msg_id: must be a UUID.") from None
+        except ClientError:
+            if check_session and not await self.still_signed_in():
+                await self.close(code=UNAUTHENTICATED)
+                return
+            raise
         try:
             turn = await runs.begin_turn(
                 user=self.scope["user"],
@@ -132,13 +144,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 content=content,
                 client_msg_id=client_msg_id,
                 model=frame.get("model"),
+                session_key=self.session_key(),
+                check_session=check_session,
             )
+        except runs.SignedOut:
+            await self.close(code=UNAUTHENTICATED)
+            return
         except NotFound:
             raise ClientError("not_found", "No such thread.") from None
         except runs.UnknownModel:
             raise unknown_model(frame["model"]) from None
         except services.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
+        if turn.user is not None:
+            self.scope["user"] = turn.user
         await self.follow(turn.thread.pk)
         if turn.run is None:  # a replayed frame: the message is stored already, show where things stand
             await self.subscribe({"thread": str(turn.thread.pk)})
@@ -250,12 +269,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     # --- helpers ----------------------------------------------------------------------
 
+    # Frames whose handler checks the session itself (message.send: in the trip that opens the turn).
+    checks_own_session = frozenset({"ping", "message.send"})
+
+    def session_key(self) -> str | None:
+        return getattr(self.scope.get("session"), "session_key", None)
+
     async def still_signed_in(self) -> bool:
         """Re-read per action: a socket opened before a logout or a deactivation stops working."""
-        session = self.scope.get("session")
-        user = await database_sync_to_async(current_user)(
-            getattr(session, "session_key", None), user_id=self.scope["user"].pk
-        )
+        user = await database_sync_to_async(current_user)(self.session_key(), user_id=self.scope["user"].pk)
         if user is None or user.pk != self.scope["user"].pk:
             return False
         self.scope["user"] = user

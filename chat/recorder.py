@@ -87,6 +87,9 @@ class RunRecorder:
     # loads): while the run streams it is the thread's only writer of messages, so it numbers its own without
     # asking the database. None: each new message reads it.
     last_order: int | None = None
+    # The first answer's message, inserted before the model request (chat/runs.py prepare_run): its first token
+    # goes out without waiting for an INSERT.
+    reserved_message_id: int | None = None
 
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
@@ -104,11 +107,14 @@ class RunRecorder:
     async def assistant_started(self) -> None:
         self.steps += 1
         self.message_id, self._announced = None, False
-        self._insert = asyncio.ensure_future(
-            db(services.create_assistant_message)(
-                thread_id=self.thread_id, run_id=self.run_id, order=self._next_order()
+        if self.reserved_message_id is not None:
+            self.message_id, self.reserved_message_id, self._insert = self.reserved_message_id, None, None
+        else:
+            self._insert = asyncio.ensure_future(
+                db(services.create_assistant_message)(
+                    thread_id=self.thread_id, run_id=self.run_id, order=self._next_order()
+                )
             )
-        )
         self.emitted, self.calls, self.message_open, self._awaiting = [], {}, True, []
         self._last_save = time.monotonic()
 

@@ -122,24 +122,75 @@ class ActiveRun:
 ACTIVE_RUNS: dict[uuid.UUID, ActiveRun] = {}
 
 
+class SignedOut(Exception):
+    """The socket's session ended (see chat.access.current_user): nothing was written."""
+
+
 async def begin_turn(
-    *, user, thread_id: str | None, content: str, client_msg_id: uuid.UUID, model: str | None = None
+    *,
+    user,
+    thread_id: str | None,
+    content: str,
+    client_msg_id: uuid.UUID,
+    model: str | None = None,
+    session_key: str | None = None,
+    check_session: bool = False,
 ) -> services.TurnStart:
     """Store the user's message and open a run (see services.start_turn). `model`, when given, becomes the
-    thread's model: UnknownModel, and nothing written, when it is not one that can be picked."""
+    thread's model: UnknownModel, and nothing written, when it is not one that can be picked.
+
+    `check_session`: the session of `session_key` is checked first, in the same trip to the database thread
+    (SignedOut when it ended; the turn's `user` is the user re-read). When this process runs the run itself,
+    what the run loads before its model request is loaded in that trip too (the turn's `setup`)."""
     await ensure_recovered()
     info = await db(check_choice)(model) if model else None
-    turn = await db(services.start_turn)(
+    turn = await db(open_turn)(
+        user=user,
+        thread_id=thread_id,
+        content=content,
+        client_msg_id=client_msg_id,
+        model_choice=model or None,
+        session_key=session_key,
+        check_session=check_session,
+        # A run handed to a worker, or taken by this process among others (chat/run_owners.py), loads its own.
+        prepare=single_process() and not settings.AGENTWEB_RUN_WORKERS,
+    )
+    if info is not None and turn.run is not None and not turn.created_thread:
+        await announce_model(turn.thread.pk, info)
+    return turn
+
+
+def open_turn(
+    *,
+    user,
+    thread_id: str | None,
+    content: str,
+    client_msg_id: uuid.UUID,
+    model_choice: str | None,
+    session_key: str | None,
+    check_session: bool,
+    prepare: bool,
+) -> services.TurnStart:
+    """begin_turn's one trip to the database thread: the session check, start_turn, prepare_run."""
+    from dataclasses import replace
+
+    from .access import current_user
+
+    if check_session:
+        current = current_user(session_key, user_id=user.pk)
+        if current is None or current.pk != user.pk:
+            raise SignedOut
+        user = current
+    turn = services.start_turn(
         user=user,
         thread_id=thread_id,
         content=content,
         client_msg_id=client_msg_id,
         step_limit=settings.AGENTWEB_MAX_STEPS,
-        model_choice=model or None,
+        model_choice=model_choice,
     )
-    if info is not None and turn.run is not None and not turn.created_thread:
-        await announce_model(turn.thread.pk, info)
-    return turn
+    setup = prepare_run(turn.thread, turn.config, run=turn.run) if prepare and turn.run is not None else None
+    return replace(turn, setup=setup, user=user)
 
 
 async def set_model(*, user, thread_id: str, model: str) -> dict[str, Any]:
@@ -245,7 +296,15 @@ async def start_here(
         steps=run.steps,
     )
     task = asyncio.get_running_loop().create_task(
-        execute_run(thread, run, recorder, announce=turn.created_thread, resume=resume, config=turn.config),
+        execute_run(
+            thread,
+            run,
+            recorder,
+            announce=turn.created_thread,
+            resume=resume,
+            config=turn.config,
+            setup=turn.setup if resume is None else None,
+        ),
         name=f"run-{run.pk}",
     )
     active = ActiveRun(run.pk, task, channel, recorder)
@@ -261,6 +320,7 @@ async def execute_run(
     announce: bool,
     resume: list[services.ApprovedCall] | None,
     config: ModelConfig | None = None,
+    setup: RunSetup | None = None,
 ) -> None:
     channel = recorder.channel
     heartbeat = asyncio.create_task(_beat(run.pk))
@@ -271,9 +331,11 @@ async def execute_run(
                 thread.owner_id, "thread.listed", thread=str(thread.pk), title=thread.title, news_to_followers=False
             )
         await channel.emit("run.started", run={"id": run.pk, "status": Run.Status.RUNNING, "resumed": bool(resume)})
-        setup = await db(prepare_run)(thread, config)
+        if setup is None:
+            setup = await db(prepare_run)(thread, config, run=None if resume else run)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history
         recorder.last_order = setup.last_order
+        recorder.reserved_message_id = setup.message_id
         context = setup.context
         provider = build_provider(config, demo_delay=settings.AGENTWEB_DEMO_DELAY)
         decided = _prepare_resume(recorder, resume or [])
@@ -315,15 +377,19 @@ class RunSetup:
     context: Any
     granted: set[str]
     history: list
-    last_order: int
+    last_order: int  # the reserved message's, when there is one
+    # The run's first answer, inserted here so that its first token need not wait for its id (None: not reserved).
+    message_id: int | None = None
 
 
-def prepare_run(thread: Thread, config: ModelConfig | None) -> RunSetup:
+def prepare_run(thread: Thread, config: ModelConfig | None, *, run: Run | None = None) -> RunSetup:
     """Everything a run reads before its first model request, in one trip to the database thread.
 
     `thread` was read when the run was opened or resumed (its model choice is current: a change of model
     while a run is active applies to the next run); `config` None: read it now. The owner is the user
-    start_turn was given (re-read by the consumer for that frame), else read here."""
+    start_turn was given (re-read by the consumer for that frame), else read here. `run`: a run that starts with
+    a model request (not a resumed step, whose results come first): its first answer's message is inserted
+    now, after the history is read."""
     if config is None:
         config, _ = config_for(thread.model_choice)
     owner = thread.owner if Thread.owner.is_cached(thread) else User.objects.get(pk=thread.owner_id)
@@ -333,7 +399,11 @@ def prepare_run(thread: Thread, config: ModelConfig | None) -> RunSetup:
         thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT
     )
     context = tool_context_factory(owner, thread.pk, groups)
-    return RunSetup(config, toolset, context, granted, history, last_order)
+    message_id = None
+    if run is not None and run.steps < run.step_limit:
+        last_order += 1
+        message_id = services.create_assistant_message(thread_id=thread.pk, run_id=run.pk, order=last_order)
+    return RunSetup(config, toolset, context, granted, history, last_order, message_id)
 
 
 def _prepare_resume(recorder: RunRecorder, approved: list[services.ApprovedCall]) -> list[DecidedCall]:
@@ -371,6 +441,9 @@ async def _fail(recorder: RunRecorder, message: str) -> None:
 
 
 async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error: str = "") -> None:
+    if recorder.reserved_message_id is not None:  # the run stopped before its first model request
+        await db(services.discard_message)(message_id=recorder.reserved_message_id)
+        recorder.reserved_message_id = None
     # A run that completed left nothing streaming nor any call unfinished: nothing to look for and close.
     left_open = (
         status != Run.Status.COMPLETED

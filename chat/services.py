@@ -60,6 +60,11 @@ class TurnStart:
     # The thread's model configuration as the turn started (start_turn reads it anyway): the run need not
     # read it again. None: the run reads it (resume, retry, a run handed to a worker).
     config: Any = None
+    # What the run loads before its first model request (chat/runs.py RunSetup), when it was loaded in the
+    # same trip to the database thread as the turn was opened; None: the run loads it.
+    setup: Any = None
+    # The user as re-read with the turn (the session check made in the same trip), else None.
+    user: Any = None
 
 
 def make_title(content: str) -> str:
@@ -177,6 +182,11 @@ def create_assistant_message(*, thread_id: uuid.UUID, run_id: int, order: int | 
         thread_id=thread_id, run_id=run_id, order=order, role=Message.Role.ASSISTANT, status="streaming"
     )
     return message.pk
+
+
+def discard_message(*, message_id: int) -> None:
+    """A message reserved for a run's first answer that the run never started (it failed before)."""
+    Message.objects.filter(pk=message_id, content="").delete()
 
 
 def create_tool_call(*, tool_call_id: uuid.UUID, message_id: int, index: int, call_id: str, name: str) -> None:
@@ -463,42 +473,61 @@ def load_history(*, thread_id: uuid.UUID, system_prompt: str) -> list[ChatMessag
 
 
 def history_and_last_order(*, thread_id: uuid.UUID, system_prompt: str) -> tuple[list[ChatMessage], int]:
-    """load_history, and the order of the thread's last message (0 for none): two statements."""
+    """load_history, and the order of the thread's last message (0 for none): one statement, the messages joined
+    with their calls (a row per call, one for a message without any)."""
     history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
-    messages = list(
-        Message.objects.filter(thread_id=thread_id).prefetch_related(
-            Prefetch("tool_calls", queryset=ToolCall.objects.order_by("index"))
+    rows = (
+        Message.objects.filter(thread_id=thread_id)
+        .order_by("order", "tool_calls__index")
+        .values_list(
+            "pk",
+            "order",
+            "role",
+            "status",
+            "content",
+            "tool_call_id",
+            "name",
+            "tool_calls__call_id",
+            "tool_calls__name",
+            "tool_calls__args",
+            "tool_calls__status",
         )
     )
-    answered = {message.tool_call_id for message in messages if message.role == Message.Role.TOOL}
-    for message in messages:
-        calls = list(message.tool_calls.all())
-        if message.role == Message.Role.ASSISTANT and message.status == Message.Status.ERROR and not calls:
+    messages: list[tuple[tuple, list[tuple[str, str, Any, str]]]] = []
+    for pk, order, role, status, content, answers, name, call_id, call_name, args, call_status in rows:
+        if not messages or messages[-1][0][0] != pk:
+            messages.append(((pk, order, role, status, content, answers, name), []))
+        if call_id is not None:
+            messages[-1][1].append((call_id, call_name, args, call_status))
+    answered = {head[5] for head, _ in messages if head[2] == Message.Role.TOOL}
+    for (_, _, role, status, content, answers, name), calls in messages:
+        if role == Message.Role.ASSISTANT and status == Message.Status.ERROR and not calls:
             continue  # the partial text of a failed answer: a retry answers afresh
-        if message.role == Message.Role.TOOL:
-            status = "success" if message.status == Message.Status.COMPLETE else "error"
+        if role == Message.Role.TOOL:
             history.append(
                 ChatMessage(
                     role="tool",
-                    content=message.content,
-                    tool_call_id=message.tool_call_id,
-                    name=message.name,
-                    status=status,
+                    content=content,
+                    tool_call_id=answers,
+                    name=name,
+                    status="success" if status == Message.Status.COMPLETE else "error",
                 )
             )
             continue
-        requests = [ToolCallRequest(c.call_id, c.name, c.args or {}) for c in calls]
-        history.append(ChatMessage(role=message.role, content=message.content, tool_calls=requests))
+        requests = [ToolCallRequest(call_id, call_name, args or {}) for call_id, call_name, args, _ in calls]
+        history.append(ChatMessage(role=role, content=content, tool_calls=requests))
         # Approved calls of a paused step get their real result when the run resumes.
         pending = {
-            c.call_id for c in calls if c.status in (ToolCall.Status.REQUESTED, ToolCall.Status.AWAITING_APPROVAL)
+            call_id
+            for call_id, _, _, call_status in calls
+            if call_status in (ToolCall.Status.REQUESTED, ToolCall.Status.AWAITING_APPROVAL)
         }
         history.extend(
             ChatMessage(role="tool", content=INTERRUPTED_RESULT, tool_call_id=c.id, name=c.name, status="error")
             for c in requests
             if c.id not in answered and c.id not in pending
         )
-    return history, max((message.order for message in messages), default=0)
+    return history, max((head[1] for head, _ in messages), default=0)
 
 
 def tool_call_view(call: ToolCall, *, has_artifact: bool = False) -> dict[str, Any]:
