@@ -393,7 +393,11 @@ def prepare_run(thread: Thread, config: ModelConfig | None, *, run: Run | None =
     if config is None:
         config, _ = config_for(thread.model_choice)
     owner = thread.owner if Thread.owner.is_cached(thread) else User.objects.get(pk=thread.owner_id)
-    granted, groups, stamp = services.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
+    reads = getattr(thread, "run_reads", None)  # read by start_turn's check of the thread, moments ago
+    if reads is not None and owner.pk == thread.owner_id:
+        granted, groups, stamp = reads
+    else:
+        granted, groups, stamp = services.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
     toolset = toolset_for_stamp(user=owner, groups=groups, stamp=stamp)
     history, last_order = services.history_and_last_order(
         thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT

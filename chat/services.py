@@ -136,12 +136,77 @@ def start_turn(
 
 
 def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Thread:
-    from tools.models import SettingsStamp
+    """The thread with its checks, the settings stamp, and what prepare_run reads besides the history (the tools
+    granted for the thread, the user's groups: `run_reads`), in one statement. Written out in SQL on SQLite and
+    PostgreSQL: the ORM spent milliseconds of CPU building it, on the path of every turn's model request."""
+    from django.db import connection
 
     from .access import parse_uuid
 
+    thread_pk = parse_uuid(thread_id)
+    if connection.vendor not in _GROUP_TEXT:
+        return _thread_for_turn_orm(user, thread_pk, client_msg_id)
+    sql = _thread_check_sql(connection)
+    params = [
+        Message._meta.get_field("client_msg_id").get_db_prep_value(client_msg_id, connection),
+        *Run.ACTIVE_STATUSES,
+        user.pk,
+        Thread._meta.pk.get_db_prep_value(thread_pk, connection),
+        user.pk,
+    ]
+    thread = next(iter(Thread.objects.raw(sql, params)), None)
+    if thread is None:
+        raise NotFound
+    thread.run_reads = (_split(thread.granted_tools), frozenset(_split(thread.group_names)), thread.stamp)
+    return thread
+
+
+# The names of a thread's grants or a user's groups as one text, by vendor (split again by _split).
+_GROUP_TEXT = {"sqlite": "GROUP_CONCAT({}, CHAR(31))", "postgresql": "STRING_AGG({}, CHR(31))"}
+_SQL: dict[str, str] = {}
+
+
+def _split(text: str | None) -> set[str]:
+    return set(text.split("\x1f")) if text else set()
+
+
+def _thread_check_sql(connection) -> str:
+    if connection.vendor in _SQL:
+        return _SQL[connection.vendor]
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from tools.models import SettingsStamp
+
+    q = connection.ops.quote_name
+    groups = get_user_model()._meta.get_field("groups")
+    member = groups.remote_field.through._meta.db_table
+    text = _GROUP_TEXT[connection.vendor]
+    message, run = q(Message._meta.db_table), q(Run._meta.db_table)
+    statuses = ", ".join(["%s"] * len(Run.ACTIVE_STATUSES))
+    _SQL[connection.vendor] = sql = (
+        f"SELECT t.*, "
+        f"EXISTS(SELECT 1 FROM {message} m WHERE m.{q('thread_id')} = t.{q('id')} AND m.{q('client_msg_id')} = %s)"
+        f" AS replayed, "
+        f"EXISTS(SELECT 1 FROM {run} r WHERE r.{q('thread_id')} = t.{q('id')} AND r.{q('status')} IN ({statuses}))"
+        f" AS has_active_run, "
+        f"(SELECT MAX(m.{q('order')}) FROM {message} m WHERE m.{q('thread_id')} = t.{q('id')}) AS last_order, "
+        f"(SELECT s.{q('stamp')} FROM {q(SettingsStamp._meta.db_table)} s WHERE s.{q('id')} = 1) AS stamp, "
+        f"(SELECT {text.format('g.' + q('tool_name'))} FROM {q(ThreadToolGrant._meta.db_table)} g"
+        f" WHERE g.{q('thread_id')} = t.{q('id')}) AS granted_tools, "
+        f"(SELECT {text.format('u.' + q('name'))} FROM {q(Group._meta.db_table)} u"
+        f" JOIN {q(member)} ug ON ug.{q(groups.m2m_reverse_name())} = u.{q('id')}"
+        f" WHERE ug.{q(groups.m2m_column_name())} = %s) AS group_names "
+        f"FROM {q(Thread._meta.db_table)} t WHERE t.{q('id')} = %s AND t.{q('owner_id')} = %s"
+    )
+    return sql
+
+
+def _thread_for_turn_orm(user, thread_pk: uuid.UUID, client_msg_id: uuid.UUID) -> Thread:
+    from tools.models import SettingsStamp
+
     thread = (
-        Thread.objects.filter(id=parse_uuid(thread_id), owner=user)
+        Thread.objects.filter(id=thread_pk, owner=user)
         .annotate(
             replayed=Exists(Message.objects.filter(thread=OuterRef("pk"), client_msg_id=client_msg_id)),
             has_active_run=Exists(Run.objects.filter(thread=OuterRef("pk"), status__in=Run.ACTIVE_STATUSES)),
@@ -344,11 +409,15 @@ def record_tool_calls(
     new: list[CallRow],
     changed: list[CallRow],
     answers: list[AnswerRow],
-) -> None:
+    next_message_order: int | None = None,
+) -> int | None:
     """A step's tool calls as the run holds them, in at most three statements and no transaction: the calls not
     written before in one INSERT, those written before (a snapshot, a resumed step) in one UPDATE, then the tool
     messages answering the finished ones in one INSERT. The calls go first: a tool message whose call the database
-    lacks would make the history invalid, while a call without its answer gets INTERRUPTED_RESULT."""
+    lacks would make the history invalid, while a call without its answer gets INTERRUPTED_RESULT.
+
+    `next_message_order`: the run's next answer is inserted too, streaming, at that place, in the answers' INSERT
+    (see create_assistant_message); its id is returned."""
     if new:
         _insert(
             ToolCall,
@@ -373,11 +442,11 @@ def record_tool_calls(
                 case = Cast(case, output_field=field)
             updates[name] = case
         ToolCall.objects.filter(pk__in=[row.id for row in changed]).update(**updates)
+    messages = []
     if answers:
         order = None
         if any(answer.order is None for answer in answers):
             order = next_order(Thread(pk=thread_id)) - 1
-        messages = []
         for answer in answers:
             if answer.order is None:
                 order += 1
@@ -396,12 +465,32 @@ def record_tool_calls(
                     artifact=answer.artifact,
                 )
             )
-        _insert(Message, messages)
+    if next_message_order is None:
+        if answers:
+            _insert(Message, messages)
+        return None
+    from django.db import connection
+
+    if not connection.features.can_return_rows_from_bulk_insert:
+        if answers:
+            _insert(Message, messages)
+        return create_assistant_message(thread_id=thread_id, run_id=run_id, order=next_message_order)
+    messages.append(
+        Message(
+            thread_id=thread_id,
+            run_id=run_id,
+            order=next_message_order,
+            role=Message.Role.ASSISTANT,
+            status=Message.Status.STREAMING,
+        )
+    )
+    return _insert(Message, messages, returning=True)
 
 
-def _insert(model, objs: list, *, rows: list[CallRow] | None = None) -> None:
+def _insert(model, objs: list, *, rows: list[CallRow] | None = None, returning: bool = False) -> Any:
     """INSERT `objs` in one statement per batch, without bulk_create's transaction (a BEGIN of its own on
-    SQLite): the rows are new and their keys are not read back. `rows`: the calls' fields to set first."""
+    SQLite): the rows are new and their keys are not read back, but for `returning`: the last row's key is
+    returned (the database must return rows from a bulk insert). `rows`: the calls' fields to set first."""
     from django.db import connection
     from django.db.models import AutoField
 
@@ -411,8 +500,14 @@ def _insert(model, objs: list, *, rows: list[CallRow] | None = None) -> None:
                 setattr(obj, name, getattr(row, name))
     fields = [f for f in model._meta.concrete_fields if not isinstance(f, AutoField) and not f.generated]
     size = max(connection.ops.bulk_batch_size(fields, objs), 1)
+    returned = None
     for start in range(0, len(objs), size):
-        model._base_manager._insert(objs[start : start + size], fields=fields)
+        returned = model._base_manager._insert(
+            objs[start : start + size],
+            fields=fields,
+            returning_fields=[model._meta.pk] if returning else None,
+        )
+    return returned[-1][0] if returning else None
 
 
 def finish_run(
