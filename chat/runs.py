@@ -188,8 +188,11 @@ def open_turn(
         client_msg_id=client_msg_id,
         step_limit=settings.AGENTWEB_MAX_STEPS,
         model_choice=model_choice,
+        reserve_answer=prepare,
     )
-    setup = prepare_run(turn.thread, turn.config, run=turn.run) if prepare and turn.run is not None else None
+    setup = None
+    if prepare and turn.run is not None:
+        setup = prepare_run(turn.thread, turn.config, run=turn.run, reserved=turn.reserved_message_id)
     return replace(turn, setup=setup, user=user)
 
 
@@ -382,14 +385,16 @@ class RunSetup:
     message_id: int | None = None
 
 
-def prepare_run(thread: Thread, config: ModelConfig | None, *, run: Run | None = None) -> RunSetup:
+def prepare_run(
+    thread: Thread, config: ModelConfig | None, *, run: Run | None = None, reserved: int | None = None
+) -> RunSetup:
     """Everything a run reads before its first model request, in one trip to the database thread.
 
     `thread` was read when the run was opened or resumed (its model choice is current: a change of model
     while a run is active applies to the next run); `config` None: read it now. The owner is the user
     start_turn was given (re-read by the consumer for that frame), else read here. `run`: a run that starts with
     a model request (not a resumed step, whose results come first): its first answer's message is inserted
-    now, after the history is read."""
+    now, after the history is read. `reserved`: that message, inserted already (it is left out of the history)."""
     if config is None:
         config, _ = config_for(thread.model_choice)
     owner = thread.owner if Thread.owner.is_cached(thread) else User.objects.get(pk=thread.owner_id)
@@ -400,11 +405,11 @@ def prepare_run(thread: Thread, config: ModelConfig | None, *, run: Run | None =
         granted, groups, stamp = services.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
     toolset = toolset_for_stamp(user=owner, groups=groups, stamp=stamp)
     history, last_order = services.history_and_last_order(
-        thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT
+        thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT, reserved=reserved
     )
     context = tool_context_factory(owner, thread.pk, groups)
-    message_id = None
-    if run is not None and run.steps < run.step_limit:
+    message_id = reserved  # inserted with the user's message (start_turn), the last of the thread's
+    if message_id is None and run is not None and run.steps < run.step_limit:
         last_order += 1
         message_id = services.create_assistant_message(thread_id=thread.pk, run_id=run.pk, order=last_order)
     return RunSetup(config, toolset, context, granted, history, last_order, message_id)

@@ -65,6 +65,8 @@ class TurnStart:
     setup: Any = None
     # The user as re-read with the turn (the session check made in the same trip), else None.
     user: Any = None
+    # `reserve_answer`: the run's first answer's message, inserted with the user's (None: not inserted).
+    reserved_message_id: int | None = None
 
 
 def make_title(content: str) -> str:
@@ -81,6 +83,7 @@ def start_turn(
     step_limit: int,
     model_label: str | None = None,
     model_choice: str | None = None,
+    reserve_answer: bool = False,
 ) -> TurnStart:
     """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
     `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model.
@@ -116,8 +119,10 @@ def start_turn(
     except IntegrityError:
         # The one-active-run constraint refused a simultaneous turn.
         raise RunActive from None
-    try:
-        Message.objects.create(
+    from django.db import connection
+
+    messages = [
+        Message(
             thread=thread,
             run=run,
             order=last_order + 1,
@@ -125,6 +130,15 @@ def start_turn(
             content=content,
             client_msg_id=client_msg_id,
         )
+    ]
+    reserve = reserve_answer and connection.features.can_return_rows_from_bulk_insert
+    if reserve:
+        # The run's first answer, streaming, in the same INSERT (see RunSetup.message_id).
+        messages.append(
+            Message(thread=thread, run=run, order=last_order + 2, role=Message.Role.ASSISTANT, status="streaming")
+        )
+    try:
+        reserved = _insert(Message, messages, returning=reserve)
     except IntegrityError:
         # A simultaneous turn wrote its message first (the message's uniqueness): this run never happened.
         Run.objects.filter(pk=run.pk).delete()
@@ -132,7 +146,7 @@ def start_turn(
     if changes:
         Thread.objects.filter(pk=thread.pk).update(**changes)
     thread.owner = user  # read moments ago (the consumer re-reads it per frame): the run need not read it again
-    return TurnStart(thread=thread, run=run, created_thread=created, config=config)
+    return TurnStart(thread=thread, run=run, created_thread=created, config=config, reserved_message_id=reserved)
 
 
 def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Thread:
@@ -567,7 +581,9 @@ def load_history(*, thread_id: uuid.UUID, system_prompt: str) -> list[ChatMessag
     return history_and_last_order(thread_id=thread_id, system_prompt=system_prompt)[0]
 
 
-def history_and_last_order(*, thread_id: uuid.UUID, system_prompt: str) -> tuple[list[ChatMessage], int]:
+def history_and_last_order(
+    *, thread_id: uuid.UUID, system_prompt: str, reserved: int | None = None
+) -> tuple[list[ChatMessage], int]:
     """load_history, and the order of the thread's last message (0 for none): one statement, the messages joined
     with their calls (a row per call, one for a message without any)."""
     history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
@@ -595,7 +611,9 @@ def history_and_last_order(*, thread_id: uuid.UUID, system_prompt: str) -> tuple
         if call_id is not None:
             messages[-1][1].append((call_id, call_name, args, call_status))
     answered = {head[5] for head, _ in messages if head[2] == Message.Role.TOOL}
-    for (_, _, role, status, content, answers, name), calls in messages:
+    for (pk, _, role, status, content, answers, name), calls in messages:
+        if pk == reserved:
+            continue  # the answer this run is about to stream (its order counts)
         if role == Message.Role.ASSISTANT and status == Message.Status.ERROR and not calls:
             continue  # the partial text of a failed answer: a retry answers afresh
         if role == Message.Role.TOOL:
