@@ -55,17 +55,14 @@ class ChatConsumer(AsyncWebsocketConsumer):
             )
 
     async def dispatch(self, message):
-        # Channels closes stale database connections (a hop to a worker thread) before every message;
-        # a thread's events touch no database, and they are nearly all the messages a socket gets.
+        # A thread's event (or a person's thread-list event), already serialised once by its sender, is sent
+        # here rather than through a handler: channels closes stale database connections (a hop to a worker
+        # thread) before every handler, and these touch no database and are nearly all a socket gets.
         if message["type"] == "thread.event":
             if message.get("unless_following") not in self.groups_joined:
                 await self.send(text_data=message["text"])
         else:
             await super().dispatch(message)
-
-    async def thread_event(self, message):
-        """An event of a thread this socket follows, already serialised once by its sender."""
-        await self.send(text_data=message["text"])
 
     async def session_ended(self, message):
         """The person signed out (of this session, or everywhere) or was deactivated: this socket stops."""
@@ -125,13 +122,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         try:
             if not await SEND_LIMIT.aallow(self.scope["user"].pk):
                 raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
-            content = frame["content"].strip()
-            if not content:
-                raise ClientError("bad_frame", "content: the message is empty.")
-            try:
-                client_msg_id = uuid.UUID(frame["client_msg_id"])
-            except ValueError:
-                raise ClientError("bad_frame", "client_msg_id: must be a UUID.") from None
+            content, client_msg_id = message_fields(frame)
         except ClientError:
             if check_session and not await self.still_signed_in():
                 await self.close(code=UNAUTHENTICATED)
@@ -225,13 +216,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.rewind_thread(frame, content=None, client_msg_id=None)
 
     async def edit_last(self, frame):
-        content = frame["content"].strip()
-        if not content:
-            raise ClientError("bad_frame", "content: the message is empty.")
-        try:
-            client_msg_id = uuid.UUID(frame["client_msg_id"])
-        except ValueError:
-            raise ClientError("bad_frame", "client_msg_id: must be a UUID.") from None
+        content, client_msg_id = message_fields(frame)
         await self.rewind_thread(frame, content=content, client_msg_id=client_msg_id)
 
     async def rewind_thread(self, frame, *, content, client_msg_id):
@@ -296,6 +281,17 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if group not in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups_joined.add(group)
+
+
+def message_fields(frame: dict) -> tuple[str, uuid.UUID]:
+    """The text and the client_msg_id of a frame that carries a person's message, checked."""
+    content = frame["content"].strip()
+    if not content:
+        raise ClientError("bad_frame", "content: the message is empty.")
+    try:
+        return content, uuid.UUID(frame["client_msg_id"])
+    except ValueError:
+        raise ClientError("bad_frame", "client_msg_id: must be a UUID.") from None
 
 
 def unknown_model(model_id: str) -> ClientError:

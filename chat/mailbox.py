@@ -20,6 +20,8 @@ Handler = Callable[[dict[str, Any]], Awaitable[None]]
 _handlers: dict[str, Handler] = {}
 _address: str | None = None
 _reader: asyncio.Task | None = None
+# Handlers running now: the loop keeps only weak references to tasks, so one could vanish mid-way.
+_running: set[asyncio.Task] = set()
 _lock = asyncio.Lock()
 
 
@@ -70,7 +72,9 @@ async def _read(layer, name: str) -> None:
         if handler is None:
             log.warning("mailbox message of unknown type %r dropped", message.get("type"))
             continue
-        asyncio.get_running_loop().create_task(_handle(handler, message))
+        task = asyncio.get_running_loop().create_task(_handle(handler, message))
+        _running.add(task)
+        task.add_done_callback(_running.discard)
 
 
 async def _handle(handler: Handler, message: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -28,6 +28,7 @@ from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
 from tools.store import DatabaseStore
 
 from . import mailbox, run_owners, services
+from .access import current_user
 from .agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from .broadcast import ThreadChannel, channel_for, group_name, known_channel, tell_user
 from .llm.budget import DEFAULT_RESERVE, ContextBudget
@@ -172,10 +173,6 @@ def open_turn(
     prepare: bool,
 ) -> services.TurnStart:
     """begin_turn's one trip to the database thread: the session check, start_turn, prepare_run."""
-    from dataclasses import replace
-
-    from .access import current_user
-
     if check_session:
         current = current_user(session_key, user_id=user.pk)
         if current is None or current.pk != user.pk:
