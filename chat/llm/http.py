@@ -2,16 +2,25 @@
 
 An AsyncClient belongs to the event loop that first used it, so the cache is per loop:
 Daphne has one loop for the process; tests may run several, one after another.
+
+It reads through `StreamingTransport` (chat/llm/transport.py), several times cheaper per chunk than httpx's
+own transport; `AGENTWEB_LLM_TRANSPORT=httpcore` switches back to httpx's (HTTP/2, SOCKS and the like).
+Proxies named in the environment (HTTPS_PROXY, ...) go through httpx's own transports either way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import weakref
 
 import httpx
 
+from .transport import StreamingTransport
+
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=10.0)
+LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
+TRANSPORTS = ("streaming", "httpcore")
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
@@ -19,10 +28,20 @@ def get_http_client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
-        client = httpx.AsyncClient(
-            timeout=DEFAULT_TIMEOUT,
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
-            follow_redirects=False,
-        )
+        client = new_http_client(os.environ.get("AGENTWEB_LLM_TRANSPORT") or "streaming")
         _clients[loop] = client
     return client
+
+
+def new_http_client(transport: str = "streaming", timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> httpx.AsyncClient:
+    if transport not in TRANSPORTS:
+        raise ValueError(f"AGENTWEB_LLM_TRANSPORT must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
+    if transport == "httpcore":
+        return httpx.AsyncClient(timeout=timeout, limits=LIMITS, follow_redirects=False)
+    return httpx.AsyncClient(
+        timeout=timeout,
+        transport=StreamingTransport(
+            max_connections=LIMITS.max_connections, max_idle_per_origin=LIMITS.max_keepalive_connections
+        ),
+        follow_redirects=False,
+    )

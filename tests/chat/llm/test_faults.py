@@ -6,7 +6,6 @@ import contextlib
 import json
 import os
 import socket
-import ssl
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ import httpx
 import pytest
 
 from chat.llm.anthropic import AnthropicProvider
+from chat.llm.http import TRANSPORTS, new_http_client
 from chat.llm.ollama import OllamaProvider
 from chat.llm.openai import OUT_OF_TOKENS, OpenAIProvider
 from chat.llm.resilience import RetryingProvider, RetryPolicy
@@ -35,7 +35,6 @@ from tests.support.model_server import (
 )
 
 ROOT = Path(__file__).resolve().parents[3]
-TLS = ssl.create_default_context()
 HELLO = [ChatMessage(role="user", content="Hello")]
 API_KEY = "sk-test-SECRET-fault-0123456789"
 TOKENS = ["The ", "answer ", "is "]
@@ -112,9 +111,15 @@ def server():
         yield s
 
 
+@pytest.fixture(params=TRANSPORTS)
+def transport(request):
+    """Every fault is tried through both transports the app can read model servers with."""
+    return request.param
+
+
 @pytest.fixture
-async def client():
-    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), verify=TLS) as c:
+async def client(transport):
+    async with new_http_client(transport, timeout=httpx.Timeout(5.0)) as c:
         yield c
 
 
@@ -230,9 +235,9 @@ async def test_reset_after_k_tokens_fails_without_retry_after_yielding_them(kit,
     assert len(server.requests) == 1
 
 
-async def test_stall_past_the_read_timeout_of_the_client(kit, server):
+async def test_stall_past_the_read_timeout_of_the_client(kit, server, transport):
     server.enqueue(Hang(prelude=b"".join(kit.token_pieces(TOKENS[:1]))), kit.answer("never"))
-    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0, read=0.2), verify=TLS) as slow:
+    async with new_http_client(transport, timeout=httpx.Timeout(5.0, read=0.2)) as slow:
         seen, message = await collect_until_error(retrying(kit.provider(server, slow), Waits()))
     assert seen == [TextDelta(TOKENS[0])]
     assert message == f"The model server at {kit.url(server)} sent nothing for 0.2 s (read timeout)."
