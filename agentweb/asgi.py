@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django, websockets through Channels."""
 
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -26,3 +27,9 @@ application = ProtocolTypeRouter(
         "channel": ChannelNameRouter({RUNS_CHANNEL: RunWorker.as_asgi()}),
     }
 )
+
+# What start-up loaded (Django, Channels, Twisted, the app: some 95,000 objects) lives as long as the process.
+# Moved out of the cyclic collector's reach, it is no longer walked by every full collection, which took
+# about 60 ms here: a page's whole latency budget, and every stream of the process stalled for as long.
+gc.collect()
+gc.freeze()

@@ -10,6 +10,8 @@ Variants (comma-separated in BENCH_VARIANTS):
   whose handler only sends the already-serialised text and never touches the database.
 - `persistent-db`: CONN_MAX_AGE None instead of 0, so the worker thread keeps its SQLite connection instead of
   opening a new one (and running the WAL pragmas) for nearly every database_sync_to_async call.
+- `gc-freeze`: everything loaded at start-up moved out of the cyclic collector's reach (`gc.freeze()`), so
+  its full collections walk only what the running app made.
 - `profile`: cProfile on the event loop's thread, written to $BENCH_PROFILE when the process exits.
 """
 
@@ -20,7 +22,7 @@ import os
 from agentweb.asgi import application  # noqa: F401 (Django is set up by this import)
 
 VARIANTS = frozenset(filter(None, os.environ.get("BENCH_VARIANTS", "").split(",")))
-KNOWN = frozenset({"no-dispatch-hop", "persistent-db", "profile"})
+KNOWN = frozenset({"no-dispatch-hop", "persistent-db", "profile", "gc-freeze"})
 if VARIANTS - KNOWN:
     raise SystemExit(f"unknown bench variant(s): {', '.join(sorted(VARIANTS - KNOWN))}")
 
@@ -44,6 +46,12 @@ if "persistent-db" in VARIANTS:
     from django.conf import settings
 
     settings.DATABASES["default"]["CONN_MAX_AGE"] = None
+
+if "gc-freeze" in VARIANTS:
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 if "profile" in VARIANTS:
     import atexit
