@@ -12,6 +12,8 @@ Variants (comma-separated in BENCH_VARIANTS):
   opening a new one (and running the WAL pragmas) for nearly every database_sync_to_async call.
 - `gc-freeze`: everything loaded at start-up moved out of the cyclic collector's reach (`gc.freeze()`), so
   its full collections walk only what the running app made.
+- `stall-watch`: a thread that notices when the event loop has not turned for 15 ms and records what the
+  loop's thread was doing (its stack, sampled every 2 ms while stalled) to $BENCH_STALLS at exit.
 - `profile`: cProfile on the event loop's thread, written to $BENCH_PROFILE when the process exits.
 """
 
@@ -22,7 +24,7 @@ import os
 from agentweb.asgi import application  # noqa: F401 (Django is set up by this import)
 
 VARIANTS = frozenset(filter(None, os.environ.get("BENCH_VARIANTS", "").split(",")))
-KNOWN = frozenset({"no-dispatch-hop", "persistent-db", "profile", "gc-freeze"})
+KNOWN = frozenset({"no-dispatch-hop", "persistent-db", "profile", "gc-freeze", "stall-watch"})
 if VARIANTS - KNOWN:
     raise SystemExit(f"unknown bench variant(s): {', '.join(sorted(VARIANTS - KNOWN))}")
 
@@ -67,3 +69,55 @@ if "profile" in VARIANTS:
 
     atexit.register(_dump)
     signal.signal(signal.SIGUSR1, _dump)
+
+if "stall-watch" in VARIANTS:
+    import asyncio
+    import atexit
+    import sys
+    import threading
+    import time
+    import traceback
+    from collections import Counter
+
+    _beat = [time.perf_counter()]
+    _stalls: list[Counter] = []
+
+    def _heartbeat(loop):
+        _beat[0] = time.perf_counter()
+        loop.call_later(0.002, _heartbeat, loop)
+
+    def _watch(loop_thread: int):
+        while True:
+            time.sleep(0.002)
+            lag = time.perf_counter() - _beat[0]
+            if lag < 0.015:
+                continue
+            stacks: Counter = Counter()
+            while time.perf_counter() - _beat[0] >= 0.01:
+                frame = sys._current_frames().get(loop_thread)
+                if frame is not None:
+                    stacks["".join(traceback.format_stack(frame, limit=14))] += 1
+                time.sleep(0.002)
+            _stalls.append(stacks)
+
+    _original_run_forever = asyncio.BaseEventLoop.run_forever
+
+    def _run_forever(self):
+        self.call_soon(_heartbeat, self)
+        threading.Thread(target=_watch, args=(threading.get_ident(),), daemon=True).start()
+        return _original_run_forever(self)
+
+    asyncio.BaseEventLoop.run_forever = _run_forever
+
+    def _dump_stalls(*_):
+        with open(os.environ.get("BENCH_STALLS", "bench-stalls.txt"), "w") as out:
+            out.write(f"{len(_stalls)} stalls over 15 ms\n")
+            for stacks in sorted(_stalls, key=lambda s: -sum(s.values()))[:30]:
+                out.write(f"\n=== stall, {sum(stacks.values())} samples\n")
+                for stack, count in stacks.most_common(3):
+                    out.write(f"--- {count}x\n{stack}")
+
+    atexit.register(_dump_stalls)
+    import signal
+
+    signal.signal(signal.SIGUSR2, _dump_stalls)
