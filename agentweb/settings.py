@@ -111,6 +111,16 @@ DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=600, conn_health_checks=True)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {**SQLITE_OPTIONS, **DATABASES["default"].get("OPTIONS", {})}
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Under ASGI each page view runs in a thread of its own (Django's ThreadSensitiveContext per request), so a
+    # persistent connection, which is per thread, was never used twice: every page opened a new PostgreSQL
+    # connection. A pool per process lends one instead (Django's own, psycopg_pool; persistent connections and
+    # pooling exclude each other, so CONN_MAX_AGE is 0 and "closing" a connection gives it back).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"] = {
+        "pool": {"min_size": 1, "max_size": env_int("AGENTWEB_DB_POOL_SIZE", 10), "timeout": 20},
+        **DATABASES["default"].get("OPTIONS", {}),
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- channel layer: Redis when configured, else in-memory (one process) ---

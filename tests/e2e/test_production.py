@@ -7,6 +7,7 @@ becomes interrupted and can be retried.
 
 import asyncio
 import json
+import time
 import uuid
 
 import httpx
@@ -229,3 +230,27 @@ def test_the_model_api_key_is_stored_encrypted_in_postgresql(app):
 
     stored = json.loads(raw.strip().splitlines()[-1])
     assert stored and all(API_KEY not in value for (value,) in stored)
+
+
+def test_page_views_borrow_pooled_connections_rather_than_open_one_each(app):
+    """Under ASGI every page view runs in a thread of its own; without the pool each opened (and dropped) a
+    PostgreSQL connection of its own."""
+    database = app["cluster"].env["DATABASE_URL"].rsplit("/", 1)[1]
+
+    def sessions_opened() -> int:
+        import psycopg
+
+        from tests.support.production import POSTGRES_ADMIN_URL
+
+        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
+            row = admin.execute("SELECT sessions FROM pg_stat_database WHERE datname = %s", (database,)).fetchone()
+        return row[0]
+
+    with httpx.Client(base_url=app["first"], headers={"Cookie": app["cookie"]}) as browser:
+        browser.get("/").raise_for_status()  # the pool is open
+        before = sessions_opened()
+        for _ in range(30):
+            assert browser.get("/").status_code == 200
+        time.sleep(1.5)  # backends report their statistics to pg_stat_database within a second
+        opened = sessions_opened() - before
+    assert opened <= 3  # what the pool may add while it grows; 30 without it
