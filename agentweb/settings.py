@@ -106,8 +106,9 @@ SQLITE_OPTIONS = {
 }
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 # Persistent connections, checked before reuse: channels closes "old" connections around every
-# database_sync_to_async call, and with CONN_MAX_AGE=0 each call opened a new one. Connections are per thread
-# (the ORM runs on the one thread of thread-sensitive sync_to_async), so a process keeps one or two.
+# database_sync_to_async call, and with CONN_MAX_AGE=0 each call opened a new one. Connections are per thread:
+# the runs' ORM calls share the one thread of thread-sensitive sync_to_async and keep theirs, while each page
+# view gets a thread (and so a SQLite connection, a cheap file open) of its own. PostgreSQL pools instead.
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=600, conn_health_checks=True)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {**SQLITE_OPTIONS, **DATABASES["default"].get("OPTIONS", {})}
