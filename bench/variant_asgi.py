@@ -109,9 +109,29 @@ if "stall-watch" in VARIANTS:
 
     asyncio.BaseEventLoop.run_forever = _run_forever
 
+    import gc
+
+    _gc_started = [0.0]
+    _gc_pauses: list[tuple[int, float]] = []
+
+    def _time_gc(phase, info):
+        if phase == "start":
+            _gc_started[0] = time.perf_counter()
+        else:
+            _gc_pauses.append((info["generation"], time.perf_counter() - _gc_started[0]))
+
+    gc.callbacks.append(_time_gc)
+
     def _dump_stalls(*_):
         with open(os.environ.get("BENCH_STALLS", "bench-stalls.txt"), "w") as out:
             out.write(f"{len(_stalls)} stalls over 15 ms\n")
+            for generation in range(3):
+                pauses = sorted(p for g, p in _gc_pauses if g == generation)
+                if pauses:
+                    out.write(
+                        f"gc generation {generation}: {len(pauses)} collections, longest {pauses[-1] * 1000:.1f} ms, "
+                        f"total {sum(pauses) * 1000:.0f} ms\n"
+                    )
             for stacks in sorted(_stalls, key=lambda s: -sum(s.values()))[:30]:
                 out.write(f"\n=== stall, {sum(stacks.values())} samples\n")
                 for stack, count in stacks.most_common(3):

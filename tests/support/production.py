@@ -105,6 +105,7 @@ def cluster(tmp_path: Path, *, daphnes: int = 2, setup: str = "", **extra: str):
             server = Daphne(env).start()
             stack.callback(server.stop)
             servers.append(server)
-        worker = Worker(env).start()
-        stack.callback(worker.stop)
-        yield Cluster(env, servers, worker)
+        running = Cluster(env, servers, Worker(env).start())
+        # The worker a test put in place of the first (after killing it) is the one to stop.
+        stack.callback(lambda: running.worker.stop())
+        yield running
