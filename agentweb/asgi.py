@@ -4,11 +4,18 @@ import gc
 import os
 import sys
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agentweb.settings")
 # Django must be set up before anything imports models.
-django_http_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+from django.conf import settings  # noqa: E402
+
+from agentweb.http_handler import PooledThreadASGIHandler  # noqa: E402
+
+# Django's ASGI handler, but page views run on a few kept threads rather than a new thread each (http_handler.py).
+django_http_app = PooledThreadASGIHandler(settings.AGENTWEB_HTTP_THREADS)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402

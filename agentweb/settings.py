@@ -123,6 +123,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         **DATABASES["default"].get("OPTIONS", {}),
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Threads a process keeps for the synchronous part of page views (agentweb/http_handler.py); a request beyond
+# this many at once waits for one. Each keeps its database connection, so keep it at or under the pool size.
+AGENTWEB_HTTP_THREADS = env_int("AGENTWEB_HTTP_THREADS", 8)
 
 # --- channel layer: Redis when configured, else in-memory (one process) ---
 REDIS_URL = env_str("REDIS_URL")

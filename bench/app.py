@@ -190,7 +190,7 @@ class Daphne:
             if "profile" in self.variants and self.process.poll() is None:
                 os.kill(self.process.pid, signal.SIGUSR1)  # the profile is written on this signal
                 time.sleep(2)
-            if "stall-watch" in self.variants and self.process.poll() is None:
+            if ("stall-watch" in self.variants or "page-timing" in self.variants) and self.process.poll() is None:
                 os.kill(self.process.pid, signal.SIGUSR2)  # the stalls are written on this signal
                 time.sleep(1)
             stop(self.process)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import re
@@ -256,3 +258,46 @@ def runqueue_wait_s(pid: int) -> float:
     except OSError:
         return 0.0
     return total / 1e9
+
+
+def pin(pid: int, cpus: set[int]) -> None:
+    """Every thread of process `pid` onto `cpus` (threads it starts later inherit it from their creator)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(ProcessLookupError):
+            os.sched_setaffinity(int(task.name), cpus)
+
+
+@contextlib.contextmanager
+def server_apart(server_pid: int, load_pids: list[int]):
+    """The server under test on the first CPU, and what loads and measures it (this process, the model server, and
+    any process they start meanwhile) on the others: the load generators' own CPU use then never queues the server
+    behind them, and the server never lands on a CPU they keep busy. Everything back on every CPU afterwards.
+    Does nothing on a machine with one CPU."""
+    every = os.sched_getaffinity(0)
+    if len(every) < 2:
+        yield None
+        return
+    server_cpu = min(every)
+    pin(server_pid, {server_cpu})
+    for pid in [os.getpid(), *load_pids]:
+        pin(pid, every - {server_cpu})
+    try:
+        yield server_cpu
+    finally:
+        for pid in [server_pid, os.getpid(), *load_pids]:
+            with contextlib.suppress(FileNotFoundError):
+                pin(pid, every)
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """No cyclic garbage collection in this (the measuring) process meanwhile: a full collection here walks every
+    frame received so far (a dict each, tens of thousands) and for that long receives nothing, which would be
+    counted as the app's latency."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

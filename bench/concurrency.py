@@ -10,7 +10,19 @@ import os
 import subprocess
 
 from .app import BenchApp, Client, new_id
-from .common import PYTHON, ROOT, CpuMeter, Result, clean_env, fmt, median, percentile, summary_ms
+from .common import (
+    PYTHON,
+    ROOT,
+    CpuMeter,
+    Result,
+    clean_env,
+    collector_paused,
+    fmt,
+    median,
+    percentile,
+    server_apart,
+    summary_ms,
+)
 from .relay import WINDOW_MS, floor
 from .tokens import Spec
 
@@ -57,7 +69,10 @@ async def measure_once(app: BenchApp, clients: list[Client], warm: list, rate: i
     specs = [Spec(id=new_id("conc"), tokens=tokens, rate=rate) for _ in clients]
     pages = probe(app, seconds)
     meter = CpuMeter(app.daphne.pid)
-    turns = await asyncio.gather(*(c.turn(s, thread=w.thread) for c, s, w in zip(clients, specs, warm, strict=True)))
+    with collector_paused():
+        turns = await asyncio.gather(
+            *(c.turn(s, thread=w.thread) for c, s, w in zip(clients, specs, warm, strict=True))
+        )
     cpu, wall = meter.read()
     waited = meter.waited()
     busy = probe_result(pages)
@@ -100,7 +115,8 @@ async def concurrency(app: BenchApp, result: Result, smoke: bool) -> None:
     await asyncio.gather(*(c.__aenter__() for c in clients))
     try:
         warm = await asyncio.gather(*(c.turn(Spec(id=new_id("warm"), tokens=5)) for c in clients))
-        runs = [await measure_once(app, clients, warm, rate, seconds) for _ in range(1 if smoke else RUNS)]
+        with server_apart(app.daphne.pid, [app.model_pid] if app.model_pid else []) as server_cpu:
+            runs = [await measure_once(app, clients, warm, rate, seconds) for _ in range(1 if smoke else RUNS)]
     finally:
         await asyncio.gather(*(c.__aexit__(None, None, None) for c in clients), return_exceptions=True)
 
@@ -120,6 +136,7 @@ async def concurrency(app: BenchApp, result: Result, smoke: bool) -> None:
         rate=rate,
         seconds=seconds,
         runs=runs,
+        daphne_cpu=server_cpu,
         lost=lost,
         page_idle=summary_ms([v * 1000 for v in idle["latencies_ms"]]),
     )

@@ -24,7 +24,7 @@ import os
 from agentweb.asgi import application  # noqa: F401 (Django is set up by this import)
 
 VARIANTS = frozenset(filter(None, os.environ.get("BENCH_VARIANTS", "").split(",")))
-KNOWN = frozenset({"no-dispatch-hop", "persistent-db", "profile", "gc-freeze", "stall-watch"})
+KNOWN = frozenset({"no-dispatch-hop", "persistent-db", "profile", "gc-freeze", "stall-watch", "page-timing"})
 if VARIANTS - KNOWN:
     raise SystemExit(f"unknown bench variant(s): {', '.join(sorted(VARIANTS - KNOWN))}")
 
@@ -141,3 +141,78 @@ if "stall-watch" in VARIANTS:
     import signal
 
     signal.signal(signal.SIGUSR2, _dump_stalls)
+
+if "page-timing" in VARIANTS:
+    # Where a page's time goes: its hops to a thread (how many, their wall time and the thread's CPU time inside)
+    # and everything else (the event loop's part and waiting for it); the slowest pages to $BENCH_PAGES at exit.
+    import atexit
+    import contextvars
+    import signal
+    import time
+
+    from asgiref.sync import SyncToAsync
+    from django.core.handlers.asgi import ASGIHandler
+
+    _pages: list[dict] = []
+    _record: contextvars.ContextVar[dict | None] = contextvars.ContextVar("bench_page", default=None)
+    _original_call = ASGIHandler.handle
+    _original_thread_handler = SyncToAsync.thread_handler
+
+    async def _timed_call(self, scope, receive, send):
+        record = {"start": time.perf_counter(), "hops": 0, "in_threads": 0.0, "cpu": 0.0}
+        _record.set(record)
+
+        async def marked_send(message):
+            if message["type"] == "http.response.start":
+                record.setdefault("marks", []).append(("send", time.perf_counter()))
+            await send(message)
+
+        await _original_call(self, scope, receive, marked_send)
+        record["end"] = time.perf_counter()
+        _pages.append(record)
+
+    def _timed_thread_handler(self, loop, exc_info, task_context, func, *args, **kwargs):
+        record = _record.get()
+        if record is None:
+            return _original_thread_handler(self, loop, exc_info, task_context, func, *args, **kwargs)
+        started, cpu0 = time.perf_counter(), time.thread_time()
+        record.setdefault("marks", []).append(("in", started))
+        try:
+            return _original_thread_handler(self, loop, exc_info, task_context, func, *args, **kwargs)
+        finally:
+            record["marks"].append(("out", time.perf_counter()))
+            record["hops"] += 1
+            record["in_threads"] += time.perf_counter() - started
+            record["cpu"] += time.thread_time() - cpu0
+
+    _original_s2a_call = SyncToAsync.__call__
+
+    async def _timed_s2a_call(self, *args, **kwargs):
+        record = _record.get()
+        if record is not None:
+            record.setdefault("marks", []).append(("submit", time.perf_counter()))
+        try:
+            return await _original_s2a_call(self, *args, **kwargs)
+        finally:
+            if record is not None:
+                record["marks"].append(("resume", time.perf_counter()))
+
+    ASGIHandler.handle = _timed_call
+    SyncToAsync.thread_handler = _timed_thread_handler
+    SyncToAsync.__call__ = _timed_s2a_call
+
+    def _dump_pages(*_):
+        rows = sorted(_pages, key=lambda r: r["end"] - r["start"], reverse=True)
+        with open(os.environ.get("BENCH_PAGES", "bench-pages.txt"), "w") as out:
+            out.write(f"{len(rows)} pages; ms: total = in threads (their CPU) over hops + the rest\n")
+            for r in rows[:25] + rows[len(rows) // 2 : len(rows) // 2 + 3]:
+                total = r["end"] - r["start"]
+                out.write(
+                    f"{total * 1e3:7.1f} = {r['in_threads'] * 1e3:6.1f} ({r['cpu'] * 1e3:4.1f}) over {r['hops']}"
+                    f" + {(total - r['in_threads']) * 1e3:6.1f}  |  "
+                    + " ".join(f"{name} {(t - r['start']) * 1e3:.1f}" for name, t in r.get("marks", []))
+                    + f" end {total * 1e3:.1f}\n"
+                )
+
+    atexit.register(_dump_pages)
+    signal.signal(signal.SIGUSR2, _dump_pages)
