@@ -252,6 +252,8 @@ if AGENTWEB_RUN_WORKERS and not REDIS_URL:
 # limit belongs to a process that died, and becomes interrupted.
 AGENTWEB_HEARTBEAT_SECONDS = env_float("AGENTWEB_HEARTBEAT_SECONDS", 10.0)
 AGENTWEB_RUN_STALE_SECONDS = env_float("AGENTWEB_RUN_STALE_SECONDS", 45.0)
+# With AGENTWEB_RUN_WORKERS: a handed-over run that no worker has taken after this long fails, saying so.
+AGENTWEB_RUN_HANDOVER_SECONDS = env_float("AGENTWEB_RUN_HANDOVER_SECONDS", 15.0)
 AGENTWEB_MAX_FRAME_BYTES = env_int("AGENTWEB_MAX_FRAME_BYTES", 256 * 1024)
 # message.send per user (across processes when they share Redis): a burst of this many, then this many per minute.
 AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)

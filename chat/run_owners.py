@@ -59,6 +59,16 @@ def cancel_untaken(*, run_id: int) -> bool:
         return True
 
 
+def fail_untaken(*, run_id: int, error: str) -> bool:
+    """Fail a run handed to the workers that none has taken yet (none is running); False when one has."""
+    with transaction.atomic():
+        run = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING, owner="").select_for_update().first()
+        if run is None:
+            return False
+        services.finish_run(run_id=run_id, status=Run.Status.FAILED, error=error, steps=run.steps, last_seq=None)
+        return True
+
+
 def reserve_seqs(*, thread_id: uuid.UUID, count: int) -> int:
     """Reserve `count` event numbers of the thread, whichever process asks; returns the first."""
     with transaction.atomic():

@@ -261,8 +261,35 @@ async def launch_run(
                 "resume": resume is not None,
             },
         )
+        _watch_handover(turn.thread.pk, turn.run.pk)
         return None
     return await start_here(turn, resume=resume)
+
+
+NO_WORKER = (
+    "No run worker took this run within {seconds:g} s. This server hands runs to `manage.py runworker "
+    "agentweb-runs` processes (AGENTWEB_RUN_WORKERS); is one running? Retry when it is."
+)
+_handover_watches: set[asyncio.Task] = set()
+
+
+def _watch_handover(thread_id: uuid.UUID, run_id: int) -> None:
+    """Without a worker running, a handed-over run would say "running" until the stale limit: fail it with
+    a message that says why, after AGENTWEB_RUN_HANDOVER_SECONDS, unless a worker has taken it by then."""
+    task = asyncio.ensure_future(_fail_if_untaken(thread_id, run_id, settings.AGENTWEB_RUN_HANDOVER_SECONDS))
+    _handover_watches.add(task)  # the loop keeps only weak references to tasks
+    task.add_done_callback(_handover_watches.discard)
+
+
+async def _fail_if_untaken(thread_id: uuid.UUID, run_id: int, seconds: float) -> None:
+    await asyncio.sleep(seconds)
+    error = NO_WORKER.format(seconds=seconds)
+    try:
+        if await db(run_owners.fail_untaken)(run_id=run_id, error=error):
+            log.warning("run %s: no worker took it within %g s", run_id, seconds)
+            await emit_outside_run(thread_id, [("run.failed", {"run": run_id, "error": error})])
+    except Exception:  # the database or channel layer is down: the stale limit still interrupts the run
+        log.exception("run %s: could not check that a worker took it", run_id)
 
 
 async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:

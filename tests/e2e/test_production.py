@@ -40,6 +40,7 @@ def app(tmp_path_factory):
             # A dead worker's run is seen as such after 3 s rather than 45 s.
             AGENTWEB_HEARTBEAT_SECONDS="0.5",
             AGENTWEB_RUN_STALE_SECONDS="3",
+            AGENTWEB_RUN_HANDOVER_SECONDS="2",
         ) as running,
     ):
         first, second = running.daphnes
@@ -210,6 +211,25 @@ def test_a_run_whose_worker_died_is_interrupted_and_a_new_worker_retries_it(app)
     assert snapshot["run"]["status"] == "interrupted"
     assert events[-1]["type"] == "run.completed"
     assert last_message(events) == "A whole answer."
+
+
+def test_with_no_worker_running_a_run_fails_soon_and_says_why(app):
+    running = app["cluster"]
+    running.worker.kill()
+
+    async def turn():
+        async with ChatSocket(app["first"], app["cookie"]) as socket:
+            await socket.send(**send("is anyone there?"))
+            return await socket.until("run.completed", "run.failed", "error")
+
+    try:
+        events = asyncio.run(turn())
+    finally:
+        running.worker = Worker(running.env, name="worker-3").start()
+
+    assert events[-1]["type"] == "run.failed"
+    assert "No run worker took this run within 2 s" in events[-1]["error"]
+    assert "runworker agentweb-runs" in events[-1]["error"]
 
 
 def test_the_model_api_key_is_stored_encrypted_in_postgresql(app):
