@@ -28,12 +28,15 @@ def take(*, run_id: int, owner: str) -> int | None:
     """This process takes a running run that no process has taken yet. Returns the thread's last event
     number to go on from, or None when the run is no longer there to take (cancelled before it started)."""
     with transaction.atomic():
+        # The thread's row locked, as reserve_seqs_unless_owned locks it: numbers are either reserved before this
+        # (and read here) or, once the run has its owner, sent to that owner to number.
+        last_seq = Thread.objects.select_for_update().filter(runs__pk=run_id).values_list("last_seq", flat=True).first()
+        if last_seq is None:
+            return None
         taken = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING, owner="").update(
             owner=owner, heartbeat_at=timezone.now()
         )
-        if not taken:
-            return None
-        return Thread.objects.filter(runs__pk=run_id).values_list("last_seq", flat=True).get()
+        return last_seq if taken else None
 
 
 def live_run(*, thread_id: uuid.UUID, stale_before: datetime) -> LiveRun | None:
@@ -67,6 +70,20 @@ def fail_untaken(*, run_id: int, error: str) -> bool:
             return False
         services.finish_run(run_id=run_id, status=Run.Status.FAILED, error=error, steps=run.steps, last_seq=None)
         return True
+
+
+def reserve_seqs_unless_owned(
+    *, thread_id: uuid.UUID, count: int, stale_before: datetime, own_address: str | None
+) -> tuple[int | None, str | None]:
+    """`count` event numbers of the thread from the database: (the first, None); or (None, owner) when a live run
+    of another process numbers the thread's events, which then go to it. One transaction with the thread's row
+    locked, so that a process taking the thread's run meanwhile (`take`) cannot number from the same place."""
+    with transaction.atomic():
+        Thread.objects.select_for_update().filter(pk=thread_id).values_list("pk", flat=True).first()
+        live = live_run(thread_id=thread_id, stale_before=stale_before)
+        if live is not None and live.owner and live.owner != own_address:
+            return None, live.owner
+        return reserve_seqs(thread_id=thread_id, count=count), None
 
 
 def reserve_seqs(*, thread_id: uuid.UUID, count: int) -> int:

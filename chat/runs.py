@@ -218,13 +218,14 @@ async def emit_outside_run(thread_id: uuid.UUID, events: list[tuple[str, dict[st
             await channel.emit(type_, **fields)
         await db(services.bump_seq)(thread_id=thread_id, last_seq=channel.seq)
         return
-    live = await db(run_owners.live_run)(thread_id=thread_id, stale_before=stale_before())
-    if live is not None and live.owner and live.owner != mailbox.own_address():
+    first, owner = await db(run_owners.reserve_seqs_unless_owned)(
+        thread_id=thread_id, count=len(events), stale_before=stale_before(), own_address=mailbox.own_address()
+    )
+    if owner is not None:
         await mailbox.send(
-            live.owner, {"type": "thread.emit", "thread": str(thread_id), "events": [list(e) for e in events]}
+            owner, {"type": "thread.emit", "thread": str(thread_id), "events": [list(e) for e in events]}
         )
         return
-    first = await db(run_owners.reserve_seqs)(thread_id=thread_id, count=len(events))
     channel = await channel_for(thread_id)
     await channel.emit_numbered(first, events)
 

@@ -550,13 +550,16 @@ def finish_run(
         Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
             status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
         )
-    Run.objects.filter(pk=run_id).update(
-        status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
-    )
+    # The thread's numbers first: until the run stops being live, other processes send their events to its
+    # process instead of numbering them from the database (chat/run_owners.py), so none can take a number the
+    # run gave out before the database knows of it.
     changes = {"updated_at": timezone.now()}
     if last_seq is not None:
         changes["last_seq"] = last_seq
     Thread.objects.filter(pk=thread_id).update(**changes)
+    Run.objects.filter(pk=run_id).update(
+        status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
+    )
 
 
 def bump_seq(*, thread_id: uuid.UUID, last_seq: int) -> None:
@@ -946,6 +949,12 @@ def heartbeat(*, run_id: int) -> None:
     Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
 
 
+# The stopped process numbered the run's events in memory, and the database has only the number the run started
+# from: numbers that far past it are skipped, so that a tab still open (on another process) that saw those events
+# takes what follows as new, after a gap that makes it fetch the thread's state, rather than as repeats it drops.
+STALE_SEQ_GAP = 1_000_000
+
+
 def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID | None = None) -> list[uuid.UUID]:
     """Runs left running by a process that is gone become interrupted (partial text kept); waiting runs
     stay waiting. `stale_before` None: every running run not in `keep` (one process owns them all)."""
@@ -963,7 +972,7 @@ def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID |
             status=Run.Status.INTERRUPTED,
             error="The server stopped during this run; the partial answer is kept.",
             steps=run.steps,
-            last_seq=current_seq(thread_id=run.thread_id) + 1,
+            last_seq=current_seq(thread_id=run.thread_id) + STALE_SEQ_GAP,
         )
         threads.append(run.thread_id)
     return threads

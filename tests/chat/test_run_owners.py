@@ -81,3 +81,41 @@ def test_resuming_a_waiting_run_leaves_it_for_any_process_to_take(turn):
 
     assert services.claim_waiting_run(run_id=turn.run.pk)
     assert run_owners.take(run_id=turn.run.pk, owner="specific.b!2") is not None
+
+
+def test_numbers_wanted_while_another_process_runs_the_thread_go_to_that_process(turn):
+    run_owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    before = Thread.objects.get(pk=turn.thread.pk).last_seq
+
+    first, owner = run_owners.reserve_seqs_unless_owned(
+        thread_id=turn.thread.pk, count=2, stale_before=timezone.now() - timedelta(seconds=45), own_address="b!2"
+    )
+
+    assert (first, owner) == (None, "specific.a!1")
+    assert Thread.objects.get(pk=turn.thread.pk).last_seq == before  # nothing reserved behind its back
+
+
+def test_a_run_taken_after_numbers_were_reserved_goes_on_after_them(turn):
+    Thread.objects.filter(pk=turn.thread.pk).update(last_seq=7)
+
+    first, owner = run_owners.reserve_seqs_unless_owned(
+        thread_id=turn.thread.pk, count=2, stale_before=timezone.now() - timedelta(seconds=45), own_address=None
+    )
+
+    assert (first, owner) == (8, None)
+    assert run_owners.take(run_id=turn.run.pk, owner="specific.a!1") == 9
+
+
+def test_a_dead_processs_run_leaves_its_numbers_skipped(turn):
+    """Its events were numbered in memory; a tab that saw them must take the next ones as new, not as repeats."""
+    run_owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    Thread.objects.filter(pk=turn.thread.pk).update(last_seq=7)
+    Run.objects.filter(pk=turn.run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
+
+    first, owner = run_owners.reserve_seqs_unless_owned(
+        thread_id=turn.thread.pk, count=1, stale_before=timezone.now() - timedelta(seconds=45), own_address=None
+    )
+
+    assert owner is None
+    assert first > 7 + services.STALE_SEQ_GAP - 1
+    assert Run.objects.get(pk=turn.run.pk).status == Run.Status.INTERRUPTED

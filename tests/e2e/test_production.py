@@ -213,6 +213,39 @@ def test_a_run_whose_worker_died_is_interrupted_and_a_new_worker_retries_it(app)
     assert last_message(events) == "A whole answer."
 
 
+def test_a_tab_that_watched_a_dead_workers_run_takes_what_follows_as_new(app):
+    """The dead worker numbered its events in memory; a tab still open on a Daphne process saw them. The retry's
+    events must come after those numbers, or the tab (which drops repeats) would miss them."""
+    running = app["cluster"]
+    # An answer that streams slowly, for as long as the test needs: the worker dies in the middle of it.
+    script(app, {"text": "word " * 400, "delay_ms": 50}, {"text": "The retried answer."})
+
+    async def scenario():
+        async with ChatSocket(app["second"], app["cookie"]) as watcher, ChatSocket(app["first"], app["cookie"]) as me:
+            await me.send(**send("tell me"))
+            thread = (await me.until("message.delta"))[0]["thread"]
+            await watcher.send(type="thread.subscribe", thread=thread, after_seq=None)
+            await watcher.until("thread.snapshot")
+            await watcher.until("message.delta")
+            seen = (await watcher.until("message.delta"))[-1]["seq"]  # numbered by the worker, in its memory
+
+            running.worker.kill()
+            running.worker = Worker(running.env, name="worker-4").start()
+            for _ in range(60):  # until the dead worker's heartbeat is stale (3 s)
+                await me.send(type="thread.subscribe", thread=thread, after_seq=None)
+                if (await me.until("thread.snapshot"))[-1]["run"]["status"] != "running":
+                    break
+                await asyncio.sleep(0.5)
+            await me.send(type="run.retry", thread=thread)
+            return seen, await watcher.until("run.completed", "run.failed", "error")
+
+    seen, events = asyncio.run(scenario())
+
+    numbered = [e["seq"] for e in events if "seq" in e]
+    assert numbered and min(numbered) > seen
+    assert last_message(events) == "The retried answer."
+
+
 def test_with_no_worker_running_a_run_fails_soon_and_says_why(app):
     running = app["cluster"]
     running.worker.kill()
