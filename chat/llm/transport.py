@@ -198,7 +198,6 @@ class _Connection(asyncio.Protocol):
         self._lost = False
         self.complete = False
         self.keep_alive = False
-        self.in_use = False
         self.idle_since = 0.0
 
     # --- used by the transport -----------------------------------------------------------------------

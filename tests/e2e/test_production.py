@@ -62,6 +62,17 @@ def send(text: str) -> dict:
     return {"type": "message.send", "thread": None, "content": text, "client_msg_id": str(uuid.uuid4())}
 
 
+async def until_not_running(socket: ChatSocket, thread: str) -> dict:
+    """The thread's snapshot once its run is no longer running (a dead worker's: after the 3 s stale limit)."""
+    for _ in range(60):
+        await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
+        snapshot = (await socket.until("thread.snapshot"))[-1]
+        if snapshot["run"]["status"] != "running":
+            break
+        await asyncio.sleep(0.5)
+    return snapshot
+
+
 def last_message(events: list[dict]) -> str:
     return [e for e in events if e["type"] == "message.completed"][-1]["content"]
 
@@ -197,12 +208,7 @@ def test_a_run_whose_worker_died_is_interrupted_and_a_new_worker_retries_it(app)
 
     async def retry():
         async with ChatSocket(app["second"], app["cookie"]) as socket:
-            for _ in range(60):  # until the dead worker's heartbeat is stale (3 s)
-                await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
-                snapshot = (await socket.until("thread.snapshot"))[-1]
-                if snapshot["run"]["status"] != "running":
-                    break
-                await asyncio.sleep(0.5)
+            snapshot = await until_not_running(socket, thread)
             await socket.send(type="run.retry", thread=thread)
             return snapshot, await socket.until("run.completed", "run.failed", "error")
 
@@ -231,11 +237,7 @@ def test_a_tab_that_watched_a_dead_workers_run_takes_what_follows_as_new(app):
 
             running.worker.kill()
             running.worker = Worker(running.env, name="worker-4").start()
-            for _ in range(60):  # until the dead worker's heartbeat is stale (3 s)
-                await me.send(type="thread.subscribe", thread=thread, after_seq=None)
-                if (await me.until("thread.snapshot"))[-1]["run"]["status"] != "running":
-                    break
-                await asyncio.sleep(0.5)
+            await until_not_running(me, thread)
             await me.send(type="run.retry", thread=thread)
             return seen, await watcher.until("run.completed", "run.failed", "error")
 
