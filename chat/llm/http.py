@@ -5,7 +5,7 @@ Daphne has one loop for the process; tests may run several, one after another.
 
 It reads through `StreamingTransport` (chat/llm/transport.py), several times cheaper per chunk than httpx's
 own transport; `AGENTWEB_LLM_TRANSPORT=httpcore` switches back to httpx's (HTTP/2, SOCKS and the like).
-Proxies named in the environment (HTTPS_PROXY, ...) go through httpx's own transports either way.
+Proxies named in the environment (HTTPS_PROXY, ...) go through httpx's own transport either way.
 """
 
 from __future__ import annotations
@@ -43,5 +43,17 @@ def new_http_client(transport: str = "streaming", timeout: httpx.Timeout = DEFAU
         transport=StreamingTransport(
             max_connections=LIMITS.max_connections, max_idle_per_origin=LIMITS.max_keepalive_connections
         ),
+        mounts=environment_proxies(),
         follow_redirects=False,
     )
+
+
+def environment_proxies() -> dict[str, httpx.AsyncBaseTransport | None]:
+    """HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY as httpx reads them, through httpx's own transport.
+    (httpx reads them only when it makes the transport itself; a None mount sends NO_PROXY hosts direct.)"""
+    from httpx._utils import get_environment_proxies  # the pinned httpx's reading of the variables
+
+    return {
+        pattern: None if url is None else httpx.AsyncHTTPTransport(proxy=url)
+        for pattern, url in get_environment_proxies().items()
+    }

@@ -19,6 +19,7 @@ from cryptography.x509.oid import NameOID
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chat.llm.http import new_http_client
 from chat.llm.transport import HIGH_WATER, StreamingTransport
 
 
@@ -445,3 +446,34 @@ async def test_https_to_a_server_with_an_unknown_certificate_fails_to_connect(ce
     async with RawServer(answer, tls=server_tls(certificate)) as server, client() as http:
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             await body_of(http, server.url)
+
+
+# --- proxies from the environment --------------------------------------------------------------------
+
+
+async def test_a_proxy_named_in_the_environment_is_used(monkeypatch):
+    async def answer(writer, _):
+        writer.write(OK_CHUNKED + chunked(b"via the proxy"))
+
+    async with RawServer(answer) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        async with new_http_client("streaming") as http:
+            _, body = await body_of(http, "http://models.example:8000/v1/chat/completions")
+    assert body == b"via the proxy"
+    assert proxy.requests[0][0].startswith(b"POST http://models.example:8000/v1/chat/completions HTTP/1.1")
+
+
+async def test_no_proxy_hosts_are_reached_directly_through_the_streaming_transport(monkeypatch):
+    async def answer(writer, _):
+        writer.write(OK_CHUNKED + chunked(b"direct"))
+
+    async with RawServer(answer) as server:
+        monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        async with new_http_client("streaming") as http:
+            _, body = await body_of(http, server.url)
+            assert isinstance(http._transport_for_url(httpx.URL(server.url)), StreamingTransport)
+    assert body == b"direct"
+    assert server.requests[0][0].startswith(b"POST /v1/stream HTTP/1.1")
