@@ -54,21 +54,20 @@ def live_run(*, thread_id: uuid.UUID, stale_before: datetime) -> LiveRun | None:
 
 def cancel_untaken(*, run_id: int) -> bool:
     """Cancel a run handed to the workers that none has taken yet; False when one has."""
-    with transaction.atomic():
-        run = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING, owner="").select_for_update().first()
-        if run is None:
-            return False
-        services.finish_run(run_id=run_id, status=Run.Status.CANCELLED, steps=run.steps, last_seq=None)
-        return True
+    return _finish_untaken(run_id, Run.Status.CANCELLED)
 
 
 def fail_untaken(*, run_id: int, error: str) -> bool:
     """Fail a run handed to the workers that none has taken yet (none is running); False when one has."""
+    return _finish_untaken(run_id, Run.Status.FAILED, error)
+
+
+def _finish_untaken(run_id: int, status: str, error: str = "") -> bool:
     with transaction.atomic():
         run = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING, owner="").select_for_update().first()
         if run is None:
             return False
-        services.finish_run(run_id=run_id, status=Run.Status.FAILED, error=error, steps=run.steps, last_seq=None)
+        services.finish_run(run_id=run_id, status=status, error=error, steps=run.steps, last_seq=None)
         return True
 
 

@@ -35,7 +35,6 @@ import httpx
 Origin = tuple[str, str, int]  # scheme, host, port
 DEFAULT_PORTS = {"http": 80, "https": 443}
 HIGH_WATER = 256 * 1024  # bytes received and not yet read that pause reading from the socket
-LOW_WATER = 64 * 1024
 
 
 class StreamingTransport(httpx.AsyncBaseTransport):
