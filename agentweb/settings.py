@@ -107,16 +107,16 @@ SQLITE_OPTIONS = {
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 # Persistent connections, checked before reuse: channels closes "old" connections around every
 # database_sync_to_async call, and with CONN_MAX_AGE=0 each call opened a new one. Connections are per thread:
-# the runs' ORM calls share the one thread of thread-sensitive sync_to_async and keep theirs, while each page
-# view gets a thread (and so a SQLite connection, a cheap file open) of its own. PostgreSQL pools instead.
+# the runs' ORM calls share the one thread of thread-sensitive sync_to_async, and page views the few threads
+# agentweb/http_handler.py keeps, so a process holds a handful. PostgreSQL pools instead.
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=600, conn_health_checks=True)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {**SQLITE_OPTIONS, **DATABASES["default"].get("OPTIONS", {})}
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Under ASGI each page view runs in a thread of its own (Django's ThreadSensitiveContext per request), so a
-    # persistent connection, which is per thread, was never used twice: every page opened a new PostgreSQL
-    # connection. A pool per process lends one instead (Django's own, psycopg_pool; persistent connections and
-    # pooling exclude each other, so CONN_MAX_AGE is 0 and "closing" a connection gives it back).
+    # Under Django's own ASGI handler each page view ran in a thread of its own, so a persistent connection (per
+    # thread) was never used twice and every page opened a new PostgreSQL connection. A pool per process lends
+    # connections whatever thread asks (Django's own, psycopg_pool; persistent connections and pooling exclude
+    # each other, so CONN_MAX_AGE is 0 and "closing" a connection gives it back).
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["OPTIONS"] = {
         "pool": {"min_size": 1, "max_size": env_int("AGENTWEB_DB_POOL_SIZE", 10), "timeout": 20},
