@@ -255,6 +255,10 @@ AGENTWEB_RUN_STALE_SECONDS = env_float("AGENTWEB_RUN_STALE_SECONDS", 45.0)
 # With AGENTWEB_RUN_WORKERS: a handed-over run that no worker has taken after this long fails, saying so.
 AGENTWEB_RUN_HANDOVER_SECONDS = env_float("AGENTWEB_RUN_HANDOVER_SECONDS", 15.0)
 AGENTWEB_MAX_FRAME_BYTES = env_int("AGENTWEB_MAX_FRAME_BYTES", 256 * 1024)
+# Sync tools run in a pool of their own (tools/pool.py), never in the threads of DNS lookups or the ORM;
+# one tool runs in at most AGENTWEB_TOOL_THREADS_PER_TOOL of them, so a tool that hangs starves no other.
+AGENTWEB_TOOL_THREADS = env_int("AGENTWEB_TOOL_THREADS", 16)
+AGENTWEB_TOOL_THREADS_PER_TOOL = env_int("AGENTWEB_TOOL_THREADS_PER_TOOL", 4)
 # message.send per user (across processes when they share Redis): a burst of this many, then this many per minute.
 AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)
 AGENTWEB_SEND_RATE_PER_MINUTE = env_int("AGENTWEB_SEND_RATE_PER_MINUTE", 30)

@@ -29,6 +29,7 @@ from django.utils import timezone
 from modelconfig.services import config_for
 
 from .access import NotFound, get_thread_for_user
+from .llm.secrets import without_url_credentials
 from .llm.types import ChatMessage, ToolCallRequest
 from .models import Message, Run, Thread, ThreadToolGrant, ToolCall, ToolCallDecision
 
@@ -683,7 +684,8 @@ def run_view(run: Run | None) -> dict[str, Any] | None:
         "id": run.pk,
         "status": run.status,
         "reason": run.reason or None,
-        "error": run.error or None,
+        # Errors of runs recorded before URL credentials were kept out of them may still hold some.
+        "error": without_url_credentials(run.error) or None,
         "steps": run.steps,
         "notes": run.notes,
     }

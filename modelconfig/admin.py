@@ -1,7 +1,11 @@
 """Model configurations in the admin. The API key is write-only: the form never renders it (not even after an
 error), shows "•••• (set)" when one is stored, and a key field left blank keeps the stored key. The key is encrypted
 at rest; one that AGENTWEB_SECRET_KEYS cannot decrypt is reported as such, kept as it is by a save that leaves
-the field blank, and replaced by typing it again."""
+the field blank, and replaced by typing it again.
+
+A password in the base URL (http://user:password@host/v1, for a server behind basic auth) is as write-only:
+the form shows it as "••••", a save that leaves "••••" in its place keeps the stored one, and the list and the
+read-only page show the URL without user name and password."""
 
 from __future__ import annotations
 
@@ -10,10 +14,14 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 
+from chat.llm.secrets import public_url
+
 from .models import ModelConfiguration
 
 MASKED = "•••• (set)"
 UNREADABLE = "•••• (set, but it cannot be decrypted with AGENTWEB_SECRET_KEYS)"
+#: What the form shows in place of the password of a base URL.
+HIDDEN_PASSWORD = "••••"
 
 
 class ModelConfigurationForm(forms.ModelForm):
@@ -47,6 +55,14 @@ class ModelConfigurationForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.initial.pop("api_key", None)  # never handed to the widget
+        if self.initial.get("base_url"):
+            self.initial["base_url"] = _with_password(self.initial["base_url"], HIDDEN_PASSWORD)
+            if self._stored_password():
+                url_field = self.fields["base_url"]
+                url_field.help_text = (
+                    f"{url_field.help_text} The password in it is shown as {HIDDEN_PASSWORD}:"
+                    " leave that to keep it, type another to replace it."
+                )
         field = self.fields["api_key"]
         if self.instance.key_is_unreadable:
             field.widget.attrs["placeholder"] = "type the key again to replace it"
@@ -59,6 +75,15 @@ class ModelConfigurationForm(forms.ModelForm):
             field.help_text = f"{MASKED}. Stored on the server and never shown again; leave blank to keep it."
         else:
             field.help_text = "Stored on the server and never shown again. Not needed for a local server."
+
+    def clean_base_url(self) -> str:
+        typed = self.cleaned_data.get("base_url") or ""
+        if _password(typed) == HIDDEN_PASSWORD:
+            return _with_password(typed, self._stored_password() or "")
+        return typed
+
+    def _stored_password(self) -> str | None:
+        return _password(self.instance.base_url or "")
 
     def clean_api_key(self) -> str:
         typed = self.cleaned_data.get("api_key") or ""
@@ -76,7 +101,7 @@ class ModelConfigurationAdmin(admin.ModelAdmin):
         "name",
         "api",
         "model",
-        "base_url",
+        "server",
         "tool_protocol",
         "context_window",
         "key",
@@ -85,7 +110,11 @@ class ModelConfigurationAdmin(admin.ModelAdmin):
     )
     list_filter = ("api", "enabled")
     search_fields = ("name", "model", "base_url")
-    readonly_fields = ("key",)
+    readonly_fields = ("key", "server")
+
+    @admin.display(description="base URL")
+    def server(self, obj: ModelConfiguration) -> str:
+        return public_url(obj.base_url) or "—"
 
     @admin.display(description="API key")
     def key(self, obj: ModelConfiguration) -> str:
@@ -96,7 +125,33 @@ class ModelConfigurationAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         fields = list(super().get_fields(request, obj))
         if obj is not None and not self.has_change_permission(request, obj):
-            # A read-only page would print every field's value: the key only as set / not set.
-            return [f for f in fields if f not in ("api_key", "clear_api_key")]
-        hidden = {"key"} | (set() if obj is not None and obj.api_key else {"clear_api_key"})
+            # A read-only page would print every field's value: the key only as set / not set, the URL bare.
+            return ["server" if f == "base_url" else f for f in fields if f not in ("api_key", "clear_api_key")]
+        hidden = {"key", "server"} | (set() if obj is not None and obj.api_key else {"clear_api_key"})
         return [f for f in fields if f not in hidden]
+
+
+def _with_password(url: str, password: str) -> str:
+    """`url` with the password of its userinfo replaced, as written (percent-encoded as it was)."""
+    parts = _parts(url)
+    if parts is None:
+        return url
+    scheme, user, _, rest = parts
+    return f"{scheme}://{user}:{password}@{rest}"
+
+
+def _password(url: str) -> str | None:
+    """The password of `url` as written (not decoded), None when it has none."""
+    parts = _parts(url)
+    return parts[2] if parts else None
+
+
+def _parts(url: str) -> tuple[str, str, str, str] | None:
+    """scheme, user, password and the rest (host and path) of a URL with user:password@, else None."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return None
+    user, _, password = userinfo.partition(":")
+    return scheme, user, password, f"{host}{slash}{path}"

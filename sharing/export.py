@@ -1,6 +1,7 @@
 """A thread as a file its owner downloads: JSON (every stored field a person or a script needs) and Markdown
 (the same, to read). Built from the Thread, Run, Message and ToolCall rows only: no model configuration and
-no tool settings, so no API key or HTTP-tool header can end up in a file."""
+no tool settings, so no API key or HTTP-tool header can end up in a file. A run's model label and error are
+written without URL credentials: runs recorded before those were kept out of them may still hold some."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.db.models import Prefetch
 from django.utils import timezone
 from django.utils.text import slugify
 
+from chat.llm.secrets import without_url_credentials
 from chat.models import Message, Run, Thread, ToolCall
 
 EXPORT_FORMAT = "agentweb.thread.v1"
@@ -57,9 +59,9 @@ def _run(run: Run) -> dict[str, Any]:
         "id": run.pk,
         "status": run.status,
         "reason": run.reason or None,
-        "error": run.error or None,
+        "error": without_url_credentials(run.error) or None,
         "steps": run.steps,
-        "model": run.model_label,
+        "model": without_url_credentials(run.model_label),
         "started_at": _time(run.started_at),
         "finished_at": _time(run.finished_at),
         "notes": run.notes,

@@ -69,3 +69,26 @@ def test_the_documented_production_settings_pass_check_deploy():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def tool_threads(**env):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "AGENTWEB_", "DATABASE_URL"))}
+    code = "import django; django.setup(); from tools.pool import TOOL_THREADS as t; print(t.threads, t.per_tool)"
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**clean, "DJANGO_SETTINGS_MODULE": "agentweb.settings", **env},
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_the_sync_tools_pool_takes_its_sizes_from_the_environment():
+    result = tool_threads(AGENTWEB_TOOL_THREADS="8", AGENTWEB_TOOL_THREADS_PER_TOOL="2")
+    assert result.stdout.split() == ["8", "2"], result.stderr
+
+
+def test_a_tool_share_of_no_threads_is_an_error():
+    result = tool_threads(AGENTWEB_TOOL_THREADS_PER_TOOL="0")
+    assert result.returncode != 0
+    assert "AGENTWEB_TOOL_THREADS_PER_TOOL must be at least 1" in result.stderr

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
@@ -27,6 +27,7 @@ from jsonschema.exceptions import SchemaError
 from tools import services
 from tools.base import Tool
 from tools.models import AllowedHost, ApprovalRule, HttpTool, MemoryItem, ToolSetting, headers_problem
+from tools.pool import TOOL_THREADS, StuckCalls
 
 MASKED = "•••• (set)"
 UNREADABLE = "stored, but they cannot be decrypted with AGENTWEB_SECRET_KEYS"
@@ -264,6 +265,8 @@ class ToolSettingAdmin(TryItMixin, admin.ModelAdmin):
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
         # Rows follow the code: a tool added since start-up shows up without another migrate.
         services.sync_tool_settings()
+        for stuck in TOOL_THREADS.stuck():
+            messages.warning(request, stuck_calls_message(stuck))
         return super().changelist_view(request, extra_context)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -305,6 +308,18 @@ class ToolSettingAdmin(TryItMixin, admin.ModelAdmin):
         return format_html(
             '<pre style="white-space: pre-wrap">{}</pre>', json.dumps(tool.parameters, indent=2, ensure_ascii=False)
         )
+
+
+def stuck_calls_message(stuck: StuckCalls) -> str:
+    calls = "1 call" if stuck.calls == 1 else f"{stuck.calls} calls"
+    verb = "is" if stuck.calls == 1 else "are"
+    return (
+        f"{calls} of the tool {stuck.tool} {verb} still running past its timeout of {stuck.timeout:g} s"
+        f" (the oldest for {stuck.oldest:.0f} s), in this server process. A thread cannot be stopped: each such call"
+        f" holds one of the {TOOL_THREADS.per_tool} threads the tool may use (AGENTWEB_TOOL_THREADS_PER_TOOL)"
+        " until it returns; when all are held, its further calls time out without running. Other tools are not"
+        " affected. Fix what the tool waits for, or restart the server."
+    )
 
 
 @admin.register(HttpTool)

@@ -18,6 +18,8 @@ class ToolsConfig(AppConfig):
     def ready(self) -> None:
         from tools.services import allowed_hosts_provider
 
+        configure_tool_threads()
+
         # The module, not the tool object of the same name that a package may re-export.
         fetch_url = importlib.import_module("tools.builtin.fetch_url")
 
@@ -26,6 +28,22 @@ class ToolsConfig(AppConfig):
         # fetch_url reads the admin's allow-list (plus AGENTWEB_FETCH_ALLOWED_HOSTS), as HTTP tools do.
         if fetch_url.ALLOWED_HOSTS_PROVIDER is None:
             fetch_url.ALLOWED_HOSTS_PROVIDER = allowed_hosts_provider
+
+
+def configure_tool_threads() -> None:
+    """The sizes of the sync tools' pool (tools/pool.py) from AGENTWEB_TOOL_THREADS[_PER_TOOL]."""
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+
+    from tools.pool import DEFAULT_PER_TOOL, DEFAULT_THREADS, TOOL_THREADS
+
+    try:
+        TOOL_THREADS.configure(
+            threads=getattr(settings, "AGENTWEB_TOOL_THREADS", DEFAULT_THREADS),
+            per_tool=getattr(settings, "AGENTWEB_TOOL_THREADS_PER_TOOL", DEFAULT_PER_TOOL),
+        )
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from None
 
 
 def sync_after_migrate(sender, using="default", apps=None, **kwargs) -> None:

@@ -16,6 +16,7 @@ from tools.coerce import coerce, validation_problems
 from tools.context import ToolContext
 from tools.convert import to_declared
 from tools.injection import resolve_injections
+from tools.pool import TOOL_THREADS
 from tools.registry import ToolRegistry
 from tools.results import MAX_CONTENT_CHARS, MAX_STORED_CHARS, Capped, capture, to_content, truncate
 
@@ -88,7 +89,7 @@ async def _run(registry: ToolRegistry, name: str, args: Any, context: ToolContex
         if not deadline.expired():
             raise ToolFailure(_describe_failure(tool, kwargs, exc)) from None
         logger.info("Tool %s timed out after %g s", tool.name, tool.timeout)
-        raise ToolFailure(f"Tool {tool.name!r} timed out after {tool.timeout:g} s") from None
+        raise ToolFailure(f"Tool {tool.name!r} timed out after {tool.timeout:g} s{_threads_note(tool)}") from None
     except ToolFailure:
         raise
     except Exception as exc:
@@ -126,8 +127,19 @@ def validation_errors(tool: Tool, args: Any) -> list[str]:
 async def _call(tool: Tool, kwargs: dict[str, Any]) -> Any:
     if tool.is_async:
         return await tool.func(**kwargs)
-    # A thread cannot be killed: on timeout the caller moves on and the thread finishes in the background.
-    return await asyncio.to_thread(tool.func, **kwargs)
+    # A thread cannot be killed: on timeout the caller moves on and the thread finishes in the background,
+    # holding one of the tool's own threads (tools/pool.py), never one that other tools or DNS lookups need.
+    return await TOOL_THREADS.run(tool.name, tool.timeout, tool.func, **kwargs)
+
+
+def _threads_note(tool: Tool) -> str:
+    """Why a sync tool's call may have timed out without running: its share of the threads is taken."""
+    if tool.is_async or TOOL_THREADS.busy(tool.name) < TOOL_THREADS.per_tool:
+        return ""
+    return (
+        f"; all {TOOL_THREADS.per_tool} threads it may use are held by calls still running"
+        " (a call that hangs keeps its thread until it returns)"
+    )
 
 
 async def _render(tool: Tool, value: Any) -> tuple[Capped, Any]:
@@ -142,7 +154,7 @@ async def _render(tool: Tool, value: Any) -> tuple[Capped, Any]:
         value, artifact = value
     if isinstance(value, str) and artifact is None:
         return capture(value), None  # two slices: cheap enough for the loop whatever the size
-    return await asyncio.to_thread(_render_in_thread, tool, value, artifact)
+    return await TOOL_THREADS.run(tool.name, tool.timeout, _render_in_thread, tool, value, artifact)
 
 
 def _render_in_thread(tool: Tool, value: Any, artifact: Any) -> tuple[Capped, Any]:

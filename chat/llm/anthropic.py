@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from .openai import OUT_OF_TOKENS, decode_args
-from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text, shorten
+from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .sse import SSEDecoder, SSEEvent
 from .types import (
     ChatMessage,
@@ -135,18 +135,18 @@ class AnthropicProvider(HTTPProvider):
             payload = json.loads(sse.data)
         except ValueError:
             raise self.error(
-                f"The model server at {self.base_url} sent a stream event that is not JSON: {shorten(sse.data)!r}"
+                f"The model server at {self.base_url} sent a stream event that is not JSON: {self.quote(sse.data)!r}"
             ) from None
         if not isinstance(payload, dict):
             raise self.error(
-                f"The model server at {self.base_url} sent an unexpected stream event: {shorten(sse.data)!r}"
+                f"The model server at {self.base_url} sent an unexpected stream event: {self.quote(sse.data)!r}"
             )
         payload.setdefault("type", sse.event)
         if payload["type"] == "error":
             kind = (payload.get("error") or {}).get("type") if isinstance(payload.get("error"), dict) else None
             raise self.error(
                 f"The model server at {self.base_url} reported an error mid-stream: "
-                f"{error_text(payload) or shorten(sse.data)}",
+                f"{self.quote(error_text(payload) or sse.data)}",
                 status=_RETRYABLE_ERRORS.get(kind or ""),
                 retryable=kind in _RETRYABLE_ERRORS,
             )

@@ -8,6 +8,7 @@ from typing import Any
 from .base import Provider
 from .demo import CONNECT_HELP, DEMO_LABEL, DemoProvider
 from .resilience import DEFAULT_TOTAL_TIMEOUT, RetryingProvider, RetryPolicy
+from .secrets import public_url
 from .types import ModelError
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -86,10 +87,10 @@ class ModelConfig:
         return self.resolved_api == "demo"
 
     def public_info(self) -> dict[str, Any]:
-        """What a browser may know about the model: never the key."""
+        """What a browser may know about the model: never the key, nor the credentials of the base URL."""
         if self.is_demo:
             return {"label": DEMO_LABEL, "is_demo": True, "help": CONNECT_HELP}
-        return {"label": f"{self.model} · {self.resolved_base_url}", "is_demo": False, "help": ""}
+        return {"label": f"{self.model} · {public_url(self.resolved_base_url)}", "is_demo": False, "help": ""}
 
 
 def build_provider(config: ModelConfig, *, demo_delay: float = 0.03) -> Provider:

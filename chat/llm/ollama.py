@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from .openai import decode_args
-from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text, shorten
+from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .types import (
     ChatMessage,
     Finish,
@@ -116,12 +116,14 @@ class OllamaProvider(HTTPProvider):
             chunk = json.loads(line)
         except ValueError:
             raise self.error(
-                f"The model server at {self.base_url} sent a line that is not JSON: {shorten(line.strip())!r}"
+                f"The model server at {self.base_url} sent a line that is not JSON: {self.quote(line.strip())!r}"
             ) from None
         if not isinstance(chunk, dict):
-            raise self.error(f"The model server at {self.base_url} sent an unexpected line: {shorten(line.strip())!r}")
+            raise self.error(
+                f"The model server at {self.base_url} sent an unexpected line: {self.quote(line.strip())!r}"
+            )
         if chunk.get("error"):
-            message = error_text(chunk) or shorten(line.strip())
+            message = self.quote(error_text(chunk) or line.strip())
             raise self.error(f"The model server at {self.base_url} reported an error mid-stream: {message}")
         return chunk
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text, shorten
+from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .sse import SSEDecoder
 from .types import (
     ChatMessage,
@@ -140,12 +140,14 @@ class OpenAIProvider(HTTPProvider):
             chunk = json.loads(data)
         except ValueError:
             raise self.error(
-                f"The model server at {self.base_url} sent a stream event that is not JSON: {shorten(data)!r}"
+                f"The model server at {self.base_url} sent a stream event that is not JSON: {self.quote(data)!r}"
             ) from None
         if not isinstance(chunk, dict):
-            raise self.error(f"The model server at {self.base_url} sent an unexpected stream event: {shorten(data)!r}")
+            raise self.error(
+                f"The model server at {self.base_url} sent an unexpected stream event: {self.quote(data)!r}"
+            )
         if chunk.get("error") or chunk.get("object") == "error":  # vLLM reports errors as {"object": "error", ...}
-            message = error_text(chunk) or shorten(data)
+            message = self.quote(error_text(chunk) or data)
             raise self.error(f"The model server at {self.base_url} reported an error mid-stream: {message}")
         return chunk
 

@@ -2,7 +2,8 @@
 
 `HTTPProvider` is the base of the OpenAI-compatible, Anthropic and Ollama providers. It sends one POST
 through the shared httpx client (or one a test passes in), turns the status line and transport failures
-into `ModelServerError`s that name the server and what it answered (never the API key), and bounds the
+into `ModelServerError`s that name the server and what it answered (never the API key nor the credentials
+of the base URL: chat/llm/secrets.py), and bounds the
 whole response by a total deadline on top of httpx's connect/read timeouts. A subclass only says what
 to send (`request_body`, `request_headers`) and how to read the body (`read_events`).
 
@@ -31,6 +32,7 @@ import httpx
 
 from .base import Provider
 from .http import get_http_client
+from .secrets import Redactor, split_credentials
 from .types import ChatMessage, ModelError, StreamEvent, ToolDefinition
 
 log = logging.getLogger("agentweb.llm")
@@ -81,17 +83,20 @@ class HTTPProvider:
         connect_timeout: float | None = None,
         read_timeout: float | None = None,
     ) -> None:
-        self.base_url = base_url
+        # Credentials in the URL go as basic auth: the URL every text shows (and httpx logs) has none.
+        self.base_url, credentials = split_credentials(base_url)
         self.model = model
-        self.label = f"{model} · {base_url}"
+        self.label = f"{model} · {self.base_url}"
         #: Total seconds for one request, headers to last byte; None: no limit beyond connect/read timeouts.
         self.timeout = timeout
         #: Override the client's connect/read timeouts (the shared client's: 10 s / 300 s) for this provider.
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self._api_key = api_key or None
+        self._auth = httpx.BasicAuth(*credentials) if credentials else None
+        self._redact = Redactor([api_key, *_credential_forms(base_url, credentials)])
         self._client = client
-        self._url = self.endpoint(base_url)
+        self._url = self.endpoint(self.base_url)
 
     def __repr__(self) -> str:  # never show the key, not even in a traceback's locals
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
@@ -122,7 +127,14 @@ class HTTPProvider:
             async with contextlib.AsyncExitStack() as stack:
                 async with asyncio.timeout_at(deadline):
                     response = await stack.enter_async_context(
-                        client.stream("POST", self._url, json=body, headers=self.request_headers(), timeout=timeout)
+                        client.stream(
+                            "POST",
+                            self._url,
+                            json=body,
+                            headers=self.request_headers(),
+                            auth=self._auth,
+                            timeout=timeout,
+                        )
                     )
                     await self._check_response(response)
                 events = await stack.enter_async_context(
@@ -141,10 +153,13 @@ class HTTPProvider:
             raise self.error(f"The model server URL {self.base_url!r} is not valid: {exc}") from exc
 
     def error(self, message: str, **details: Any) -> ModelServerError:
-        # Error bodies sometimes echo the key back ("Incorrect API key provided: sk-…"): never pass it on.
-        if self._api_key:
-            message = message.replace(self._api_key, "***")
-        return ModelServerError(message, **details)
+        # Masked once more as a whole: an exception's text (httpx's, the OS's) may hold a secret too.
+        return ModelServerError(self._redact(message), **details)
+
+    def quote(self, text: str) -> str:
+        """A server's text, fit to be quoted in an error: secrets masked first, then cut to length (cut first,
+        a secret echoed back near the cut would leave its first characters behind: "sk-proj-a1b2…")."""
+        return shorten(self._redact(text))
 
     def _httpx_timeout(self, client: httpx.AsyncClient) -> httpx.Timeout:
         base = client.timeout
@@ -159,7 +174,8 @@ class HTTPProvider:
         status = response.status_code
         if status >= 400:
             body = await read_limited(response)
-            detail = error_text(json_or_none(body)) or shorten(body.decode("utf-8", "replace").strip())
+            text = body.decode("utf-8", "replace")
+            detail = self.quote(error_text(json_or_none(text)) or text.strip())
             message = f"The model server at {self.base_url} answered {status_line(response)}"
             retryable = status in RETRY_STATUSES and response.headers.get("x-should-retry") != "false"
             raise self.error(
@@ -177,8 +193,8 @@ class HTTPProvider:
                 status=status,
             )
         if self.json_answer_is_error and response.headers.get("content-type", "").startswith("application/json"):
-            body = await read_limited(response)
-            detail = error_text(json_or_none(body)) or shorten(body.decode("utf-8", "replace").strip())
+            text = (await read_limited(response)).decode("utf-8", "replace")
+            detail = self.quote(error_text(json_or_none(text)) or text.strip())
             raise self.error(
                 f"The model server at {self.base_url} answered with JSON instead of an event stream"
                 f" (does it support streaming?): {detail}"
@@ -358,6 +374,15 @@ class RetryingProvider:
                 attempt += 1
 
 
+def _credential_forms(url: str, credentials: tuple[str, str] | None) -> list[str]:
+    """What of a URL's credentials a server's text may echo: the userinfo as written, the password as written
+    and decoded. (The user name alone is no secret: it is masked as part of the userinfo only.)"""
+    if credentials is None:
+        return []
+    userinfo = url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[0]
+    return [userinfo, userinfo.partition(":")[2], credentials[1]]
+
+
 def _with_note(exc: ModelServerError, note: str) -> ModelServerError:
     return ModelServerError(f"{exc} ({note})", status=exc.status, retryable=exc.retryable, retry_after=exc.retry_after)
 
@@ -396,7 +421,8 @@ def _finite(value: str | None) -> float | None:
 
 
 def error_text(payload: Any) -> str | None:
-    """The human message in an error body: {"error": {"message": …}}, {"error": "…"}, {"message": …}, {"detail": …}."""
+    """The human message in an error body: {"error": {"message": …}}, {"error": "…"}, {"message": …}, {"detail": …}.
+    Whole, not cut: the caller masks secrets in it before cutting it (HTTPProvider.quote)."""
     if not isinstance(payload, dict):
         return None
     error = payload.get("error")
@@ -404,7 +430,7 @@ def error_text(payload: Any) -> str | None:
         message = error.get("message")
         if message:
             return str(message)
-        return shorten(json.dumps(error))
+        return json.dumps(error)
     if isinstance(error, str) and error:
         return error
     for key in ("message", "detail"):

@@ -3,6 +3,9 @@
 import json
 
 import pytest
+from channels.db import database_sync_to_async
+from django.test import Client as PageClient
+from django.urls import reverse
 
 from chat.models import Message, Run, ToolCall
 from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, openai_sse_body
@@ -102,6 +105,43 @@ async def test_a_server_error_is_shown_with_what_the_server_said_and_never_the_k
     assert events[-1]["type"] == "run.failed"
     assert "CUDA out of memory" in events[-1]["error"]
     assert "sk-test-key" not in str(events)
+
+
+async def test_a_key_and_url_credentials_echoed_by_the_server_reach_no_event_page_or_export(connect, owner, settings):
+    key, password = "sk-live-SECRET-4f9a8b7c6d5e", "pa55-w0rd"
+    # The key starts 12 characters before the 300th character of the server's text, where it is cut.
+    echo = "x" * (300 - 12) + f"{key} and alice:{password} are refused"
+    with ScriptedModelServer() as server:
+        base_url = server.base_url.replace("http://", f"http://alice:{password}@")
+        settings.AGENTWEB_LLM = {"api": "openai", "base_url": base_url, "model": "m", "api_key": key}
+        server.enqueue(ErrorResponse(401, echo))
+        client = await connect(owner)
+        await client.ask("hello")
+        events = await client.run_to_end()
+    assert events[-1]["type"] == "run.failed"
+    assert f"The model server at {server.base_url} answered 401" in events[-1]["error"]
+    run = await Run.objects.select_related("thread").aget()
+    texts = [json.dumps(events), run.error, run.model_label, *await database_sync_to_async(pages)(owner, run.thread)]
+    for text in texts:
+        assert "sk-live" not in text and "SECRET" not in text and password not in text
+
+
+async def test_an_error_recorded_before_url_credentials_were_kept_out_is_shown_without_them(connect, owner):
+    client = await connect(owner)
+    await client.ask("hello")
+    thread = (await client.run_to_end())[0]["thread"]
+    await Run.objects.aupdate(status="failed", error="The model server at http://alice:pa55-w0rd@h/v1 failed.")
+    await client.send(type="thread.subscribe", thread=thread, after_seq=None)
+    snapshot = await client.until("thread.snapshot")
+    assert snapshot[-1]["run"]["error"] == "The model server at http://h/v1 failed."
+
+
+def pages(user, thread):
+    """The thread's page and its two exports, as its owner gets them."""
+    http = PageClient()
+    http.force_login(user)
+    urls = [reverse(name, args=[thread.pk]) for name in ("chat:thread", "sharing:export_json", "sharing:export_md")]
+    return [http.get(url).content.decode() for url in urls]
 
 
 async def test_a_failed_run_keeps_the_question_and_the_thread_goes_on(connect, owner, model_server):

@@ -142,3 +142,39 @@ def test_repr_and_str_never_show_the_key(make_row):
     assert SECRET not in repr(row)
     assert SECRET not in str(row)
     assert SECRET not in repr(row.to_config())
+
+
+# --- a password in the base URL (http://user:password@host/v1) is as write-only as the key -------------
+
+URL_PASSWORD = "pa55-w0rd-in-url"
+URL_WITH_PASSWORD = f"http://alice:{URL_PASSWORD}@models.internal:8080/v1"
+
+
+def test_the_password_in_a_base_url_is_shown_nowhere_in_the_admin(admin_client_, make_row):
+    row = make_row(base_url=URL_WITH_PASSWORD)
+    listing = admin_client_.get("/admin/modelconfig/modelconfiguration/").content.decode()
+    change = admin_client_.get(change_url(row)).content.decode()
+    for page in (listing, change):
+        assert URL_PASSWORD not in page
+        assert "models.internal:8080/v1" in page
+
+
+def test_saving_with_the_password_left_hidden_keeps_it_and_a_typed_one_replaces_it(admin_client_, make_row):
+    row = make_row(base_url=URL_WITH_PASSWORD)
+    change = admin_client_.get(change_url(row)).content.decode()
+    shown = change.split('name="base_url" value="', 1)[1].split('"', 1)[0]
+    response = admin_client_.post(change_url(row), form_data(name="Renamed", base_url=shown))
+    assert response.status_code == 302
+    row.refresh_from_db()
+    assert (row.name, row.base_url) == ("Renamed", URL_WITH_PASSWORD)
+
+    admin_client_.post(change_url(row), form_data(name="Renamed", base_url="http://alice:new-pass@models.internal/v1"))
+    row.refresh_from_db()
+    assert row.base_url == "http://alice:new-pass@models.internal/v1"
+
+
+def test_staff_who_may_only_view_do_not_see_the_password_in_the_base_url(make_row):
+    row = make_row(base_url=URL_WITH_PASSWORD)
+    page = client_for(staff("viewer", "view_modelconfiguration")).get(change_url(row)).content.decode()
+    assert URL_PASSWORD not in page
+    assert "models.internal:8080/v1" in page

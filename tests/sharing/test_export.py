@@ -5,7 +5,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from chat.models import ToolCall
+from chat.models import Run, ToolCall
 
 pytestmark = pytest.mark.django_db
 
@@ -112,3 +112,12 @@ def test_it_never_includes_an_http_tool_header_value(as_owner, thread):
     )
     for url in (md_url(thread), json_url(thread)):
         assert "hdr-secret-value" not in as_owner.get(url).content.decode()
+
+
+def test_it_leaves_out_url_credentials_that_runs_recorded_before_they_were_kept_out(as_owner, thread):
+    url = "http://alice:pa55-w0rd@models.internal/v1"
+    Run.objects.filter(thread=thread).update(model_label=f"qwen3 · {url}", error=f"The model server at {url} failed.")
+    data = json.loads(as_owner.get(json_url(thread)).content)
+    assert data["runs"][0]["model"] == "qwen3 · http://models.internal/v1"
+    assert data["runs"][0]["error"] == "The model server at http://models.internal/v1 failed."
+    assert "pa55-w0rd" not in as_owner.get(md_url(thread)).content.decode()

@@ -7,7 +7,9 @@
 - ``owner``: a plain user (tests/conftest.py).
 """
 
+import asyncio
 import json
+import threading
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -15,7 +17,11 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from tests.tools.test_http_tool import LocalServer
+from tools.base import tool
+from tools.executor import execute_tool
 from tools.models import AllowedHost, HttpTool, ToolSetting
+from tools.pool import TOOL_THREADS
+from tools.registry import ToolRegistry
 from tools.services import sync_tool_settings
 
 pytestmark = pytest.mark.django_db
@@ -117,6 +123,24 @@ def test_it_lists_the_code_tools(tool_manager):
     assert response.status_code == 200
     assert b"calculator" in response.content
     assert b"current_time" in response.content
+
+
+def test_it_warns_about_calls_still_running_past_their_timeout(tool_manager):
+    release = threading.Event()
+
+    @tool(timeout=0.1)
+    def hang() -> str:
+        """Block until released."""
+        release.wait(30)
+        return "released"
+
+    try:
+        asyncio.run(execute_tool(ToolRegistry([hang]), "hang", {}))
+        page = client_for(tool_manager).get("/admin/tools/toolsetting/").content.decode()
+    finally:
+        release.set()
+        TOOL_THREADS.wait_idle("hang", timeout=30)
+    assert "1 call of the tool hang is still running past its timeout of 0.1 s" in page
 
 
 def test_it_shows_the_change_page_of_a_code_tool_with_its_code_description(tool_manager):
