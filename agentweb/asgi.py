@@ -19,10 +19,10 @@ django_http_app = PooledThreadASGIHandler(settings.AGENTWEB_HTTP_THREADS)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
+from agentweb.origin import SameOriginValidator  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from chat.runs import RUNS_CHANNEL  # noqa: E402
 from chat.worker import RunWorker  # noqa: E402
@@ -31,7 +31,8 @@ application = ProtocolTypeRouter(
     {
         # Daphne serves the app's own static files so `make run` needs nothing in front of it.
         "http": ASGIStaticFilesHandler(django_http_app),
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Only the site's own pages (scheme, host and port) or DJANGO_CSRF_TRUSTED_ORIGINS open a websocket.
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         # `manage.py runworker agentweb-runs` (AGENTWEB_RUN_WORKERS): runs handed over by Daphne processes.
         "channel": ChannelNameRouter({RUNS_CHANNEL: RunWorker.as_asgi()}),
     }

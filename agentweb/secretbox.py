@@ -44,6 +44,10 @@ PREFIX = "fernet:v1:"
 # HKDF's salt and info: fixed, so the same SECRET_KEY always gives the same key; never change them.
 _HKDF_SALT = b"agentweb.secretbox"
 _HKDF_INFO = b"agentweb secrets at rest v1"
+# The public key `make run` used as SECRET_KEY until it made one of its own (agentweb/keyfile.py). What was
+# encrypted with the key derived from it is still read (it was never secret from anyone holding the database),
+# never written: the next save, or `manage.py rotate_secrets`, encrypts it with the current key.
+FORMER_DEVELOPMENT_SECRET_KEY = "django-insecure-agentweb-development-only"
 
 
 class InvalidSecretKeys(ValueError):
@@ -161,5 +165,7 @@ def box() -> SecretBox:
 @functools.lru_cache(maxsize=8)
 def _box(configured: tuple[str, ...], secret_key: str) -> SecretBox:
     keys = parse_keys(configured)
-    derived = derive_key(secret_key)
-    return SecretBox([*keys, derived] if derived not in keys else keys)
+    for derived in (derive_key(secret_key), derive_key(FORMER_DEVELOPMENT_SECRET_KEY)):
+        if derived not in keys:
+            keys.append(derived)
+    return SecretBox(keys)

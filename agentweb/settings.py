@@ -6,9 +6,9 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+from agentweb.keyfile import secret_key_from_file
 
-INSECURE_DEFAULT_SECRET_KEY = "django-insecure-agentweb-development-only"
+BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -43,10 +43,11 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", INSECURE_DEFAULT_SECRET_KEY)
-if not DEBUG and SECRET_KEY == INSECURE_DEFAULT_SECRET_KEY:
-    raise ImproperlyConfigured("DJANGO_DEBUG is off but DJANGO_SECRET_KEY is not set: set a long random secret key.")
+# Off unless asked for: `make run` serves people, and Django's debug pages list every URL and setting.
+DEBUG = env_bool("DJANGO_DEBUG", False)
+# Without DJANGO_SECRET_KEY, a random key made on the first start and kept in a git-ignored file (agentweb/keyfile.py).
+SECRET_KEY_FILE = Path(env_str("DJANGO_SECRET_KEY_FILE") or BASE_DIR / ".secret_key")
+SECRET_KEY = env_str("DJANGO_SECRET_KEY") or secret_key_from_file(SECRET_KEY_FILE)
 # Fernet keys that encrypt model API keys and HTTP-tool headers in the database: the first encrypts, all decrypt
 # (agentweb/secretbox.py, docs/deploy.md "Secrets at rest"). Empty: a key derived from SECRET_KEY.
 AGENTWEB_SECRET_KEYS = env_list("AGENTWEB_SECRET_KEYS", [])
@@ -176,14 +177,17 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SESSION_COOKIE_HTTPONLY = True
 # Behind TLS (every production deployment): cookies only over HTTPS, HSTS, and trust the proxy's scheme header.
-SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", False)
-if env_bool("DJANGO_BEHIND_TLS_PROXY", False):
+BEHIND_TLS_PROXY = env_bool("DJANGO_BEHIND_TLS_PROXY", False)
+if BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Secure cookies when the app is known to be served over HTTPS: `make run` on plain http://127.0.0.1:8000 has
+# debug off too, and a browser would not send such cookies back to it (no login).
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", BEHIND_TLS_PROXY or SECURE_SSL_REDIRECT)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # The proxy or Daphne answers /healthz over plain HTTP inside the network.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
@@ -196,6 +200,10 @@ LOGGING = {
         "agentweb": {"handlers": ["console"], "level": env_str("AGENTWEB_LOG_LEVEL", "INFO")},
         # `runworker` says which channels it reads: the line that tells an operator the worker is up.
         "django.channels.worker": {"handlers": ["console"], "level": "INFO"},
+        # A view's unhandled exception, with its traceback. Django's own console handler prints only with debug on
+        # (and its e-mail to ADMINS goes nowhere here), so with debug off the person sees a 500 page and the
+        # operator would see nothing.
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }
 

@@ -8,6 +8,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 MAX_CONTENT_CHARS = 100_000
+# Arrays and objects inside one another, the frame itself included. Real frames go 4 or 5 deep (edited tool
+# arguments a few more); what is stored or validated later (JSON columns, tool schemas) recurses per level.
+MAX_NESTING = 32
 _ID = {"type": "string", "minLength": 1, "maxLength": 100}
 _REF = {"type": "string", "maxLength": 100}
 
@@ -80,30 +83,61 @@ def parse_frame(text: str | None, *, max_bytes: int) -> dict[str, Any]:
         raise ClientError("bad_frame", "Frames must be JSON text, not binary.")
     if len(text) > max_bytes or len(text.encode()) > max_bytes:
         raise ClientError("frame_too_large", f"Frames are limited to {max_bytes} bytes.")
-    try:
-        frame = json.loads(text)
-    except ValueError:
-        raise ClientError("bad_json", "The frame is not valid JSON.") from None
+    frame = decode_json(text)
     if not isinstance(frame, dict):
         raise ClientError("bad_frame", "A frame must be a JSON object with a 'type'.")
-    validator = _VALIDATORS.get(frame.get("type"))  # type: ignore[arg-type]
+    if nesting_depth(frame) > MAX_NESTING:
+        raise ClientError("bad_frame", f"The frame is nested more than {MAX_NESTING} levels deep.")
+    kind = frame.get("type")
+    validator = _VALIDATORS.get(kind) if isinstance(kind, str) else None
     if validator is None:
-        raise ClientError("unknown_type", f"Unknown frame type {str(frame.get('type'))[:50]!r}.")
+        raise ClientError("unknown_type", f"Unknown frame type {str(kind)[:50]!r}.")
     problems = [_describe(error) for error in validator.iter_errors(frame)]
     if problems:
         raise ClientError("bad_frame", "; ".join(sorted(problems)))
     return frame
 
 
+def decode_json(text: str) -> Any:
+    """Strict JSON: NaN and Infinity are not JSON (and PostgreSQL's jsonb refuses them)."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        # Python's decoder recurses once per level: 40,000 nested brackets exhaust the stack.
+        raise ClientError("bad_json", "The frame is nested too deeply to read.") from None
+    except ValueError:
+        raise ClientError("bad_json", "The frame is not valid JSON.") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def nesting_depth(value: Any) -> int:
+    """How many arrays and objects deep `value` goes; counted without recursion, so no depth can break it."""
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, list):
+            deepest = max(deepest, depth)
+            pending.extend((item, depth + 1) for item in value)
+    return deepest
+
+
 def frame_ref(text: str | None) -> str | None:
     """The `ref` of a frame, when it can be read at all, for the error it causes."""
     try:
         ref = json.loads(text or "").get("ref")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None
     return ref if isinstance(ref, str) else None
 
 
 def _describe(error) -> str:
-    where = ".".join(str(p) for p in error.absolute_path)
-    return f"{where}: {error.message}" if where else error.message
+    where = ".".join(str(p) for p in error.absolute_path)[:100]
+    # jsonschema quotes the offending value, which may be the whole 100,000-character message.
+    message = error.message if len(error.message) <= 200 else error.message[:200] + "…"
+    return f"{where}: {message}" if where else message

@@ -110,6 +110,7 @@ const connectionEl = $("connection-state");
 const socket = new ChatSocket({
   onEvent: handleEvent,
   onOpen: handleOpen,
+  onTooLarge: handleTooLarge,
   onState(name) {
     connectionEl.dataset.state = name;
     connectionEl.textContent = CONNECTION_LABELS[name] || name;
@@ -216,6 +217,19 @@ function resendPending() {
     type: "message.send", thread: state.threadId, content: p.content, client_msg_id: p.clientMsgId, ref: p.clientMsgId,
     model: newThreadModel(),
   });
+}
+
+/** The server closed the socket over a frame too large to take: most likely the message being sent. It is given
+ * back rather than sent again on the next connection, which would be refused the same way. */
+function handleTooLarge() {
+  const p = state.pending;
+  if (p) {
+    view.remove(p.view);
+    state.pending = null;
+    composer.restore(p.content);
+  }
+  updateBusy();
+  composer.showError("That message is too large to send. Shorten it (or split it in parts) and send it again.");
 }
 
 function confirmPending(messageId = null) {

@@ -5,6 +5,8 @@ const PING_INTERVAL_MS = 25_000;
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 15_000;
 const CLOSE_UNAUTHENTICATED = 4401;
+// The server refuses a frame over its size limit (AGENTWEB_MAX_FRAME_BYTES) by closing the socket with 1009.
+const CLOSE_MESSAGE_TOO_BIG = 1009;
 
 /** The websocket URL on this page's host: ws: for http:, wss: for https:. */
 export function socketUrl(path = "/ws/chat/") {
@@ -24,12 +26,14 @@ export class ChatSocket {
    * @param {(event: object) => void} handlers.onEvent   every JSON object the server sends
    * @param {(reconnected: boolean) => void} handlers.onOpen
    * @param {(state: string) => void} handlers.onState  "connecting" | "connected" | "reconnecting" | "signed-out"
+   * @param {() => void} handlers.onTooLarge  the server closed the socket over a frame too large to take
    */
-  constructor({ url = socketUrl(), onEvent, onOpen, onState }) {
+  constructor({ url = socketUrl(), onEvent, onOpen, onState, onTooLarge }) {
     this.url = url;
     this.onEvent = onEvent || (() => {});
     this.onOpen = onOpen || (() => {});
     this.onState = onState || (() => {});
+    this.onTooLarge = onTooLarge || (() => {});
     this.ws = null;
     this.attempt = 0;
     this.everOpened = false;
@@ -109,6 +113,7 @@ export class ChatSocket {
         this.onState("signed-out");
         return;
       }
+      if (ev.code === CLOSE_MESSAGE_TOO_BIG) this.onTooLarge();
       this.scheduleReconnect();
     });
     // An "error" is always followed by "close"; reconnecting is handled there.

@@ -112,3 +112,12 @@ def test_an_unreadable_secret_keeps_its_token_is_truthy_and_shows_nothing():
     assert token not in repr(value) and token not in str(value)
     message = UnreadableSecret.problem("The API key of model configuration 'Work'")
     assert message.startswith("The API key of model configuration 'Work' cannot be decrypted with AGENTWEB_SECRET_KEYS")
+
+
+def test_secrets_written_while_make_run_used_the_former_development_key_stay_readable(settings):
+    # Until `make run` made a secret key of its own, it ran with this public one (the old settings' default).
+    settings.AGENTWEB_SECRET_KEYS = []
+    stored = SecretBox([derive_key("django-insecure-agentweb-development-only")]).encrypt(SECRET)
+
+    assert box().decrypt(stored) == SECRET
+    assert SecretBox([derive_key(settings.SECRET_KEY)]).decrypt(box().reencrypt(stored)) == SECRET

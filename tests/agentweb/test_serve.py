@@ -1,10 +1,12 @@
-from agentweb.serve import WEBSOCKET_MAX_MESSAGE_BYTES, daphne_arguments
+from agentweb.serve import daphne_arguments
 
 
-def test_daphne_gets_agentweb_s_message_size_limit():
-    assert daphne_arguments(["-p", "8000", "agentweb.asgi:application"]) == [
+def test_daphne_limits_received_messages_and_frames_to_the_frame_limit():
+    assert daphne_arguments(["-p", "8000", "agentweb.asgi:application"], 262144) == [
         "--websocket-max-message-size",
-        str(WEBSOCKET_MAX_MESSAGE_BYTES),
+        "262144",
+        "--websocket-max-frame-size",
+        "262144",
         "-p",
         "8000",
         "agentweb.asgi:application",
@@ -12,6 +14,6 @@ def test_daphne_gets_agentweb_s_message_size_limit():
 
 
 def test_a_limit_given_on_the_command_line_is_kept():
-    argv = ["--websocket-max-message-size", "100", "agentweb.asgi:application"]
+    argv = ["--websocket-max-message-size", "100", "--websocket-max-frame-size=50", "agentweb.asgi:application"]
 
-    assert daphne_arguments(argv) == argv
+    assert daphne_arguments(argv, 262144) == argv
