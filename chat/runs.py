@@ -19,6 +19,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.utils import timezone
 
 from modelconfig.services import UnknownModel, check_choice, config_for
@@ -178,18 +179,20 @@ def open_turn(
         if current is None or current.pk != user.pk:
             raise SignedOut
         user = current
-    turn = services.start_turn(
-        user=user,
-        thread_id=thread_id,
-        content=content,
-        client_msg_id=client_msg_id,
-        step_limit=settings.AGENTWEB_MAX_STEPS,
-        model_choice=model_choice,
-        reserve_answer=prepare,
-    )
-    setup = None
-    if prepare and turn.run is not None:
-        setup = prepare_run(turn.thread, turn.config, run=turn.run, reserved=turn.reserved_message_id)
+    # One transaction: a turn whose run could not be prepared is not left open (with an active run no task runs).
+    with transaction.atomic():
+        turn = services.start_turn(
+            user=user,
+            thread_id=thread_id,
+            content=content,
+            client_msg_id=client_msg_id,
+            step_limit=settings.AGENTWEB_MAX_STEPS,
+            model_choice=model_choice,
+            reserve_answer=prepare,
+        )
+        setup = None
+        if prepare and turn.run is not None:
+            setup = prepare_run(turn.thread, turn.config, run=turn.run, reserved=turn.reserved_message_id)
     return replace(turn, setup=setup, user=user)
 
 
@@ -306,6 +309,9 @@ async def start_here(
 ) -> ActiveRun | None:
     thread, run = turn.thread, turn.run
     channel = await channel_for(thread.pk)
+    if run.pk in _stopped_before_start:  # Stop came first (see cancel)
+        _stopped_before_start.discard(run.pk)
+        return None
     if not single_process():
         # Written on the run so that other processes can reach it; the numbering goes on from the
         # database's, as another process may have numbered events of this thread since.
@@ -561,8 +567,14 @@ async def resume_run(thread_id: uuid.UUID, run_id: int) -> bool:
     return True
 
 
+# Runs this process stopped before their task started (see cancel): start_here does not start them.
+_stopped_before_start: set[int] = set()
+
+
 async def cancel(thread_id: uuid.UUID) -> bool:
-    """Stop the thread's run: a streaming one at once, a waiting one by cancelling its waiting calls."""
+    """Stop the thread's run: a streaming one at once, a waiting one by cancelling its waiting calls, and one that
+    says running while no task runs it (something failed between opening it and starting its task) in the
+    database: Stop always ends the thread's run."""
     active = ACTIVE_RUNS.get(thread_id)
     if active is not None and not active.task.done():
         active.task.cancel()
@@ -571,10 +583,17 @@ async def cancel(thread_id: uuid.UUID) -> bool:
         return await _cancel_elsewhere(thread_id)
     channel = await channel_for(thread_id)
     async with channel.lock:  # reserve the numbers of the events below before writing them down
-        cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, last_seq=channel.seq + 1)
+        cancelled = await db(services.cancel_waiting_run)(
+            thread_id=thread_id, last_seq=channel.seq + 1, running_too=True
+        )
     if cancelled is None:
         return False
     run_id, call_ids = cancelled
+    active = ACTIVE_RUNS.get(thread_id)
+    if active is not None and active.run_id == run_id:
+        active.task.cancel()  # its task started meanwhile: it stops and says so itself
+        return True
+    _stopped_before_start.add(run_id)
     for call_id in call_ids:
         await channel.emit(
             "tool_call.completed",
@@ -599,7 +618,9 @@ async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
     if live is not None and not live.owner and await db(run_owners.cancel_untaken)(run_id=live.run_id):
         await emit_outside_run(thread_id, [("run.cancelled", {"run": live.run_id})])
         return True
-    cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, last_seq=None)
+    # This process owns a running run that no task of it runs (see cancel): it is cancelled here too.
+    orphan = live is not None and live.owner == mailbox.own_address()
+    cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, last_seq=None, running_too=orphan)
     if cancelled is None:
         return False
     run_id, call_ids = cancelled

@@ -92,8 +92,38 @@ def start_turn(
     message's order); then the run, the message and the thread's update are written."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
-    # No transaction (on SQLite a BEGIN of its own): the one-active-run constraint refuses a simultaneous turn's
-    # run, and a run whose message could not be written is removed again.
+    # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
+    # database refuses), no thread, run or message of this turn is left, least of all a run left active. No savepoint:
+    # inside a caller's transaction (chat/runs.py open_turn) a failure undoes the caller's whole transaction too.
+    try:
+        with transaction.atomic(savepoint=False):
+            return _open_turn(
+                user=user,
+                thread_id=thread_id,
+                content=content,
+                client_msg_id=client_msg_id,
+                step_limit=step_limit,
+                model_label=model_label,
+                model_choice=model_choice,
+                reserve_answer=reserve_answer,
+            )
+    except IntegrityError:
+        # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
+        # message first (the message's uniqueness): this turn never happened.
+        raise RunActive from None
+
+
+def _open_turn(
+    *,
+    user,
+    thread_id: str | None,
+    content: str,
+    client_msg_id: uuid.UUID,
+    step_limit: int,
+    model_label: str | None,
+    model_choice: str | None,
+    reserve_answer: bool,
+) -> TurnStart:
     created = thread_id is None
     if created:
         earlier = Message.objects.filter(thread__owner=user, client_msg_id=client_msg_id).first()
@@ -112,13 +142,9 @@ def start_turn(
     if model_choice is not None and model_choice != thread.model_choice:
         thread.model_choice = changes["model_choice"] = model_choice
     config, info = config_for(thread.model_choice, stamp=None if created else thread.stamp)
-    try:
-        run = Run.objects.create(
-            thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
-        )
-    except IntegrityError:
-        # The one-active-run constraint refused a simultaneous turn.
-        raise RunActive from None
+    run = Run.objects.create(
+        thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
+    )
     from django.db import connection
 
     messages = [
@@ -137,12 +163,7 @@ def start_turn(
         messages.append(
             Message(thread=thread, run=run, order=last_order + 2, role=Message.Role.ASSISTANT, status="streaming")
         )
-    try:
-        reserved = _insert(Message, messages, returning=reserve)
-    except IntegrityError:
-        # A simultaneous turn wrote its message first (the message's uniqueness): this run never happened.
-        Run.objects.filter(pk=run.pk).delete()
-        raise RunActive from None
+    reserved = _insert(Message, messages, returning=reserve)
     if changes:
         Thread.objects.filter(pk=thread.pk).update(**changes)
     thread.owner = user  # read moments ago (the consumer re-reads it per frame): the run need not read it again
@@ -896,10 +917,14 @@ def approved_calls(*, run_id: int) -> tuple[int, list[ApprovedCall]]:
     return message.pk, [ApprovedCall(c.pk, c.index, c.call_id, c.name, c.args, c.approval) for c in calls]
 
 
-def cancel_waiting_run(*, thread_id: uuid.UUID, last_seq: int | None) -> tuple[int, list[str]] | None:
-    """Cancel the thread's waiting run, if any: its waiting calls are cancelled. Returns (run id, call ids)."""
+def cancel_waiting_run(
+    *, thread_id: uuid.UUID, last_seq: int | None, running_too: bool = False
+) -> tuple[int, list[str]] | None:
+    """Cancel the thread's waiting run, if any: its waiting calls are cancelled. Returns (run id, call ids).
+    `running_too`: a running run as well, which the caller knows no task runs (see chat/runs.py cancel)."""
+    statuses = Run.ACTIVE_STATUSES if running_too else (Run.Status.WAITING,)
     with transaction.atomic():
-        run = Run.objects.filter(thread_id=thread_id, status=Run.Status.WAITING).first()
+        run = Run.objects.filter(thread_id=thread_id, status__in=statuses).first()
         if run is None:
             return None
         waiting = [
