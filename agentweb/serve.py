@@ -22,7 +22,23 @@ def daphne_arguments(argv: list[str]) -> list[str]:
     return ["--websocket-max-message-size", str(WEBSOCKET_MAX_MESSAGE_BYTES), *argv]
 
 
+def interrupt_runs_on_stop() -> None:
+    """On a clean stop (SIGTERM, SIGINT) the runs streaming here write what they have and become interrupted before
+    the process exits (chat/runs.py interrupt_live_runs); Twisted waits for it before it stops the event loop."""
+    import asyncio
+
+    from twisted.internet import defer, reactor
+
+    def interrupt():
+        from chat.runs import interrupt_live_runs
+
+        return defer.Deferred.fromFuture(asyncio.ensure_future(interrupt_live_runs()))
+
+    reactor.addSystemEventTrigger("before", "shutdown", interrupt)
+
+
 def main(argv: list[str] | None = None) -> None:
+    interrupt_runs_on_stop()
     CommandLineInterface().run(daphne_arguments(sys.argv[1:] if argv is None else argv))
 
 

@@ -389,6 +389,11 @@ async def execute_run(
             await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
             await channel.emit("run.completed", run=run.pk, reason=outcome.reason, steps=recorder.steps)
     except asyncio.CancelledError:
+        if _server_stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
+            await recorder.abort("error")
+            await _finish(recorder, Run.Status.INTERRUPTED, error=services.STOPPED_SERVER_ERROR)
+            await channel.emit("run.failed", run=run.pk, error=services.STOPPED_SERVER_ERROR)
+            return
         await recorder.abort("cancelled")
         await _finish(recorder, Run.Status.CANCELLED)
         await channel.emit("run.cancelled", run=run.pk)
@@ -710,6 +715,30 @@ async def _replay_for_another_process(message: dict[str, Any]) -> None:
         texts = await _texts_locked(thread, channel, message["after_seq"], message["model"])
         # Sent before the lock lets the run's next event out, so the subscriber gets them in order.
         await mailbox.send(message["reply_to"], {**reply, "texts": texts})
+
+
+# --- a clean stop of the server ----------------------------------------------------------------
+
+# How long a stopping server waits for its live runs to write what they have.
+STOP_WRITE_SECONDS = 10.0
+_server_stopping = False
+
+
+async def interrupt_live_runs() -> int:
+    """The server stops cleanly (SIGTERM; agentweb/serve.py): every run streaming in this process writes the text it
+    has streamed and its finished tool calls, and becomes interrupted (Retry offers to answer again), before the
+    process exits. Waiting runs are rows, not tasks: they stay waiting. Returns how many runs were interrupted."""
+    global _server_stopping
+    _server_stopping = True
+    tasks = [active.task for active in ACTIVE_RUNS.values() if not active.task.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        _, late = await asyncio.wait(tasks, timeout=STOP_WRITE_SECONDS)
+        log.info("server stopping: %d run(s) interrupted, their partial text kept", len(tasks) - len(late))
+        if late:
+            log.warning("server stopping: %d run(s) did not finish writing within %g s", len(late), STOP_WRITE_SECONDS)
+    return len(tasks)
 
 
 # --- after a restart ----------------------------------------------------------------------------

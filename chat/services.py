@@ -34,6 +34,7 @@ from .models import Message, Run, Thread, ThreadToolGrant, ToolCall, ToolCallDec
 
 TITLE_LENGTH = 60
 INTERRUPTED_RESULT = "No result: the run stopped before this tool call finished."
+STOPPED_SERVER_ERROR = "The server stopped during this run; the partial answer is kept."
 
 
 class RunActive(Exception):
@@ -995,7 +996,7 @@ def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID |
         finish_run(
             run_id=run.pk,
             status=Run.Status.INTERRUPTED,
-            error="The server stopped during this run; the partial answer is kept.",
+            error=STOPPED_SERVER_ERROR,
             steps=run.steps,
             last_seq=current_seq(thread_id=run.thread_id) + STALE_SEQ_GAP,
         )
