@@ -253,7 +253,11 @@ async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None =
 async def launch_run(
     turn: services.TurnStart, *, resume: list[services.ApprovedCall] | None = None
 ) -> ActiveRun | None:
-    """Start the run here, or with AGENTWEB_RUN_WORKERS hand it to whichever worker reads the runs channel."""
+    """Start the run here, or with AGENTWEB_RUN_WORKERS hand it to whichever worker reads the runs channel. A run
+    that waits for decisions (a retry that asks again) is not a task: its events say so, the decisions resume it."""
+    if turn.awaiting:
+        await announce_waiting(turn)
+        return None
     if settings.AGENTWEB_RUN_WORKERS:
         await get_channel_layer().send(
             RUNS_CHANNEL,
@@ -268,6 +272,16 @@ async def launch_run(
         _watch_handover(turn.thread.pk, turn.run.pk)
         return None
     return await start_here(turn, resume=resume)
+
+
+async def announce_waiting(turn: services.TurnStart) -> None:
+    run_id = turn.run.pk
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("run.started", {"run": {"id": run_id, "status": Run.Status.WAITING, "resumed": False}})
+    ]
+    events += [("tool_call.awaiting_approval", {"tool_call": call, "allow": allow}) for call, allow in turn.awaiting]
+    events.append(("run.waiting", {"run": run_id, "tool_calls": [call for call, _ in turn.awaiting]}))
+    await emit_outside_run(turn.thread.pk, events)
 
 
 NO_WORKER = (
@@ -550,7 +564,7 @@ async def decide(*, user, tool_call_id: str, decision: str, args=None, message: 
                 "tool_call.completed",
                 {
                     "tool_call": str(call.pk),
-                    "status": "rejected",
+                    "status": decided.status,
                     "content": decided.result,
                     "has_artifact": False,
                     "duration_ms": None,

@@ -68,6 +68,8 @@ class TurnStart:
     user: Any = None
     # `reserve_answer`: the run's first answer's message, inserted with the user's (None: not inserted).
     reserved_message_id: int | None = None
+    # A retry that asks for decisions again (the run waits, no task): (tool call id, the choices offered) per call.
+    awaiting: tuple[tuple[str, dict], ...] = ()
 
 
 def make_title(content: str) -> str:
@@ -787,6 +789,8 @@ class Decided:
     run_id: int
     # What the model will be told for a call that does not run (reject / respond), else None.
     result: str | None
+    # The call's status once decided that way: rejected / replied (None: it runs).
+    status: str | None
     all_decided: bool
 
 
@@ -815,12 +819,13 @@ def decide_tool_call(
         changes: dict[str, Any] = {"status": ToolCall.Status.REQUESTED}
         if decision == ToolCallDecision.Decision.EDIT:
             changes.update(args=args, original_args=call.args)
-        elif decision in (ToolCallDecision.Decision.REJECT, ToolCallDecision.Decision.RESPOND):
-            if decision == ToolCallDecision.Decision.REJECT:
-                result = REJECTED_RESULT + (f" Their reason: {message}" if message else "")
-            else:
-                result = RESPONDED_RESULT.format(message=message)
+        elif decision == ToolCallDecision.Decision.REJECT:
+            result = REJECTED_RESULT + (f" Their reason: {message}" if message else "")
             changes.update(status=ToolCall.Status.REJECTED, error=result, finished_at=timezone.now())
+        elif decision == ToolCallDecision.Decision.RESPOND:
+            # The person's answer is the call's result, not an error: the model reads it as what the user said.
+            result = RESPONDED_RESULT.format(message=message)
+            changes.update(status=ToolCall.Status.REPLIED, result=result, finished_at=timezone.now())
         # The conditional update is the lock: of two simultaneous decisions, one changes the row.
         if not ToolCall.objects.filter(pk=call.pk, status=ToolCall.Status.AWAITING_APPROVAL).update(**changes):
             raise AlreadyDecided
@@ -838,7 +843,10 @@ def decide_tool_call(
                 thread_id=call.message.thread_id, tool_name=call.name, defaults={"granted_by": user}
             )
         if result is not None:
-            _store_tool_result(call, status=Message.Status.ERROR, content=result)
+            replied = decision == ToolCallDecision.Decision.RESPOND
+            _store_tool_result(
+                call, status=Message.Status.COMPLETE if replied else Message.Status.ERROR, content=result
+            )
         for field, value in changes.items():
             setattr(call, field, value)
         waiting = ToolCall.objects.filter(message_id=call.message_id, status=ToolCall.Status.AWAITING_APPROVAL)
@@ -847,6 +855,7 @@ def decide_tool_call(
             thread_id=call.message.thread_id,
             run_id=call.message.run_id,
             result=result,
+            status=call.status if result is not None else None,
             all_decided=not waiting.exists(),
         )
 
@@ -960,12 +969,47 @@ def start_followup_run(
             raise NothingToFollowUp
         if model_label is None:
             model_label = thread_model_info(thread)["label"]
+        unasked = _stopped_at_approval(last) if last.status == Run.Status.CANCELLED else []
         try:
             with transaction.atomic():
-                run = Run.objects.create(thread=thread, model_label=model_label, step_limit=step_limit)
+                run = Run.objects.create(
+                    thread=thread,
+                    model_label=model_label,
+                    step_limit=step_limit,
+                    status=Run.Status.WAITING if unasked else Run.Status.RUNNING,
+                )
         except IntegrityError:
             raise RunActive from None
-    return TurnStart(thread=thread, run=run, created_thread=False)
+        if unasked:
+            _ask_again(unasked, run)
+    return TurnStart(
+        thread=thread, run=run, created_thread=False, awaiting=tuple((str(c.pk), c.approval) for c in unasked)
+    )
+
+
+def _stopped_at_approval(run: Run) -> list[ToolCall]:
+    """The calls a Stop cancelled while they waited for a person's decision (none was made): a retry asks again
+    rather than telling the model they were cancelled."""
+    return list(
+        ToolCall.objects.filter(
+            message__run=run, status=ToolCall.Status.CANCELLED, approval__isnull=False, decision__isnull=True
+        ).order_by("index")
+    )
+
+
+def _ask_again(calls: list[ToolCall], run: Run) -> None:
+    """The calls wait again, as the new (waiting) run's step: a decision resumes `run` (see approved_calls). Calls of
+    that step a person had approved before the Stop go back to requested, so they run when it resumes."""
+    message_id = calls[0].message_id
+    Message.objects.filter(pk=message_id).update(run=run)
+    ToolCall.objects.filter(pk__in=[c.pk for c in calls]).update(
+        status=ToolCall.Status.AWAITING_APPROVAL, error="", finished_at=None
+    )
+    ToolCall.objects.filter(
+        message_id=message_id,
+        status=ToolCall.Status.CANCELLED,
+        decision__decision__in=[ToolCallDecision.Decision.APPROVE, ToolCallDecision.Decision.EDIT],
+    ).update(status=ToolCall.Status.REQUESTED, error="", finished_at=None)
 
 
 # --- runs whose process died ----------------------------------------------------------------
