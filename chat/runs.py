@@ -494,7 +494,10 @@ async def _pause(recorder: RunRecorder) -> None:
 
 
 async def _fail(recorder: RunRecorder, message: str) -> None:
-    await recorder.abort("error")
+    try:
+        await recorder.abort("error")
+    except Exception:  # what the run holds could not be written: the run still fails, rather than stay running
+        log.exception("run %s: its partial answer could not be written", recorder.run_id)
     await _finish(recorder, Run.Status.FAILED, error=message)
     await recorder.channel.emit("run.failed", run=recorder.run_id, error=message)
 

@@ -1,13 +1,15 @@
-"""Text a person sends that the database cannot store.
+"""Text the database cannot store.
 
 JSON may carry a lone surrogate (`"\\ud800"`: what a browser's JSON.stringify writes for half an emoji), which
-no UTF-8 text can hold, and NUL, which PostgreSQL's text columns refuse. Such text is refused with an error that
-names the field, before anything is written: replacing it silently would store something the person did not
-write, and half a write would leave a thread stuck.
+no UTF-8 text can hold, and NUL, which PostgreSQL's text columns refuse. A person's frame with such text is
+refused with an error that names the field, before anything is written: replacing it silently would store
+something the person did not write, and half a write would leave a thread stuck. What a model or a tool sends
+cannot be refused: there each such character becomes U+FFFD (`storable`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -41,3 +43,16 @@ def unstorable_message(where: str) -> str:
         f"{field}the text is not valid Unicode (a lone surrogate, e.g. half an emoji, or a NUL character) "
         "and cannot be stored; nothing was changed."
     )
+
+
+def storable(text: str) -> str:
+    """Text from outside a person's frame (a model's answer, a tool's result), which cannot be refused: each
+    unstorable character becomes U+FFFD, one for one, so pieces cleaned apart add up to the whole cleaned."""
+    return _UNSTORABLE.sub("\ufffd", text) if _UNSTORABLE.search(text) else text
+
+
+def storable_value(value: Any) -> Any:
+    """`value` (JSON data: a call's arguments, an artifact), with `storable` applied to every text in it."""
+    if unstorable_text(value) is None:
+        return value
+    return json.loads(storable(json.dumps(value, ensure_ascii=False)))

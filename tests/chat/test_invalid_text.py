@@ -1,13 +1,16 @@
 """Text that cannot be stored (a lone surrogate: what a browser's JSON.stringify writes for half an emoji) gets a
 clear error and changes nothing; opening a turn is all-or-nothing; Stop ends a run that no task runs."""
 
+import json
 import uuid
 
 import pytest
 from django.utils import timezone
 
 from chat import services
-from chat.models import Message, Run, Thread
+from chat.models import Message, Run, Thread, ToolCall
+from tests.chat.test_runs_with_model_server import answer, calls, model_server  # noqa: F401  (fixture)
+from tests.support.model_server import SSEResponse
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -84,3 +87,39 @@ async def test_stop_ends_a_run_that_no_task_runs_and_the_thread_goes_on(connect,
     assert (await Run.objects.aget(pk=orphan.pk)).status == "cancelled"
     await client.ask("hello again", thread=thread_id)
     assert (await client.run_to_end())[-1]["type"] == "run.completed"
+
+
+# What a model server may send (JSON escapes of half an emoji, a NUL): untrusted text, stored with U+FFFD in place.
+def model_chunk(delta: dict, finish_reason=None) -> str:
+    return "data: " + json.dumps({"choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}) + "\n\n"
+
+
+async def test_a_model_answer_with_a_lone_surrogate_is_stored_and_shown_with_a_replacement_character(
+    connect,
+    owner,
+    model_server,  # noqa: F811
+):
+    body = model_chunk({"role": "assistant", "content": "x\ud800y\x00z"}) + model_chunk({}, "stop") + "data: [DONE]\n\n"
+    model_server.enqueue(SSEResponse(body))
+    client = await connect(owner)
+    await client.ask("hi")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed"
+    assert "".join(e["text"] for e in events if e["type"] == "message.delta") == "x\ufffdy\ufffdz"
+    assert await Message.objects.filter(role="assistant").values_list("content", flat=True).aget() == "x\ufffdy\ufffdz"
+
+
+async def test_tool_arguments_with_a_lone_surrogate_are_stored_with_a_replacement_character(
+    connect,
+    owner,
+    model_server,  # noqa: F811
+):
+    model_server.enqueue(calls(("c1", "calculator", {"expression": "1+1", "note": "\ud800"})), answer("2"))
+    client = await connect(owner)
+    await client.ask("add")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed"
+    requested = next(e for e in events if e["type"] == "tool_call.requested")
+    assert requested["args"]["expression"] == "1+1"
+    assert "\ud800" not in json.dumps(requested["args"], ensure_ascii=False)
+    assert "\ud800" not in json.dumps(await ToolCall.objects.values_list("args", flat=True).aget(), ensure_ascii=False)
