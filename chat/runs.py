@@ -323,9 +323,6 @@ async def start_here(
 ) -> ActiveRun | None:
     thread, run = turn.thread, turn.run
     channel = await channel_for(thread.pk)
-    if run.pk in _stopped_before_start:  # Stop came first (see cancel)
-        _stopped_before_start.discard(run.pk)
-        return None
     if not single_process():
         # Written on the run so that other processes can reach it; the numbering goes on from the
         # database's, as another process may have numbered events of this thread since.
@@ -334,6 +331,9 @@ async def start_here(
             return None  # cancelled before any process took it
         async with channel.lock:
             channel.resync(last_seq)
+    if run.pk in _stopped_before_start:  # Stop came first (see cancel); no await from here to the task's start
+        _stopped_before_start.discard(run.pk)
+        return None
     recorder = RunRecorder(
         channel=channel,
         thread_id=thread.pk,
@@ -611,11 +611,8 @@ async def cancel(thread_id: uuid.UUID) -> bool:
     if cancelled is None:
         return False
     run_id, call_ids = cancelled
-    active = ACTIVE_RUNS.get(thread_id)
-    if active is not None and active.run_id == run_id:
-        active.task.cancel()  # its task started meanwhile: it stops and says so itself
+    if _stop_task_started_meanwhile(thread_id, run_id):
         return True
-    _stopped_before_start.add(run_id)
     for call_id in call_ids:
         await channel.emit(
             "tool_call.completed",
@@ -628,6 +625,17 @@ async def cancel(thread_id: uuid.UUID) -> bool:
     await channel.emit("run.cancelled", run=run_id)
     await db(services.bump_seq)(thread_id=thread_id, last_seq=channel.seq)
     return True
+
+
+def _stop_task_started_meanwhile(thread_id: uuid.UUID, run_id: int) -> bool:
+    """After the database cancelled a run no task of this process ran: its task may have started meanwhile (it is
+    cancelled, and says so itself: True), or may start later (start_here then does not start it)."""
+    active = ACTIVE_RUNS.get(thread_id)
+    if active is not None and active.run_id == run_id:
+        active.task.cancel()
+        return True
+    _stopped_before_start.add(run_id)
+    return False
 
 
 async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
@@ -646,6 +654,8 @@ async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
     if cancelled is None:
         return False
     run_id, call_ids = cancelled
+    if orphan and _stop_task_started_meanwhile(thread_id, run_id):
+        return True
     events = [
         (
             "tool_call.completed",
@@ -665,9 +675,12 @@ async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
 
 @mailbox.handles("run.cancel")
 async def _cancel_for_another_process(message: dict[str, Any]) -> None:
-    active = ACTIVE_RUNS.get(uuid.UUID(message["thread"]))
+    thread_id = uuid.UUID(message["thread"])
+    active = ACTIVE_RUNS.get(thread_id)
     if active is not None and not active.task.done():
         active.task.cancel()
+    else:  # the run says this process runs it, and no task does: it is cancelled in the database
+        await _cancel_elsewhere(thread_id)
 
 
 # --- what a subscriber is sent first ------------------------------------------------------------
