@@ -68,11 +68,27 @@ class AppCommandLineInterface(CommandLineInterface):
     server_class = AppServer
 
 
+def interrupt_runs_on_stop() -> None:
+    """On a clean stop (SIGTERM, SIGINT) the runs streaming here write what they have and become interrupted before
+    the process exits (chat/runs.py interrupt_live_runs); Twisted waits for it before it stops the event loop."""
+    import asyncio
+
+    from twisted.internet import defer, reactor
+
+    def interrupt():
+        from chat.runs import interrupt_live_runs
+
+        return defer.Deferred.fromFuture(asyncio.ensure_future(interrupt_live_runs()))
+
+    reactor.addSystemEventTrigger("before", "shutdown", interrupt)
+
+
 def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agentweb.settings")
     from django.conf import settings
 
     argv = sys.argv[1:] if argv is None else argv
+    interrupt_runs_on_stop()
     AppCommandLineInterface().run(daphne_arguments(argv, settings.AGENTWEB_MAX_FRAME_BYTES))
 
 

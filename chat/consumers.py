@@ -15,6 +15,7 @@ from .access import NotFound, current_user, get_thread_for_user
 from .broadcast import user_group_name
 from .frames import ClientError, frame_ref, parse_frame
 from .ratelimit import send_limiter
+from .text import unstorable_message, unstorable_text
 
 UNAUTHENTICATED = 4401
 # How long a subscriber waits for the process running its thread's run to answer (chat/runs.py) before
@@ -45,6 +46,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         try:
             frame = parse_frame(text_data, max_bytes=settings.AGENTWEB_MAX_FRAME_BYTES)
+            refuse_unstorable_text(frame)
             if frame["type"] not in self.checks_own_session and not await self.still_signed_in():
                 await self.close(code=UNAUTHENTICATED)
                 return
@@ -292,6 +294,13 @@ def message_fields(frame: dict) -> tuple[str, uuid.UUID]:
         return content, uuid.UUID(frame["client_msg_id"])
     except ValueError:
         raise ClientError("bad_frame", "client_msg_id: must be a UUID.") from None
+
+
+def refuse_unstorable_text(frame: dict) -> None:
+    """Every text of a frame can be stored, or nothing is done (chat/text.py)."""
+    where = unstorable_text(frame)
+    if where is not None:
+        raise ClientError("bad_frame", unstorable_message(where))
 
 
 def unknown_model(model_id: str) -> ClientError:

@@ -126,6 +126,8 @@ class ToolCall(models.Model):
         SUCCESS = "success"
         ERROR = "error"
         REJECTED = "rejected"
+        # Not run: the person answered in its place (an approval's "respond"); the model gets that answer.
+        REPLIED = "replied"
         CANCELLED = "cancelled"
 
     # Made in Python when the model starts the call, so the card has its id before the row is written.

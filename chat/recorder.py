@@ -25,6 +25,7 @@ from . import services
 from .agent import StepResult
 from .broadcast import ThreadChannel
 from .coalesce import DeltaCoalescer
+from .text import storable, storable_value
 
 db = database_sync_to_async
 
@@ -132,6 +133,7 @@ class RunRecorder:
             await self.channel.emit("message.started", message={"id": message_id, "role": "assistant"})
 
     async def text_delta(self, text: str) -> None:
+        text = storable(text)  # the model's text is stored and sent as it is cleaned here, never raw
         if not self._announced:
             await self._announce()
             await self.coalescer.push(("message", self.message_id), text)
@@ -142,6 +144,7 @@ class RunRecorder:
             self._save_in_background()
 
     async def reasoning_delta(self, text: str) -> None:
+        text = storable(text)
         if not self._announced:
             await self._announce()
             await self.coalescer.push(("reasoning", self.message_id), text)
@@ -152,7 +155,7 @@ class RunRecorder:
     async def tool_call_started(self, index: int, call_id: str, name: str) -> None:
         await self._announce()
         await self.coalescer.flush()
-        call = CallState(uuid.uuid4(), call_id, name, index=index)
+        call = CallState(uuid.uuid4(), storable(call_id), storable(name), index=index)
         self.calls[index] = call
         await self.channel.emit(
             "tool_call.started",
@@ -160,7 +163,7 @@ class RunRecorder:
         )
 
     async def tool_call_args_delta(self, index: int, text: str) -> None:
-        await self.coalescer.push(("tool_call", str(self.calls[index].id)), text)
+        await self.coalescer.push(("tool_call", str(self.calls[index].id)), storable(text))
 
     async def assistant_completed(self, step: StepResult) -> None:
         await self._announce()
@@ -169,8 +172,8 @@ class RunRecorder:
             if index not in self.calls:  # a provider that ended a call it never started
                 await self.tool_call_started(index, call.id, call.name)
             state = self.calls[index]
-            state.args, state.status, state.dirty = call.args, "requested", True
-        content = step.message.content
+            state.args, state.status, state.dirty = storable_value(call.args), "requested", True
+        content = storable(step.message.content)
         await self._wait_for_save()
         await db(services.complete_assistant_message)(
             message_id=self.message_id,
@@ -178,7 +181,7 @@ class RunRecorder:
             status="complete",
             finish_reason=step.finish_reason,
             usage=step.usage,
-            reasoning=step.reasoning,
+            reasoning=storable(step.reasoning),
         )
         self.emitted, self.message_open = [content], False
         await self.channel.emit(
@@ -189,8 +192,9 @@ class RunRecorder:
             finish_reason=step.finish_reason,
             usage=step.usage or None,
         )
-        for index, call in zip(step.indexes, step.message.tool_calls, strict=True):
-            await self.channel.emit("tool_call.requested", tool_call=str(self.calls[index].id), args=call.args)
+        for index in step.indexes:
+            state = self.calls[index]
+            await self.channel.emit("tool_call.requested", tool_call=str(state.id), args=state.args)
 
     async def tool_call_running(self, index: int) -> None:
         call = self.calls[index]
@@ -204,12 +208,14 @@ class RunRecorder:
         self._awaiting.append((str(call.id), allow))
 
     async def note(self, text: str) -> None:
+        text = storable(text)
         await db(services.add_run_note)(run_id=self.run_id, text=text)
         await self.channel.emit("run.note", run=self.run_id, text=text)
 
     async def tool_call_completed(self, index: int, result: ToolResult) -> None:
         call = self.calls[index]
-        stored = result.content if result.stored_content is None else result.stored_content
+        content, artifact = storable(result.content), storable_value(result.artifact)
+        stored = content if result.stored_content is None else storable(result.stored_content)
         success = result.status == "success"
         call.status, call.finished_at, call.duration_ms = result.status, timezone.now(), result.duration_ms
         call.result, call.error = (stored, "") if success else ("", stored)
@@ -217,12 +223,12 @@ class RunRecorder:
             order=self._next_order(),
             call_id=call.call_id,
             name=call.name,
-            content=result.content,
+            content=content,
             status=result.status,
-            artifact=result.artifact,
+            artifact=artifact,
         )
         call.done = call.dirty = True
-        if result.artifact is not None:
+        if artifact is not None:
             await self._write_calls()  # the card offers its viewer at once, which reads the stored answer
         elif time.monotonic() - self._last_save >= self.flush_interval:
             self._save_in_background()
@@ -230,8 +236,8 @@ class RunRecorder:
             "tool_call.completed",
             tool_call=str(call.id),
             status=result.status,
-            content=result.content,
-            has_artifact=result.artifact is not None,
+            content=content,
+            has_artifact=artifact is not None,
             duration_ms=result.duration_ms,
         )
 

@@ -19,6 +19,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.utils import timezone
 
 from modelconfig.services import UnknownModel, check_choice, config_for
@@ -178,18 +179,20 @@ def open_turn(
         if current is None or current.pk != user.pk:
             raise SignedOut
         user = current
-    turn = services.start_turn(
-        user=user,
-        thread_id=thread_id,
-        content=content,
-        client_msg_id=client_msg_id,
-        step_limit=settings.AGENTWEB_MAX_STEPS,
-        model_choice=model_choice,
-        reserve_answer=prepare,
-    )
-    setup = None
-    if prepare and turn.run is not None:
-        setup = prepare_run(turn.thread, turn.config, run=turn.run, reserved=turn.reserved_message_id)
+    # One transaction: a turn whose run could not be prepared is not left open (with an active run no task runs).
+    with transaction.atomic():
+        turn = services.start_turn(
+            user=user,
+            thread_id=thread_id,
+            content=content,
+            client_msg_id=client_msg_id,
+            step_limit=settings.AGENTWEB_MAX_STEPS,
+            model_choice=model_choice,
+            reserve_answer=prepare,
+        )
+        setup = None
+        if prepare and turn.run is not None:
+            setup = prepare_run(turn.thread, turn.config, run=turn.run, reserved=turn.reserved_message_id)
     return replace(turn, setup=setup, user=user)
 
 
@@ -250,7 +253,11 @@ async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None =
 async def launch_run(
     turn: services.TurnStart, *, resume: list[services.ApprovedCall] | None = None
 ) -> ActiveRun | None:
-    """Start the run here, or with AGENTWEB_RUN_WORKERS hand it to whichever worker reads the runs channel."""
+    """Start the run here, or with AGENTWEB_RUN_WORKERS hand it to whichever worker reads the runs channel. A run
+    that waits for decisions (a retry that asks again) is not a task: its events say so, the decisions resume it."""
+    if turn.awaiting:
+        await announce_waiting(turn)
+        return None
     if settings.AGENTWEB_RUN_WORKERS:
         await get_channel_layer().send(
             RUNS_CHANNEL,
@@ -265,6 +272,16 @@ async def launch_run(
         _watch_handover(turn.thread.pk, turn.run.pk)
         return None
     return await start_here(turn, resume=resume)
+
+
+async def announce_waiting(turn: services.TurnStart) -> None:
+    run_id = turn.run.pk
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("run.started", {"run": {"id": run_id, "status": Run.Status.WAITING, "resumed": False}})
+    ]
+    events += [("tool_call.awaiting_approval", {"tool_call": call, "allow": allow}) for call, allow in turn.awaiting]
+    events.append(("run.waiting", {"run": run_id, "tool_calls": [call for call, _ in turn.awaiting]}))
+    await emit_outside_run(turn.thread.pk, events)
 
 
 NO_WORKER = (
@@ -314,6 +331,9 @@ async def start_here(
             return None  # cancelled before any process took it
         async with channel.lock:
             channel.resync(last_seq)
+    if run.pk in _stopped_before_start:  # Stop came first (see cancel); no await from here to the task's start
+        _stopped_before_start.discard(run.pk)
+        return None
     recorder = RunRecorder(
         channel=channel,
         thread_id=thread.pk,
@@ -383,6 +403,11 @@ async def execute_run(
             await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
             await channel.emit("run.completed", run=run.pk, reason=outcome.reason, steps=recorder.steps)
     except asyncio.CancelledError:
+        if _server_stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
+            await recorder.abort("error")
+            await _finish(recorder, Run.Status.INTERRUPTED, error=services.STOPPED_SERVER_ERROR)
+            await channel.emit("run.failed", run=run.pk, error=services.STOPPED_SERVER_ERROR)
+            return
         await recorder.abort("cancelled")
         await _finish(recorder, Run.Status.CANCELLED)
         await channel.emit("run.cancelled", run=run.pk)
@@ -469,7 +494,10 @@ async def _pause(recorder: RunRecorder) -> None:
 
 
 async def _fail(recorder: RunRecorder, message: str) -> None:
-    await recorder.abort("error")
+    try:
+        await recorder.abort("error")
+    except Exception:  # what the run holds could not be written: the run still fails, rather than stay running
+        log.exception("run %s: its partial answer could not be written", recorder.run_id)
     await _finish(recorder, Run.Status.FAILED, error=message)
     await recorder.channel.emit("run.failed", run=recorder.run_id, error=message)
 
@@ -539,7 +567,7 @@ async def decide(*, user, tool_call_id: str, decision: str, args=None, message: 
                 "tool_call.completed",
                 {
                     "tool_call": str(call.pk),
-                    "status": "rejected",
+                    "status": decided.status,
                     "content": decided.result,
                     "has_artifact": False,
                     "duration_ms": None,
@@ -561,8 +589,14 @@ async def resume_run(thread_id: uuid.UUID, run_id: int) -> bool:
     return True
 
 
+# Runs this process stopped before their task started (see cancel): start_here does not start them.
+_stopped_before_start: set[int] = set()
+
+
 async def cancel(thread_id: uuid.UUID) -> bool:
-    """Stop the thread's run: a streaming one at once, a waiting one by cancelling its waiting calls."""
+    """Stop the thread's run: a streaming one at once, a waiting one by cancelling its waiting calls, and one that
+    says running while no task runs it (something failed between opening it and starting its task) in the
+    database: Stop always ends the thread's run."""
     active = ACTIVE_RUNS.get(thread_id)
     if active is not None and not active.task.done():
         active.task.cancel()
@@ -571,10 +605,14 @@ async def cancel(thread_id: uuid.UUID) -> bool:
         return await _cancel_elsewhere(thread_id)
     channel = await channel_for(thread_id)
     async with channel.lock:  # reserve the numbers of the events below before writing them down
-        cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, last_seq=channel.seq + 1)
+        cancelled = await db(services.cancel_waiting_run)(
+            thread_id=thread_id, last_seq=channel.seq + 1, running_too=True
+        )
     if cancelled is None:
         return False
     run_id, call_ids = cancelled
+    if _stop_task_started_meanwhile(thread_id, run_id):
+        return True
     for call_id in call_ids:
         await channel.emit(
             "tool_call.completed",
@@ -589,6 +627,17 @@ async def cancel(thread_id: uuid.UUID) -> bool:
     return True
 
 
+def _stop_task_started_meanwhile(thread_id: uuid.UUID, run_id: int) -> bool:
+    """After the database cancelled a run no task of this process ran: its task may have started meanwhile (it is
+    cancelled, and says so itself: True), or may start later (start_here then does not start it)."""
+    active = ACTIVE_RUNS.get(thread_id)
+    if active is not None and active.run_id == run_id:
+        active.task.cancel()
+        return True
+    _stopped_before_start.add(run_id)
+    return False
+
+
 async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
     """With several processes: the run streams in another process (tell it), waits for a worker to take it
     (cancel it before one does), or waits for a person (cancel its waiting calls here)."""
@@ -599,10 +648,14 @@ async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
     if live is not None and not live.owner and await db(run_owners.cancel_untaken)(run_id=live.run_id):
         await emit_outside_run(thread_id, [("run.cancelled", {"run": live.run_id})])
         return True
-    cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, last_seq=None)
+    # This process owns a running run that no task of it runs (see cancel): it is cancelled here too.
+    orphan = live is not None and live.owner == mailbox.own_address()
+    cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, last_seq=None, running_too=orphan)
     if cancelled is None:
         return False
     run_id, call_ids = cancelled
+    if orphan and _stop_task_started_meanwhile(thread_id, run_id):
+        return True
     events = [
         (
             "tool_call.completed",
@@ -622,9 +675,12 @@ async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
 
 @mailbox.handles("run.cancel")
 async def _cancel_for_another_process(message: dict[str, Any]) -> None:
-    active = ACTIVE_RUNS.get(uuid.UUID(message["thread"]))
+    thread_id = uuid.UUID(message["thread"])
+    active = ACTIVE_RUNS.get(thread_id)
     if active is not None and not active.task.done():
         active.task.cancel()
+    else:  # the run says this process runs it, and no task does: it is cancelled in the database
+        await _cancel_elsewhere(thread_id)
 
 
 # --- what a subscriber is sent first ------------------------------------------------------------
@@ -689,6 +745,30 @@ async def _replay_for_another_process(message: dict[str, Any]) -> None:
         texts = await _texts_locked(thread, channel, message["after_seq"], message["model"])
         # Sent before the lock lets the run's next event out, so the subscriber gets them in order.
         await mailbox.send(message["reply_to"], {**reply, "texts": texts})
+
+
+# --- a clean stop of the server ----------------------------------------------------------------
+
+# How long a stopping server waits for its live runs to write what they have.
+STOP_WRITE_SECONDS = 10.0
+_server_stopping = False
+
+
+async def interrupt_live_runs() -> int:
+    """The server stops cleanly (SIGTERM; agentweb/serve.py): every run streaming in this process writes the text it
+    has streamed and its finished tool calls, and becomes interrupted (Retry offers to answer again), before the
+    process exits. Waiting runs are rows, not tasks: they stay waiting. Returns how many runs were interrupted."""
+    global _server_stopping
+    _server_stopping = True
+    tasks = [active.task for active in ACTIVE_RUNS.values() if not active.task.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        _, late = await asyncio.wait(tasks, timeout=STOP_WRITE_SECONDS)
+        log.info("server stopping: %d run(s) interrupted, their partial text kept", len(tasks) - len(late))
+        if late:
+            log.warning("server stopping: %d run(s) did not finish writing within %g s", len(late), STOP_WRITE_SECONDS)
+    return len(tasks)
 
 
 # --- after a restart ----------------------------------------------------------------------------

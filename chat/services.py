@@ -35,6 +35,7 @@ from .models import Message, Run, Thread, ThreadToolGrant, ToolCall, ToolCallDec
 
 TITLE_LENGTH = 60
 INTERRUPTED_RESULT = "No result: the run stopped before this tool call finished."
+STOPPED_SERVER_ERROR = "The server stopped during this run; the partial answer is kept."
 
 
 class RunActive(Exception):
@@ -68,6 +69,8 @@ class TurnStart:
     user: Any = None
     # `reserve_answer`: the run's first answer's message, inserted with the user's (None: not inserted).
     reserved_message_id: int | None = None
+    # A retry that asks for decisions again (the run waits, no task): (tool call id, the choices offered) per call.
+    awaiting: tuple[tuple[str, dict], ...] = ()
 
 
 def make_title(content: str) -> str:
@@ -93,8 +96,38 @@ def start_turn(
     message's order); then the run, the message and the thread's update are written."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
-    # No transaction (on SQLite a BEGIN of its own): the one-active-run constraint refuses a simultaneous turn's
-    # run, and a run whose message could not be written is removed again.
+    # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
+    # database refuses), no thread, run or message of this turn is left, least of all a run left active. No savepoint:
+    # inside a caller's transaction (chat/runs.py open_turn) a failure undoes the caller's whole transaction too.
+    try:
+        with transaction.atomic(savepoint=False):
+            return _open_turn(
+                user=user,
+                thread_id=thread_id,
+                content=content,
+                client_msg_id=client_msg_id,
+                step_limit=step_limit,
+                model_label=model_label,
+                model_choice=model_choice,
+                reserve_answer=reserve_answer,
+            )
+    except IntegrityError:
+        # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
+        # message first (the message's uniqueness): this turn never happened.
+        raise RunActive from None
+
+
+def _open_turn(
+    *,
+    user,
+    thread_id: str | None,
+    content: str,
+    client_msg_id: uuid.UUID,
+    step_limit: int,
+    model_label: str | None,
+    model_choice: str | None,
+    reserve_answer: bool,
+) -> TurnStart:
     created = thread_id is None
     if created:
         earlier = Message.objects.filter(thread__owner=user, client_msg_id=client_msg_id).first()
@@ -113,13 +146,9 @@ def start_turn(
     if model_choice is not None and model_choice != thread.model_choice:
         thread.model_choice = changes["model_choice"] = model_choice
     config, info = config_for(thread.model_choice, stamp=None if created else thread.stamp)
-    try:
-        run = Run.objects.create(
-            thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
-        )
-    except IntegrityError:
-        # The one-active-run constraint refused a simultaneous turn.
-        raise RunActive from None
+    run = Run.objects.create(
+        thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
+    )
     from django.db import connection
 
     messages = [
@@ -138,12 +167,7 @@ def start_turn(
         messages.append(
             Message(thread=thread, run=run, order=last_order + 2, role=Message.Role.ASSISTANT, status="streaming")
         )
-    try:
-        reserved = _insert(Message, messages, returning=reserve)
-    except IntegrityError:
-        # A simultaneous turn wrote its message first (the message's uniqueness): this run never happened.
-        Run.objects.filter(pk=run.pk).delete()
-        raise RunActive from None
+    reserved = _insert(Message, messages, returning=reserve)
     if changes:
         Thread.objects.filter(pk=thread.pk).update(**changes)
     thread.owner = user  # read moments ago (the consumer re-reads it per frame): the run need not read it again
@@ -767,6 +791,8 @@ class Decided:
     run_id: int
     # What the model will be told for a call that does not run (reject / respond), else None.
     result: str | None
+    # The call's status once decided that way: rejected / replied (None: it runs).
+    status: str | None
     all_decided: bool
 
 
@@ -795,12 +821,13 @@ def decide_tool_call(
         changes: dict[str, Any] = {"status": ToolCall.Status.REQUESTED}
         if decision == ToolCallDecision.Decision.EDIT:
             changes.update(args=args, original_args=call.args)
-        elif decision in (ToolCallDecision.Decision.REJECT, ToolCallDecision.Decision.RESPOND):
-            if decision == ToolCallDecision.Decision.REJECT:
-                result = REJECTED_RESULT + (f" Their reason: {message}" if message else "")
-            else:
-                result = RESPONDED_RESULT.format(message=message)
+        elif decision == ToolCallDecision.Decision.REJECT:
+            result = REJECTED_RESULT + (f" Their reason: {message}" if message else "")
             changes.update(status=ToolCall.Status.REJECTED, error=result, finished_at=timezone.now())
+        elif decision == ToolCallDecision.Decision.RESPOND:
+            # The person's answer is the call's result, not an error: the model reads it as what the user said.
+            result = RESPONDED_RESULT.format(message=message)
+            changes.update(status=ToolCall.Status.REPLIED, result=result, finished_at=timezone.now())
         # The conditional update is the lock: of two simultaneous decisions, one changes the row.
         if not ToolCall.objects.filter(pk=call.pk, status=ToolCall.Status.AWAITING_APPROVAL).update(**changes):
             raise AlreadyDecided
@@ -818,7 +845,10 @@ def decide_tool_call(
                 thread_id=call.message.thread_id, tool_name=call.name, defaults={"granted_by": user}
             )
         if result is not None:
-            _store_tool_result(call, status=Message.Status.ERROR, content=result)
+            replied = decision == ToolCallDecision.Decision.RESPOND
+            _store_tool_result(
+                call, status=Message.Status.COMPLETE if replied else Message.Status.ERROR, content=result
+            )
         for field, value in changes.items():
             setattr(call, field, value)
         waiting = ToolCall.objects.filter(message_id=call.message_id, status=ToolCall.Status.AWAITING_APPROVAL)
@@ -827,6 +857,7 @@ def decide_tool_call(
             thread_id=call.message.thread_id,
             run_id=call.message.run_id,
             result=result,
+            status=call.status if result is not None else None,
             all_decided=not waiting.exists(),
         )
 
@@ -898,10 +929,14 @@ def approved_calls(*, run_id: int) -> tuple[int, list[ApprovedCall]]:
     return message.pk, [ApprovedCall(c.pk, c.index, c.call_id, c.name, c.args, c.approval) for c in calls]
 
 
-def cancel_waiting_run(*, thread_id: uuid.UUID, last_seq: int | None) -> tuple[int, list[str]] | None:
-    """Cancel the thread's waiting run, if any: its waiting calls are cancelled. Returns (run id, call ids)."""
+def cancel_waiting_run(
+    *, thread_id: uuid.UUID, last_seq: int | None, running_too: bool = False
+) -> tuple[int, list[str]] | None:
+    """Cancel the thread's waiting run, if any: its waiting calls are cancelled. Returns (run id, call ids).
+    `running_too`: a running run as well, which the caller knows no task runs (see chat/runs.py cancel)."""
+    statuses = Run.ACTIVE_STATUSES if running_too else (Run.Status.WAITING,)
     with transaction.atomic():
-        run = Run.objects.filter(thread_id=thread_id, status=Run.Status.WAITING).first()
+        run = Run.objects.filter(thread_id=thread_id, status__in=statuses).first()
         if run is None:
             return None
         waiting = [
@@ -936,12 +971,47 @@ def start_followup_run(
             raise NothingToFollowUp
         if model_label is None:
             model_label = thread_model_info(thread)["label"]
+        unasked = _stopped_at_approval(last) if last.status == Run.Status.CANCELLED else []
         try:
             with transaction.atomic():
-                run = Run.objects.create(thread=thread, model_label=model_label, step_limit=step_limit)
+                run = Run.objects.create(
+                    thread=thread,
+                    model_label=model_label,
+                    step_limit=step_limit,
+                    status=Run.Status.WAITING if unasked else Run.Status.RUNNING,
+                )
         except IntegrityError:
             raise RunActive from None
-    return TurnStart(thread=thread, run=run, created_thread=False)
+        if unasked:
+            _ask_again(unasked, run)
+    return TurnStart(
+        thread=thread, run=run, created_thread=False, awaiting=tuple((str(c.pk), c.approval) for c in unasked)
+    )
+
+
+def _stopped_at_approval(run: Run) -> list[ToolCall]:
+    """The calls a Stop cancelled while they waited for a person's decision (none was made): a retry asks again
+    rather than telling the model they were cancelled."""
+    return list(
+        ToolCall.objects.filter(
+            message__run=run, status=ToolCall.Status.CANCELLED, approval__isnull=False, decision__isnull=True
+        ).order_by("index")
+    )
+
+
+def _ask_again(calls: list[ToolCall], run: Run) -> None:
+    """The calls wait again, as the new (waiting) run's step: a decision resumes `run` (see approved_calls). Calls of
+    that step a person had approved before the Stop go back to requested, so they run when it resumes."""
+    message_id = calls[0].message_id
+    Message.objects.filter(pk=message_id).update(run=run)
+    ToolCall.objects.filter(pk__in=[c.pk for c in calls]).update(
+        status=ToolCall.Status.AWAITING_APPROVAL, error="", finished_at=None
+    )
+    ToolCall.objects.filter(
+        message_id=message_id,
+        status=ToolCall.Status.CANCELLED,
+        decision__decision__in=[ToolCallDecision.Decision.APPROVE, ToolCallDecision.Decision.EDIT],
+    ).update(status=ToolCall.Status.REQUESTED, error="", finished_at=None)
 
 
 # --- runs whose process died ----------------------------------------------------------------
@@ -972,7 +1042,7 @@ def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID |
         finish_run(
             run_id=run.pk,
             status=Run.Status.INTERRUPTED,
-            error="The server stopped during this run; the partial answer is kept.",
+            error=STOPPED_SERVER_ERROR,
             steps=run.steps,
             last_seq=current_seq(thread_id=run.thread_id) + STALE_SEQ_GAP,
         )

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from .access import NotFound, get_thread_for_user, parse_uuid
 from .broadcast import tell_user
 from .models import Message, Thread, ToolCall
+from .text import unstorable_message, unstorable_text
 
 TITLE_MAX = 200
 QUERY_MAX = 200
@@ -56,6 +57,8 @@ def rename(request: HttpRequest, thread_id) -> JsonResponse:
     title = " ".join(title.split()) if isinstance(title, str) else ""
     if not 1 <= len(title) <= TITLE_MAX:
         return JsonResponse({"error": f"A title has 1 to {TITLE_MAX} characters."}, status=400)
+    if unstorable_text(title) is not None:
+        return JsonResponse({"error": unstorable_message("title")}, status=400)
     # Renaming is not activity: the thread keeps its place in the list.
     Thread.objects.filter(pk=thread.pk).update(title=title)
     thread.title = title

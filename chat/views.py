@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
@@ -40,6 +41,8 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
         # The picker's entries: ids, names and labels, never a key.
         "available_models": available_models(),
         "connect_help": CONNECT_HELP,
+        # What "Continue" gives a run that stopped at its step limit (run.continue without `steps`).
+        "max_steps": settings.AGENTWEB_MAX_STEPS,
         **_first_screen(thread),
     }
     return render(request, "chat/thread.html", context)

@@ -18,6 +18,7 @@ TOOL_STATUS_LABELS = {
     "success": "success",
     "error": "error",
     "rejected": "rejected",
+    "replied": "replied",
     "cancelled": "cancelled",
 }
 

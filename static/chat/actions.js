@@ -42,8 +42,9 @@ export class Actions {
     this.followUp({ type: "run.retry" });
   }
 
-  continueRun(steps) {
-    this.followUp({ type: "run.continue", steps });
+  /** Without `steps` the server gives the run its configured step limit (AGENTWEB_MAX_STEPS). */
+  continueRun(steps = null) {
+    this.followUp(steps ? { type: "run.continue", steps } : { type: "run.continue" });
   }
 
   followUp(frame) {

@@ -67,7 +67,8 @@ const view = new ThreadView($("messages"), {
   isDemo: Boolean(modelInfo.is_demo),
   onDecide: (toolCallId, payload) => actions.decide(toolCallId, payload),
   onRetry: () => actions.retry(),
-  onContinue: (steps) => actions.continueRun(steps),
+  onContinue: () => actions.continueRun(),
+  continueSteps: Number.parseInt(appEl?.dataset.maxSteps || "", 10) || null,
   loadArtifact: (toolCallId) => (state.threadId && appEl?.dataset.artifactUrl
     ? fetchArtifact(artifactUrl(state.threadId, toolCallId))
     : Promise.reject(new Error("The artifact cannot be loaded here."))),

@@ -4,7 +4,6 @@
 
 import { el, button } from "./dom.js";
 
-export const CONTINUE_STEPS = 25;
 const INTERRUPTED_TEXT = "The server stopped during this answer; the partial text is kept.";
 
 export class RunNotices {
@@ -12,10 +11,11 @@ export class RunNotices {
    * @param {object} o
    * @param {(node: HTMLElement) => void} o.append  puts a node at the end of the conversation
    * @param {() => void} o.onRetry
-   * @param {(steps: number) => void} o.onContinue
+   * @param {() => void} o.onContinue  run.continue: the server gives the run its step limit
+   * @param {number|null} o.continueSteps  that limit (AGENTWEB_MAX_STEPS, from the page), for the label
    */
-  constructor({ append, onRetry, onContinue }) {
-    Object.assign(this, { append, onRetry, onContinue });
+  constructor({ append, onRetry, onContinue, continueSteps = null }) {
+    Object.assign(this, { append, onRetry, onContinue, continueSteps });
     this.node = null;
     this.actionButton = null;
   }
@@ -80,9 +80,9 @@ export class RunNotices {
 
   maxSteps() {
     this.show("max_steps", "Stopped after the step limit.", {
-      label: `Continue for ${CONTINUE_STEPS} more steps`,
+      label: continueLabel(this.continueSteps),
       className: "primary run-continue",
-      run: () => this.onContinue(CONTINUE_STEPS),
+      run: () => this.onContinue(),
     });
   }
 
@@ -101,4 +101,9 @@ export class RunNotices {
       default: break;
     }
   }
+}
+
+function continueLabel(steps) {
+  if (!Number.isInteger(steps) || steps < 1) return "Continue";
+  return `Continue for ${steps} more step${steps === 1 ? "" : "s"}`;
 }

@@ -16,9 +16,10 @@ const TOOL_STATUS_LABELS = {
   success: "success",
   error: "error",
   rejected: "rejected",
+  replied: "replied",
   cancelled: "cancelled",
 };
-const FINAL_TOOL_STATUSES = new Set(["success", "error", "rejected", "cancelled"]);
+const FINAL_TOOL_STATUSES = new Set(["success", "error", "rejected", "replied", "cancelled"]);
 
 /** "12 ms", "1.4 s", "2 min 5 s". */
 export function formatDuration(ms) {
@@ -388,7 +389,7 @@ export class ToolCardView {
     const text = prettyJson(content);
     this.resultEl.textContent = text;
     this.resultEl.classList.toggle("is-error", status === "error");
-    this.resultTitle.textContent = { error: "Error", rejected: "Not run", cancelled: "Not run" }[status] || "Result";
+    this.resultTitle.textContent = { error: "Error", rejected: "Not run", replied: "Sent to the model", cancelled: "Not run" }[status] || "Result";
     this.resultEl.hidden = text.length === 0;
     this.resultSection.hidden = text.length === 0;
     this.artifact.show(Boolean(hasArtifact));
@@ -398,6 +399,9 @@ export class ToolCardView {
   askApproval(allow) {
     this.closeApproval();
     this.setStatus("awaiting_approval");
+    // Asked again (a retry after a Stop): the "not run" of the cancelled call no longer holds.
+    this.resultEl.textContent = "";
+    this.resultSection.hidden = true;
     this.root.open = true;
     this.approval = new ApprovalPanel({
       toolName: this.name,
@@ -441,7 +445,8 @@ export class ToolCardView {
     const text = decisionText(decision, typeof by === "string" ? by : "", typeof message === "string" ? message : "");
     this.showDecision(text, decision);
     if (this.status === "awaiting_approval") {
-      this.setStatus(decision === "approve" || decision === "edit" ? "requested" : "rejected");
+      const decidedStatus = { approve: "requested", edit: "requested", respond: "replied" }[decision] || "rejected";
+      this.setStatus(decidedStatus);
     }
     this.root.open = true;
   }

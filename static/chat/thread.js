@@ -90,19 +90,21 @@ export class ThreadView {
    * @param {boolean} opts.isDemo
    * @param {(toolCallId: any, payload: object) => void} opts.onDecide  a person's decision on a waiting call
    * @param {() => void} opts.onRetry
-   * @param {(steps: number) => void} opts.onContinue
+   * @param {() => void} opts.onContinue  run.continue, for as many steps as the server's step limit
+   * @param {number|null} opts.continueSteps  that limit (AGENTWEB_MAX_STEPS), for the button's label
    * @param {(toolCallId: any) => Promise<object>} opts.loadArtifact  a tool call's stored artifact
    * @param {(name: string) => Promise<string|null>} opts.describeTool  a tool's description, for its cards
    */
   constructor(container, {
-    isDemo = false, onDecide = null, onRetry = () => {}, onContinue = () => {}, loadArtifact = null, describeTool = null,
+    isDemo = false, onDecide = null, onRetry = () => {}, onContinue = () => {}, continueSteps = null, loadArtifact = null,
+    describeTool = null,
   } = {}) {
     this.container = container;
     this.isDemo = isDemo;
     this.onDecide = onDecide;
     this.loadArtifact = loadArtifact;
     this.describeTool = describeTool;
-    this.notices = new RunNotices({ append: (node) => this.append(node), onRetry, onContinue });
+    this.notices = new RunNotices({ append: (node) => this.append(node), onRetry, onContinue, continueSteps });
     this.scroll = new AutoScroller(container);
     this.emptyEl = container.querySelector(".empty-state") || this.makeEmptyState();
     this.messages = new Map();
@@ -189,7 +191,7 @@ export class ThreadView {
         const d = call.decision;
         card.showDecision(decisionText(d.decision, d.by || "", d.message || ""), d.decision);
       }
-      if (["success", "error", "rejected", "cancelled"].includes(call.status)) {
+      if (["success", "error", "rejected", "replied", "cancelled"].includes(call.status)) {
         card.complete({
           status: call.status, content: call.content, durationMs: call.duration_ms, hasArtifact: call.has_artifact,
         });

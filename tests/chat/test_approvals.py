@@ -6,6 +6,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from chat.models import Message, Run, ToolCall, ToolCallDecision
+from tests.support.model_server import ScriptedModelServer, SSEResponse, anthropic_sse_body
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -207,3 +208,71 @@ async def test_a_page_loaded_later_shows_who_decided_and_why(connect, owner, cal
     await later.send(type="thread.subscribe", thread=events[0]["thread"], after_seq=None)
     call = (await later.receive())["messages"][1]["tool_calls"][0]
     assert call["decision"] == {**call["decision"], "decision": "reject", "by": "owner", "message": "too costly"}
+
+
+@pytest.fixture
+def anthropic_server(settings):
+    """A real local server speaking the Anthropic Messages API, which marks a tool result that is an error."""
+    with ScriptedModelServer() as server:
+        settings.AGENTWEB_LLM = {
+            "api": "anthropic",
+            "base_url": server.root_url,
+            "model": "test-model",
+            "api_key": "sk-test-key",
+            "tool_protocol": "native",
+        }
+        yield server
+
+
+def anthropic_call(call_id, expression):
+    tool_calls = [{"id": call_id, "name": "calculator", "arguments": {"expression": expression}}]
+    return SSEResponse(anthropic_sse_body(tool_calls=tool_calls))
+
+
+def tool_results(request):
+    return [
+        block
+        for message in request["json"]["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+async def test_a_reply_shows_as_replied_and_reaches_the_model_as_the_users_reply_not_an_error(
+    connect, owner, calculator_needs_approval, anthropic_server
+):
+    anthropic_server.enqueue(anthropic_call("toolu_1", "23*19"), SSEResponse(anthropic_sse_body(text="Noted.")))
+    client = await connect(owner)
+    _, awaiting = await wait_for_approval(client)
+    await client.send(type="tool_call.decide", tool_call=awaiting["tool_call"], decision="respond", message="437")
+    events = await client.run_to_end()
+    assert [e["status"] for e in events if e["type"] == "tool_call.completed"] == ["replied"]
+    assert events[-1]["type"] == "run.completed"
+    [result] = tool_results(anthropic_server.requests[1])
+    assert "437" in str(result["content"])
+    assert not result.get("is_error")
+    assert (await ToolCall.objects.aget()).status == "replied"
+
+
+async def test_retry_after_stop_at_an_approval_asks_again_and_the_model_gets_the_real_result(
+    connect, owner, calculator_needs_approval, anthropic_server
+):
+    anthropic_server.enqueue(anthropic_call("toolu_1", "23*19"), SSEResponse(anthropic_sse_body(text="It is 437.")))
+    client = await connect(owner)
+    events, awaiting = await wait_for_approval(client)
+    thread = events[0]["thread"]
+    await client.send(type="run.cancel", thread=thread)
+    await client.run_to_end()
+    await client.send(type="run.retry", thread=thread)
+    asked = await client.until("run.waiting", "run.completed", "run.failed", "run.cancelled")
+    assert asked[-1]["type"] == "run.waiting"
+    assert [(e["tool_call"], e["allow"]["approve"]) for e in asked if e["type"] == "tool_call.awaiting_approval"] == [
+        (awaiting["tool_call"], True)
+    ]
+    assert len(anthropic_server.requests) == 1  # asked again, not answered by the model with "cancelled"
+    await client.send(type="tool_call.decide", tool_call=awaiting["tool_call"], decision="approve")
+    events = await client.run_to_end()
+    assert [(e["status"], e["content"]) for e in events if e["type"] == "tool_call.completed"] == [("success", "437")]
+    assert events[-1]["type"] == "run.completed"
+    assert [r["content"] for r in tool_results(anthropic_server.requests[1])] == ["437"]

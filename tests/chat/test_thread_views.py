@@ -52,6 +52,15 @@ def test_a_title_must_have_1_to_200_characters(owner, title):
     assert thread.title == "old"
 
 
+def test_a_title_with_a_lone_surrogate_is_refused_and_the_title_kept(owner):
+    thread = thread_of(owner, "old")
+    response = post(login(owner), f"/t/{thread.pk}/rename", {"title": "x\ud800y"})
+    assert response.status_code == 400
+    assert "Unicode" in response.json()["error"]
+    thread.refresh_from_db()
+    assert thread.title == "old"
+
+
 def test_rename_without_the_csrf_token_is_refused(owner):
     thread = thread_of(owner, "old")
     client = login(owner)

@@ -326,7 +326,8 @@ def test_reply_instead_of_running(start_app, context):
     assert decisions_sent(page) == []
     card.locator(".approval-reply-input").fill("put it in drafts instead")
     card.locator(".approval-reply-input").press("Enter")
-    replied = page.locator(".tool-card[data-status='rejected']")
+    replied = page.locator(".tool-card[data-status='replied']")
+    expect(replied.locator(".status")).to_have_text("replied")
     expect(replied.locator(".tool-decision")).to_have_text(f"Replied by {USER}: put it in drafts instead")
     expect(replied.locator(".tool-result-text")).to_contain_text("put it in drafts instead")
     expect(answer(page)).to_have_text("I'll use the drafts.")
@@ -394,6 +395,20 @@ def test_stop_while_waiting_cancels_the_call_and_offers_retry(start_app, context
     idle(page)
 
 
+def test_retry_after_stop_while_waiting_asks_for_approval_again(start_app, context):
+    page, _ = open_waiting_chat(start_app, context, [ASK, DONE])
+    page.click("#stop")
+    page.locator(".run-state-cancelled .run-retry").click()
+    card = page.locator(WAITING)
+    expect(card.locator(".decide-approve")).to_be_visible()
+    expect(card.locator(".tool-result-text")).to_be_hidden()
+    expect(page.locator(".run-state-waiting")).to_be_visible()
+    card.locator(".decide-approve").click()
+    expect(page.locator(".tool-card .tool-result-text")).to_have_text("sent to a@example.com: hi")
+    expect(answer(page)).to_have_text("Done.")
+    idle(page)
+
+
 def test_retry_after_the_model_server_fails(start_app, context):
     page = log_in(context, start_app([FAILURE, {"text": "Second time lucky."}]).url)
     ask(page, "hello")
@@ -418,16 +433,18 @@ def test_retry_is_offered_again_after_a_reload(start_app, context):
 
 def test_continue_after_the_step_limit(start_app, context):
     calc = {"tool_calls": [{"id": "call_c", "name": "calculator", "arguments": {"expression": "2+2"}}]}
-    page = log_in(context, start_app([calc, {"text": "It is 4."}], AGENTWEB_MAX_STEPS="1").url)
+    page = log_in(context, start_app([calc, calc, {"text": "It is 4."}], AGENTWEB_MAX_STEPS="2").url)
     ask(page, "what is 2+2?")
     notice = page.locator(".run-state-max-steps")
     expect(notice).to_contain_text("Stopped after the step limit")
+    # The server's step limit (AGENTWEB_MAX_STEPS), not a number of the page's own.
+    expect(notice.locator(".run-continue")).to_have_text("Continue for 2 more steps")
     idle(page)
     notice.locator(".run-continue").click()
     expect(answer(page)).to_have_text("It is 4.")
     expect(page.locator(".run-state")).to_have_count(0)
     sent = [f for f in page.evaluate("window.__sent") if f["type"] == "run.continue"]
-    assert sent[0]["steps"] == 25
+    assert len(sent) == 1 and sent[0].get("steps") in (None, 2)
 
 
 def test_a_refused_retry_is_explained_next_to_the_composer(start_app, context):

@@ -309,3 +309,35 @@ def test_page_views_borrow_pooled_connections_rather_than_open_one_each(app):
         time.sleep(1.5)  # backends report their statistics to pg_stat_database within a second
         opened = sessions_opened() - before
     assert opened <= 3  # what the pool may add while it grows; 30 without it
+
+
+def test_a_worker_stopped_cleanly_mid_answer_keeps_all_the_text_it_streamed(app):
+    running = app["cluster"]
+    script(app, {"text": " ".join(f"word{i}" for i in range(2000)), "delay_ms": 50})
+
+    async def stream_then_stop():
+        received = []
+        async with ChatSocket(app["first"], app["cookie"]) as socket:
+            await socket.send(**send("tell me"))
+            events = await socket.until("message.delta")
+            received.append(events[-1]["text"])
+            while len(received) < 20:
+                received.append((await socket.until("message.delta"))[-1]["text"])
+            running.worker.process.terminate()  # SIGTERM, as systemd or Docker stop it
+            for event in await socket.until("run.failed", "run.completed", "run.cancelled"):
+                received.append(event.get("text", "") if event["type"] == "message.delta" else "")
+            return events[0]["thread"], "".join(received), event
+
+    thread, received, last = asyncio.run(stream_then_stop())
+    running.worker.process.wait(30)
+    running.worker = Worker(running.env, name="worker-3").start()
+
+    async def look():
+        async with ChatSocket(app["second"], app["cookie"]) as socket:
+            await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
+            return (await socket.until("thread.snapshot"))[-1]
+
+    snapshot = asyncio.run(look())
+    assert last["type"] == "run.failed"
+    assert snapshot["run"]["status"] == "interrupted"
+    assert snapshot["messages"][-1]["content"].startswith(received)
