@@ -305,10 +305,9 @@ class ApprovalRule(models.Model):
     def clean(self):
         super().clean()
         errors: dict[str, str] = {}
-        stored = self._stored_target()
-        if stored != (self.tool_name, self.argument):
-            names = known_tool_names()
-            if problem := tool_name_problem(self.tool_name, names):
+        # An empty name or argument is already refused as a required field.
+        if self.tool_name and self.argument and self._stored_target() != (self.tool_name, self.argument):
+            if problem := tool_name_problem(self.tool_name, known_tool_names()):
                 errors["tool_name"] = problem
             elif problem := argument_problem(self.tool_name, self.argument, tool_arguments(self.tool_name)):
                 errors["argument"] = problem

@@ -64,6 +64,12 @@ def test_a_rule_for_a_tool_that_does_not_exist_is_refused_with_the_likely_name(r
     assert not ApprovalRule.objects.exists()
 
 
+def test_a_rule_without_a_tool_name_gets_the_required_field_message_only(rule_manager):
+    response = rule_manager.post(ADD, rule_form(tool_name=""))
+
+    assert errors(response)["tool_name"] == ["This field is required."]
+
+
 def test_a_rule_for_a_code_tool_is_saved(rule_manager):
     rule_manager.post(ADD, rule_form())
 
