@@ -191,18 +191,25 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # The proxy or Daphne answers /healthz over plain HTTP inside the network.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
+# Every line is printed once, by the root logger's one handler: loggers only set their level and propagate.
+# A second handler on a logger that also propagates printed each of its lines twice under Daphne, whose command
+# line gives the root logger a handler of its own (logging.basicConfig) before Django configures this; this
+# configuration replaces that handler, so Daphne's own lines come out here too, in the same format.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "INFO"},
     "loggers": {
-        "agentweb": {"handlers": ["console"], "level": env_str("AGENTWEB_LOG_LEVEL", "INFO")},
+        "agentweb": {"level": env_str("AGENTWEB_LOG_LEVEL", "INFO")},
+        # Django's defaults give "django" a console handler of its own (with DEBUG on): its lines go to the root.
+        "django": {"handlers": [], "level": "INFO"},
         # `runworker` says which channels it reads: the line that tells an operator the worker is up.
-        "django.channels.worker": {"handlers": ["console"], "level": "INFO"},
+        "django.channels.worker": {"level": "INFO"},
         # A view's unhandled exception, with its traceback. Django's own console handler prints only with debug on
         # (and its e-mail to ADMINS goes nowhere here), so with debug off the person sees a 500 page and the
-        # operator would see nothing.
+        # operator would see nothing. Printed here and not passed up, so it is printed once.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }

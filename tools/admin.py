@@ -16,6 +16,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
+from django.db.models import Case, Value, When
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
@@ -26,7 +27,15 @@ from jsonschema.exceptions import SchemaError
 
 from tools import services
 from tools.base import Tool
-from tools.models import AllowedHost, ApprovalRule, HttpTool, MemoryItem, ToolSetting, headers_problem
+from tools.models import (
+    AllowedHost,
+    ApprovalRule,
+    HttpTool,
+    MemoryItem,
+    ToolSetting,
+    headers_problem,
+    known_tool_names,
+)
 from tools.pool import TOOL_THREADS, StuckCalls
 
 MASKED = "•••• (set)"
@@ -365,10 +374,20 @@ class HttpToolAdmin(TryItMixin, admin.ModelAdmin):
 class ApprovalRuleAdmin(admin.ModelAdmin):
     """Rules on argument values that decide, before the tool's own setting, whether a call waits."""
 
-    list_display = ["tool_name", "argument", "match", "pattern", "action", "position", "enabled"]
+    list_display = ["tool_name", "tool_exists", "argument", "match", "pattern", "action", "position", "enabled"]
     list_editable = ["enabled", "position"]
     list_filter = ["tool_name", "action", "enabled"]
     search_fields = ["tool_name", "argument", "pattern", "note"]
+
+    def get_queryset(self, request: HttpRequest):
+        # Whether each rule's tool exists, read once for the whole list. A rule is refused on save when its tool
+        # does not exist (ApprovalRule.clean); one whose tool has gone since is kept, and marked here.
+        known = Case(When(tool_name__in=known_tool_names(), then=Value(True)), default=Value(False))
+        return super().get_queryset(request).annotate(tool_known=known)
+
+    @admin.display(description="tool exists", boolean=True)
+    def tool_exists(self, obj: ApprovalRule) -> bool:
+        return obj.tool_known
 
 
 @admin.register(AllowedHost)

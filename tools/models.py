@@ -18,6 +18,7 @@ from jsonschema.exceptions import SchemaError
 
 from agentweb.fields import EncryptedJSONField
 from agentweb.secretbox import UnreadableSecret
+from tools.approval_rules import argument_problem, tool_name_problem
 from tools.http_tool import body_placeholders, render_body, url_placeholders
 
 TOOL_NAME = RegexValidator(r"^[A-Za-z0-9_-]{1,64}$", "Use 1-64 letters, digits, '_' or '-'.")
@@ -302,18 +303,59 @@ class ApprovalRule(models.Model):
         return f"{self.tool_name}: {self.argument} {self.get_match_display()} {self.pattern!r} → {self.action}"
 
     def clean(self):
-        from django.core.exceptions import ValidationError
-
+        super().clean()
+        errors: dict[str, str] = {}
+        # An empty name or argument is already refused as a required field.
+        if self.tool_name and self.argument and self._stored_target() != (self.tool_name, self.argument):
+            if problem := tool_name_problem(self.tool_name, known_tool_names()):
+                errors["tool_name"] = problem
+            elif problem := argument_problem(self.tool_name, self.argument, tool_arguments(self.tool_name)):
+                errors["argument"] = problem
         if self.match == self.Match.REGEX:
             try:
                 re.compile(self.pattern)
             except re.error as exc:
-                raise ValidationError({"pattern": f"Not a valid regular expression: {exc}"}) from None
+                errors["pattern"] = f"Not a valid regular expression: {exc}"
+        if errors:
+            raise ValidationError(errors)
+
+    def _stored_target(self) -> tuple[str, str] | None:
+        """The tool and argument this rule was saved with; None for a new rule. Only a new target is checked: a
+        rule saved for a tool that has gone since stays editable (to switch it off, or keep it for when the tool
+        comes back), and the admin's list marks it."""
+        if self.pk is None:
+            return None
+        return ApprovalRule.objects.filter(pk=self.pk).values_list("tool_name", "argument").first()
 
     def to_rule(self):
         from tools.approval_rules import ArgumentRule
 
         return ArgumentRule(argument=self.argument, match=self.match, pattern=self.pattern, action=self.action)
+
+
+def known_tool_names() -> set[str]:
+    """Every tool name a rule may name: the code tools of this process, the rows of code tools any process
+    synced (one started with more AGENTWEB_TOOL_MODULES; a tool the code has lost, whose settings are kept), and
+    the HTTP tools."""
+    from tools.registry import default_registry  # lazy: the code tools may import user modules
+
+    names = set(default_registry().names())
+    names.update(ToolSetting.objects.values_list("name", flat=True))
+    names.update(HttpTool.objects.values_list("name", flat=True))
+    return names
+
+
+def tool_arguments(tool_name: str) -> set[str] | None:
+    """The argument names of a tool, None when this process does not know its schema (a code tool that only
+    another process loads, or that the code has lost)."""
+    from tools.registry import default_registry
+
+    code_tool = default_registry().get(tool_name)
+    if code_tool is not None:
+        properties = code_tool.parameters.get("properties")
+        return set(properties) if isinstance(properties, dict) else set()
+    http_tool = HttpTool.objects.filter(name=tool_name).first()
+    return None if http_tool is None else http_tool.property_names()
 
 
 class SettingsStamp(models.Model):

@@ -6,21 +6,20 @@ project deliberately differs are listed in DIFFERENCES with the reason, and show
 
 import ast
 import copy
-import json
 import typing
 from functools import cache
-from pathlib import Path
 
 import pydantic
 import pytest
 
+from tests.support import vectors
 from tools.base import Tool, tool
 from tools.docstring import parse_docstring
 from tools.injection import InjectedArg, InjectedToolCallId
 from tools.pydantic_schema import is_pydantic_model
 from tools.schema import function_schema, type_schema
 
-VECTORS = Path(__file__).resolve().parents[3] / "shared" / "vectors"
+FILES = ("langchain_function_schema.json", "ollama_python_function_schema.json")
 
 # Every function → schema vector of both files, except the docstring-only ones below.
 FUNCTION_VECTORS = [f"lc-schema-{n:03}" for n in [*range(1, 13), *range(19, 31)]] + [
@@ -57,10 +56,7 @@ _WITH_TITLES = (
 
 @cache
 def _vectors() -> dict[str, dict]:
-    entries = {}
-    for name in ("langchain_function_schema.json", "ollama_python_function_schema.json"):
-        entries.update({entry["id"]: entry for entry in json.loads((VECTORS / name).read_text())})
-    return entries
+    return {entry["id"]: entry for entry in vectors.load(*FILES)}
 
 
 def _params(ids: list[str]) -> list:
@@ -68,8 +64,7 @@ def _params(ids: list[str]) -> list:
 
 
 def _vector(vector_id: str) -> dict:
-    if not VECTORS.is_dir():
-        pytest.skip(f"conformance vectors not found at {VECTORS}")
+    vectors.require(*FILES)
     return _vectors()[vector_id]
 
 

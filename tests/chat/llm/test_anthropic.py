@@ -2,7 +2,6 @@
 
 import json
 import ssl
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,10 +21,11 @@ from chat.llm.types import (
     Usage,
 )
 from tests.chat.llm.test_openai import collect
+from tests.support import vectors
 from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, anthropic_sse_body
 
-ROOT = Path(__file__).resolve().parents[3]
-VECTORS = json.loads((ROOT.parent / "shared" / "vectors" / "anthropic_messages_sse.json").read_text(encoding="utf-8"))
+VECTORS_FILE = "anthropic_messages_sse.json"
+VECTORS = vectors.cases(VECTORS_FILE)
 SPLITS = ["whole", 21, 22]  # seeds for random byte splits
 API_KEY = "sk-ant-test-SECRET-0123456789"
 TLS = ssl.create_default_context()  # made once: building one per client costs ~70 ms a test
@@ -74,7 +74,7 @@ def delta(index, **body):
 
 
 @pytest.mark.parametrize("split", SPLITS)
-@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+@pytest.mark.parametrize("vector", VECTORS)
 async def test_vector(server, client, vector, split):
     expected = vector["expected"]
     server.enqueue(sse("\n".join(vector["input"]), split))
@@ -104,7 +104,7 @@ async def test_vector(server, client, vector, split):
 
 
 async def test_usage_counts_the_whole_prompt_and_the_final_output(server, client):
-    vector = next(v for v in VECTORS if v["id"] == "anthropic-sse-001")
+    vector = vectors.find(VECTORS_FILE, "anthropic-sse-001")
     server.enqueue(SSEResponse("\n".join(vector["input"])))
     got = await collect(provider_for(server, client))
     assert got.events[-2:] == [Usage(input_tokens=377, output_tokens=65), Finish("tool_calls")]
@@ -348,6 +348,26 @@ async def test_a_stream_cut_before_message_stop_is_an_error(server, client):
     server.enqueue(SSEResponse(body))
     with pytest.raises(ModelError, match=r"ended the response before the answer was complete \(no message_stop\)"):
         await collect(provider_for(server, client))
+
+
+async def test_the_last_event_without_its_blank_line_is_read(server, client):
+    body = events(
+        START,
+        delta(0, type="text_delta", text="ok"),
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+        STOP,
+    )
+    server.enqueue(SSEResponse(body.rstrip("\n")))
+    got = await collect(provider_for(server, client))
+    assert (got.text, got.finish) == ("ok", "stop")
+
+
+async def test_a_refusal_without_text_shows_the_servers_explanation(server, client):
+    details = {"type": "refusal", "explanation": "This request goes against the usage policy."}
+    body = events(START, {"type": "message_delta", "delta": {"stop_reason": "refusal", "stop_details": details}}, STOP)
+    server.enqueue(SSEResponse(body))
+    got = await collect(provider_for(server, client))
+    assert (got.text, got.finish) == ("This request goes against the usage policy.", "content_filter")
 
 
 async def test_reasoning_from_a_thinking_block_start(server, client):

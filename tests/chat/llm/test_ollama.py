@@ -2,7 +2,6 @@
 
 import json
 import ssl
-from pathlib import Path
 
 import httpx
 import pytest
@@ -21,6 +20,7 @@ from chat.llm.types import (
     Usage,
 )
 from tests.chat.llm.test_openai import collect
+from tests.support import vectors
 from tests.support.model_server import (
     ErrorResponse,
     NDJSONResponse,
@@ -29,8 +29,7 @@ from tests.support.model_server import (
     ollama_ndjson_body,
 )
 
-ROOT = Path(__file__).resolve().parents[3]
-VECTORS = json.loads((ROOT.parent / "shared" / "vectors" / "ollama_api_chat_ndjson.json").read_text(encoding="utf-8"))
+VECTORS = vectors.cases("ollama_api_chat_ndjson.json")
 SPLITS = ["whole", 31, 32, 33]  # seeds for random byte splits
 TLS = ssl.create_default_context()  # made once: building one per client costs ~70 ms a test
 HELLO = [ChatMessage(role="user", content="Hello")]
@@ -69,7 +68,7 @@ def chunk(done=False, **message):
 
 
 @pytest.mark.parametrize("split", SPLITS)
-@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+@pytest.mark.parametrize("vector", VECTORS)
 async def test_vector(server, client, vector, split):
     expected = vector["expected"]
     body = "\n".join(vector["input"]) + "\n"
@@ -96,8 +95,9 @@ async def test_vector(server, client, vector, split):
 
 
 async def test_counts_become_usage(server, client):
-    vector = next(v for v in VECTORS if v["id"] == "ollama-ndjson-001")
-    server.enqueue(NDJSONResponse("\n".join(vector["input"]) + "\n"))
+    # As Ollama's documentation shows a stream (the shared vector ollama-ndjson-001).
+    last = {"model": "qwen3", "done": True, "total_duration": 4883583458, "prompt_eval_count": 26, "eval_count": 282}
+    server.enqueue(NDJSONResponse(ndjson(chunk(content="The", images=None), last)))
     got = await collect(provider_for(server, client))
     assert got.events == [TextDelta("The"), Usage(input_tokens=26, output_tokens=282), Finish("stop")]
 
@@ -199,6 +199,13 @@ async def test_a_load_chunk_with_real_content_keeps_it(server, client):
     )
     server.enqueue(NDJSONResponse(body))
     assert (await collect(provider_for(server, client))).text == "Hi there"
+
+
+async def test_the_tools_own_name_echoed_as_function_name_is_dropped(server, client):
+    call = {"function": {"name": "get_weather", "arguments": {"functionName": "get_weather", "city": "Paris"}}}
+    server.enqueue(NDJSONResponse(ndjson(chunk(True, content="", tool_calls=[call]))))
+    got = await collect(provider_for(server, client), tools=[WEATHER])
+    assert got.calls[0].args == {"city": "Paris"}
 
 
 async def test_function_name_kept_when_the_tool_takes_it(server, client):

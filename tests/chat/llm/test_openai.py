@@ -23,11 +23,11 @@ from chat.llm.types import (
     ToolDefinition,
     Usage,
 )
+from tests.support import vectors
 from tests.support.model_server import ErrorResponse, Hang, ScriptedModelServer, SSEResponse, openai_sse_body
 
 ROOT = Path(__file__).resolve().parents[3]
-VECTORS_FILE = ROOT.parent / "shared" / "vectors" / "openai_chat_completions_sse.json"
-VECTORS = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))
+VECTORS = vectors.cases("openai_chat_completions_sse.json")
 SPLITS = ["whole", 11, 12]  # seeds for random byte splits
 API_KEY = "sk-test-SECRET-0123456789"
 HELLO = [ChatMessage(role="user", content="Hello")]
@@ -123,7 +123,7 @@ def sse(body, split):
 
 
 @pytest.mark.parametrize("split", SPLITS)
-@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+@pytest.mark.parametrize("vector", VECTORS)
 async def test_vector(server, client, vector, split):
     expected = vector["expected"]
     server.enqueue(sse("\n".join(vector["input"]), split))
@@ -309,6 +309,22 @@ async def test_missing_id_is_generated_and_empty_tool_calls_create_nothing(serve
     assert end.id.startswith("call_") and len(end.id) > len("call_")
     assert (end.name, end.args) == ("f", {"a": 1})
     assert got.finish == "tool_calls"  # no finish_reason arrived: with calls, that is what the model did
+
+
+async def test_the_last_event_without_its_blank_line_is_read(server, client):
+    finish = {"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]}
+    server.enqueue(SSEResponse(events(finish) + "data: [DONE]"))
+    got = await collect(provider_for(server, client))
+    assert (got.text, got.finish) == ("ok", "stop")
+
+
+async def test_a_refusal_is_shown_as_the_answer(server, client):
+    refusal = {"choices": [{"index": 0, "delta": {"content": None, "refusal": "I can't help with that."}}]}
+    server.enqueue(
+        SSEResponse(events(refusal, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]"))
+    )
+    got = await collect(provider_for(server, client))
+    assert (got.text, got.finish) == ("I can't help with that.", "stop")
 
 
 async def test_reasoning_field_and_unknown_finish_reason(server, client):

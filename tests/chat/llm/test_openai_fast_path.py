@@ -3,15 +3,14 @@
 import dataclasses
 import json
 import random
-from pathlib import Path
 
 import pytest
 
 from chat.llm.openai import OpenAIProvider, PlainTextChunks
 from chat.llm.types import ModelError, TextDelta
+from tests.support import vectors
 
-VECTORS_FILE = Path(__file__).resolve().parents[4] / "shared" / "vectors" / "openai_chat_completions_sse.json"
-VECTORS = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))
+VECTORS = vectors.cases("openai_chat_completions_sse.json")
 
 HEAD = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":'
 TAIL = ',"logprobs":null,"finish_reason":null}]}'
@@ -57,7 +56,7 @@ async def same_both_ways(data: bytes, monkeypatch, pieces: int = 1):
     return fast
 
 
-@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+@pytest.mark.parametrize("vector", VECTORS)
 @pytest.mark.parametrize("pieces", [1, 7])
 async def test_vectors_read_the_same_with_and_without_the_fast_path(vector, pieces, monkeypatch):
     await same_both_ways("\n".join(vector["input"]).encode(), monkeypatch, pieces)
@@ -90,6 +89,8 @@ async def test_a_stream_of_text_chunks_takes_the_fast_path_and_reads_the_same(mo
         text_chunk('"ok"', head=HEAD.replace('"index":0', '"index":1')),
         text_chunk('"ok"', tail=',"usage":{"prompt_tokens":1,"completion_tokens":2}' + TAIL),
         text_chunk('"ok"', tail=TAIL[:-1] + ',"usage":{"prompt_tokens":1,"completion_tokens":2}}'),
+        '{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}',  # usage alone, as the last chunk
+        '{"choices":[{"index":0}]}',  # no delta at all
         '{"error":{"message":"boom"}}',
         "not json",
     ],
@@ -113,6 +114,9 @@ async def test_chunks_that_differ_from_the_learned_one_are_read_in_full(second, 
         '{"choices":[{"index":0,"delta":{"content":"b","tool_calls":[]}}]}',
         '{"choices":[{"index":0,"delta":{"content":"b","refusal":null}}]}',
         '{"choices":[{"delta":{"content":"b"}}]}',
+        # Usage in the same chunk, or a second choice: each is more than text.
+        '{"choices":[{"index":0,"delta":{"content":"b"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}',
+        '{"choices":[{"index":0,"delta":{"content":"b"}},{"index":1,"delta":{"content":"a"}}]}',
     ],
 )
 async def test_look_alikes_are_not_taken_for_the_content(first, monkeypatch):

@@ -1,13 +1,11 @@
-import json
 import random
-from pathlib import Path
 
 import pytest
 
 from chat.llm.sse import SSEDecoder, SSEEvent
+from tests.support import vectors
 
-VECTORS_FILE = Path(__file__).resolve().parents[4] / "shared" / "vectors" / "openai_chat_completions_sse.json"
-VECTORS = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))
+VECTORS = vectors.cases("openai_chat_completions_sse.json")
 SEEDS = [1, 2, 3, 4, 5]
 
 
@@ -33,7 +31,7 @@ def bytewise(data: bytes) -> list[bytes]:
     return [data[i : i + 1] for i in range(len(data))]
 
 
-@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+@pytest.mark.parametrize("vector", VECTORS)
 def test_vector_bodies_decode_the_same_however_split(vector):
     body = "\n".join(vector["input"]).encode()
     # Every vector has one data line per event: the payloads are exactly the data lines, in order.
@@ -44,7 +42,7 @@ def test_vector_bodies_decode_the_same_however_split(vector):
         assert decode(random_pieces(body, seed)) == expected, f"seed {seed}"
 
 
-@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+@pytest.mark.parametrize("vector", VECTORS)
 def test_vector_bodies_with_crlf_and_cr_line_endings(vector):
     expected = decode(["\n".join(vector["input"]).encode()])
     for ending in ("\r\n", "\r"):

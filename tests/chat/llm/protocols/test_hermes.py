@@ -7,7 +7,7 @@ import pytest
 from chat.llm.protocols import HermesParser
 from chat.llm.types import ReasoningDelta, TextDelta, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
 
-from .support import feed, outcome
+from .support import chunkings, feed, outcome
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Seoul", "days": [1, 2]}}\n</tool_call>'
 
@@ -58,6 +58,7 @@ def test_parameters_is_read_as_arguments_and_missing_arguments_mean_none():
         ("get_weather(city='Seoul')", "", "not a JSON object"),
         ("", "", "empty"),
         ('{"name": "x", "arguments": {"a": 1}', "x", "incomplete before </tool_call>"),
+        ('{"name": "x", "arguments": {"a": tru}}', "x", "not valid JSON (Expecting value"),
     ],
 )
 def test_a_block_that_is_not_a_call_ends_with_an_error_that_says_how_to_write_one(body, name, says):
@@ -68,6 +69,23 @@ def test_a_block_that_is_not_a_call_ends_with_an_error_that_says_how_to_write_on
     assert error_name == name
     assert says in error
     assert "<tool_call>" in error  # the way to write it, for the model to try again
+
+
+@pytest.mark.parametrize(
+    ("body", "args"),
+    [
+        ('{"name":"f","arguments":{"a":1},"id":7}', {"a": 1}),  # compact, a number last
+        ('{"arguments":{"a":1},"name":"f","strict":true}', {"a": 1}),
+        ('{"arguments":null, "name":"f"}', {}),
+        ('{"name": "f", "arguments": "{\\"city\\": \\"Paris\\"}"}', {"city": "Paris"}),  # a JSON string
+        # Two slips models make, repaired: a raw newline inside a string, an escape JSON does not know.
+        ('{"name": "f", "arguments": {"text": "a\nb", "price": "\\$5"}}', {"text": "a\nb", "price": "$5"}),
+    ],
+)
+def test_calls_written_in_other_ways_json_allows_or_models_slip_into_read_the_same_however_split(body, args):
+    for way, chunks in chunkings(f"<tool_call>{body}</tool_call>").items():
+        result = outcome(feed(HermesParser(), chunks))
+        assert (result.calls, result.errors) == ([("f", args)], []), way
 
 
 def test_in_an_array_of_calls_each_call_stands_on_its_own():

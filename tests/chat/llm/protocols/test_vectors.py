@@ -11,19 +11,16 @@ A vector that expects neither may not produce an error call, except where OURS s
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from chat.llm.protocols import HermesParser, XmlParser
 from chat.llm.types import ToolDefinition
+from tests.support import vectors
 
 from .support import chunkings, feed, outcome
 
-VECTORS_DIR = Path(__file__).resolve().parents[4].parent / "shared" / "vectors"
 FILES = ("vllm_hermes.json", "ai_sdk_tool_call_middleware_hermes.json", "ai_sdk_tool_call_middleware_morphxml.json")
-VECTORS = [vector for name in FILES for vector in json.loads((VECTORS_DIR / name).read_text(encoding="utf-8"))]
+VECTORS = vectors.load(*FILES)
 
 _CUT_OFF = (
     "a call cut off by the end of the reply is answered with an error the model can act on (like "
@@ -55,6 +52,7 @@ OURS: dict[str, tuple[str, dict]] = {
 
 
 def test_all_vectors_are_here():
+    vectors.require(*FILES)
     assert len(VECTORS) == 87
     assert {v["kind"] for v in VECTORS} == {"hermes", "xml"}
     assert set(OURS) <= {v["id"] for v in VECTORS}
@@ -103,7 +101,7 @@ def meets(result, expected) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+@pytest.mark.parametrize("vector", vectors.cases(*FILES))
 def test_vector(vector):
     text = "".join(vector["input"]) if isinstance(vector["input"], list) else vector["input"]
     ways = chunkings(text)

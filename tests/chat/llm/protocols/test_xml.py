@@ -6,7 +6,7 @@ from chat.llm.protocols import XmlParser
 from chat.llm.protocols.prompts import xml_element
 from chat.llm.types import ToolCallArgsDelta, ToolCallEnd, ToolCallStart, ToolDefinition
 
-from .support import feed, outcome
+from .support import chunkings, feed, outcome
 
 
 def tool(name, properties=None, **extra):
@@ -61,6 +61,8 @@ def test_a_stray_closing_tag_of_a_tool_is_not_shown():
         ({"enum": ["x", "y"]}, "x", "x"),
         ({}, "3", 3),
         ({}, "Seoul", "Seoul"),
+        ({"type": "object"}, "{'a': True, 'b': None}", {"a": True, "b": None}),  # a Python literal
+        ({"type": "array", "items": {"type": "integer"}}, "<item>1</item><item>2</item>", [1, 2]),
     ],
 )
 def test_values_are_typed_by_the_schema(schema, written, value):
@@ -77,6 +79,23 @@ def test_objects_and_arrays_of_objects_come_from_child_elements():
     assert parse(text, tool("q", schema)).calls == [
         ("q", {"filter": {"min": 3, "tags": ["a", "b"]}, "rows": [{"n": 1}, {"n": 2}]})
     ]
+
+
+def test_nested_elements_read_the_same_however_split():
+    schema = {"filter": {"type": "object", "properties": {"min": {"type": "number"}, "tags": {"type": "array"}}}}
+    text = "Look: <q><filter><min>3</min><tags>a</tags><tags>b</tags></filter></q>"
+    for way, chunks in chunkings(text).items():
+        result = outcome(feed(XmlParser([tool("q", schema)]), chunks))
+        assert (result.text, result.calls) == ("Look: ", [("q", {"filter": {"min": 3, "tags": ["a", "b"]}})]), way
+
+
+def test_an_element_left_open_is_closed_by_the_end_of_the_call():
+    schema = {"filter": {"type": "object", "properties": {"min": {"type": "number"}}}}
+    assert parse("<q><filter><min>3</min></q>", tool("q", schema)).calls == [("q", {"filter": {"min": 3}})]
+
+
+def test_an_empty_parameter_tag_gives_an_empty_value():
+    assert parse("<get_weather><city/><days>2</days></get_weather>").calls == [("get_weather", {"city": "", "days": 2})]
 
 
 def test_a_tool_with_one_parameter_may_be_given_its_value_directly():
