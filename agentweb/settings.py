@@ -209,8 +209,9 @@ LOGGING = {
         "django.channels.worker": {"level": "INFO"},
         # A view's unhandled exception, with its traceback. Django's own console handler prints only with debug on
         # (and its e-mail to ADMINS goes nowhere here), so with debug off the person sees a 500 page and the
-        # operator would see nothing. Printed here and not passed up, so it is printed once.
-        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # operator would see nothing; with debug on, its "Not Found" warnings too, as Django prints them then.
+        # Printed here and not passed up, so it is printed once.
+        "django.request": {"handlers": ["console"], "level": "WARNING" if DEBUG else "ERROR", "propagate": False},
     },
 }
 
