@@ -268,7 +268,9 @@ function handleEvent(ev) {
   switch (ev.type) {
     case "run.started":
       state.runActive = true;
-      confirmPending();
+      // `message`: the id of the message this turn sent (servers before it was added leave it out; the bubble
+      // then gets its id from the next snapshot). With it, Edit works on the bubble without a reload.
+      confirmPending(idOf(ev.message) ?? null);
       break;
     case "thread.model_changed":
       picker.changed(ev);
