@@ -1,5 +1,5 @@
-"""The menus of the page's header and the chat's top bar in real Chromium, on a phone (390 px wide) and on a
-desktop: each opens inside the screen, so every button in it can be reached.
+"""The menus of the page's header and the chat's top bar in real Chromium, on a phone (390 px wide), beside the
+sidebar on a narrow screen and on a desktop: each opens inside the screen, so every button in it can be reached.
 
 AGENTWEB_SCREENSHOTS=1 also writes the share menu on a phone to docs/screenshots/.
 """
@@ -14,6 +14,7 @@ from tests.support.processes import ROOT, app_environment, create_user, daphne, 
 
 USER, PASSWORD = "grace", "hopper-1906"
 PHONE = {"width": 390, "height": 844}
+NARROW = {"width": 760, "height": 820}  # just wide enough for the sidebar: the least room beside it
 WIDE = {"width": 1280, "height": 820}
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 # Each menu: what opens it, and what opens.
@@ -81,7 +82,7 @@ def outside(page, locator, viewport):
 
 
 @pytest.mark.parametrize("menu", MENUS)
-@pytest.mark.parametrize("viewport", [PHONE, WIDE], ids=["phone", "desktop"])
+@pytest.mark.parametrize("viewport", [PHONE, NARROW, WIDE], ids=["phone", "narrow", "desktop"])
 def test_a_menu_opens_inside_the_screen(page, thread_url, viewport, menu):
     popover = open_menu(page, thread_url, viewport, menu)
     assert outside(page, popover, viewport) == []
