@@ -268,8 +268,8 @@ function handleEvent(ev) {
   switch (ev.type) {
     case "run.started":
       state.runActive = true;
-      // `message`: the id of the message this turn sent (servers before it was added leave it out; the bubble
-      // then gets its id from the next snapshot). With it, Edit works on the bubble without a reload.
+      // `message`: the id of the message this turn sent, for the bubble shown as it was sent (Edit needs it).
+      // A server from before the field leaves it out: the bubble then has no id until the thread is loaded again.
       confirmPending(idOf(ev.message) ?? null);
       break;
     case "thread.model_changed":
