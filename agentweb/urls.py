@@ -1,8 +1,21 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Changing one's password, in the app's own pages (the admin keeps its own): ahead of Django's auth URLs,
+    # which answer the same addresses with the admin's templates.
+    path(
+        "accounts/password_change/",
+        auth_views.PasswordChangeView.as_view(template_name="registration/change_password.html"),
+        name="password_change",
+    ),
+    path(
+        "accounts/password_change/done/",
+        auth_views.PasswordChangeDoneView.as_view(template_name="registration/change_password_done.html"),
+        name="password_change_done",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("chat.urls")),
     path("", include("sharing.urls")),

@@ -267,6 +267,7 @@ async def launch_run(
                 "run": turn.run.pk,
                 "created_thread": turn.created_thread,
                 "resume": resume is not None,
+                "message": turn.user_message_id,
             },
         )
         _watch_handover(turn.thread.pk, turn.run.pk)
@@ -315,7 +316,8 @@ async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:
     thread = await Thread.objects.aget(pk=message["thread"])
     run = await Run.objects.aget(pk=message["run"])
     resume = (await db(services.approved_calls)(run_id=run.pk))[1] if message["resume"] else None
-    return await start_here(services.TurnStart(thread, run, message["created_thread"]), resume=resume)
+    turn = services.TurnStart(thread, run, message["created_thread"], user_message_id=message.get("message"))
+    return await start_here(turn, resume=resume)
 
 
 async def start_here(
@@ -349,6 +351,7 @@ async def start_here(
             run,
             recorder,
             announce=turn.created_thread,
+            user_message=turn.user_message_id,
             resume=resume,
             config=turn.config,
             setup=turn.setup if resume is None else None,
@@ -366,6 +369,7 @@ async def execute_run(
     recorder: RunRecorder,
     *,
     announce: bool,
+    user_message: int | None = None,
     resume: list[services.ApprovedCall] | None,
     config: ModelConfig | None = None,
     setup: RunSetup | None = None,
@@ -378,7 +382,10 @@ async def execute_run(
             await tell_user(
                 thread.owner_id, "thread.listed", thread=str(thread.pk), title=thread.title, news_to_followers=False
             )
-        await channel.emit("run.started", run={"id": run.pk, "status": Run.Status.RUNNING, "resumed": bool(resume)})
+        started = {"run": {"id": run.pk, "status": Run.Status.RUNNING, "resumed": bool(resume)}}
+        if user_message is not None:  # the tab that sent it shows it already, without its id
+            started["message"] = user_message
+        await channel.emit("run.started", **started)
         if setup is None:
             setup = await db(prepare_run)(thread, config, run=None if resume else run)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history

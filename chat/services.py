@@ -71,6 +71,8 @@ class TurnStart:
     reserved_message_id: int | None = None
     # A retry that asks for decisions again (the run waits, no task): (tool call id, the choices offered) per call.
     awaiting: tuple[tuple[str, dict], ...] = ()
+    # The user's message that opened the run (message.send), which run.started names; None for other runs.
+    user_message_id: int | None = None
 
 
 def make_title(content: str) -> str:
@@ -161,17 +163,27 @@ def _open_turn(
             client_msg_id=client_msg_id,
         )
     ]
-    reserve = reserve_answer and connection.features.can_return_rows_from_bulk_insert
+    returning = connection.features.can_return_rows_from_bulk_insert
+    reserve = reserve_answer and returning
     if reserve:
         # The run's first answer, streaming, in the same INSERT (see RunSetup.message_id).
         messages.append(
             Message(thread=thread, run=run, order=last_order + 2, role=Message.Role.ASSISTANT, status="streaming")
         )
-    reserved = _insert(Message, messages, returning=reserve)
+    keys = _insert(Message, messages, returning=returning)
+    if keys is None:  # a database that does not return the keys of an INSERT
+        keys = [Message.objects.values_list("pk", flat=True).get(thread=thread, client_msg_id=client_msg_id)]
     if changes:
         Thread.objects.filter(pk=thread.pk).update(**changes)
     thread.owner = user  # read moments ago (the consumer re-reads it per frame): the run need not read it again
-    return TurnStart(thread=thread, run=run, created_thread=created, config=config, reserved_message_id=reserved)
+    return TurnStart(
+        thread=thread,
+        run=run,
+        created_thread=created,
+        config=config,
+        reserved_message_id=keys[1] if reserve else None,
+        user_message_id=keys[0],
+    )
 
 
 def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Thread:
@@ -523,13 +535,14 @@ def record_tool_calls(
             status=Message.Status.STREAMING,
         )
     )
-    return _insert(Message, messages, returning=True)
+    return _insert(Message, messages, returning=True)[-1]
 
 
 def _insert(model, objs: list, *, rows: list[CallRow] | None = None, returning: bool = False) -> Any:
     """INSERT `objs` in one statement per batch, without bulk_create's transaction (a BEGIN of its own on
-    SQLite): the rows are new and their keys are not read back, but for `returning`: the last row's key is
-    returned (the database must return rows from a bulk insert). `rows`: the calls' fields to set first."""
+    SQLite): the rows are new and their keys are not read back, but for `returning`: the rows' keys are
+    returned, in order (the database must return rows from a bulk insert). `rows`: the calls' fields to set
+    first."""
     from django.db import connection
     from django.db.models import AutoField
 
@@ -539,14 +552,16 @@ def _insert(model, objs: list, *, rows: list[CallRow] | None = None, returning: 
                 setattr(obj, name, getattr(row, name))
     fields = [f for f in model._meta.concrete_fields if not isinstance(f, AutoField) and not f.generated]
     size = max(connection.ops.bulk_batch_size(fields, objs), 1)
-    returned = None
+    keys = []
     for start in range(0, len(objs), size):
         returned = model._base_manager._insert(
             objs[start : start + size],
             fields=fields,
             returning_fields=[model._meta.pk] if returning else None,
         )
-    return returned[-1][0] if returning else None
+        if returning:
+            keys.extend(row[0] for row in returned)
+    return keys if returning else None
 
 
 def finish_run(

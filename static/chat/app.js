@@ -283,7 +283,9 @@ function handleEvent(ev) {
   switch (ev.type) {
     case "run.started":
       state.runActive = true;
-      confirmPending();
+      // `message`: the id of the message this turn sent, for the bubble shown as it was sent (Edit needs it).
+      // A server from before the field leaves it out: the bubble then has no id until the thread is loaded again.
+      confirmPending(idOf(ev.message) ?? null);
       break;
     case "thread.model_changed":
       picker.changed(ev);

@@ -85,6 +85,20 @@ async def test_a_demo_turn_calls_the_calculator_and_answers(connect, owner):
     assert events[-1] == {**events[-1], "type": "run.completed", "reason": "done"}
 
 
+async def test_run_started_names_the_message_each_turn_sent(connect, owner):
+    # A tab shows its message before the server stores it; run.started gives that bubble its id.
+    client = await connect(owner)
+    await client.ask("what is 2+2?")
+    events = await client.run_to_end()
+    thread_id = events[0]["thread"]
+    await client.ask("and 3+3?", thread=thread_id)
+    second = await client.run_to_end()
+
+    started = [e for e in events + second if e["type"] == "run.started"]
+    stored = [m.pk async for m in Message.objects.filter(thread_id=thread_id, role="user").order_by("order")]
+    assert [e["message"] for e in started] == stored
+
+
 async def test_every_event_of_a_turn_is_numbered_one_after_another(connect, owner):
     client = await connect(owner)
     await client.ask("what is 2+2?")

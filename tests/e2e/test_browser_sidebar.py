@@ -160,3 +160,77 @@ def test_another_tab_sees_a_new_chat_its_new_title_and_its_deletion(app, page, t
     other.wait_for_url(lambda url: "/t/" not in url)
     sync_api.expect(item_in(other, thread_id)).to_have_count(0)
     context.close()
+
+
+def ask_in_open_chat(page, text, answer):
+    """Send `text` in the chat the page shows and wait until the answer containing `answer` has ended."""
+    connected(page)
+    users = page.locator("#messages .message.user").count()
+    page.fill("#composer-input", text)
+    page.keyboard.press("Enter")
+    wait_until(page, f"document.querySelectorAll('#messages .message.user').length > {users}")
+    sync_api.expect(page.locator("#messages .message.assistant .message-text").last).to_contain_text(answer)
+    finished(page)
+
+
+def test_edit_and_regenerate_show_after_a_turn_sent_in_the_open_chat(app, page):
+    page.goto(f"{app}/")
+    ask(page, "what is 2+3?")
+    ask_in_open_chat(page, "what is 6*7?", "42")  # no reload: the bubble is the one shown as it was sent
+    last_user = page.locator("#messages .message.user").last
+    sync_api.expect(last_user.locator(".turn-edit")).to_be_visible()
+    sync_api.expect(page.locator("#messages .message.assistant").last.locator(".turn-regenerate")).to_be_visible()
+
+    last_user.locator(".turn-edit").click()
+    page.fill(".turn-edit-input", "what is 5*5?")
+    page.keyboard.press("Enter")
+    sync_api.expect(page.locator("#messages .message.assistant .message-text").last).to_contain_text("25")
+    finished(page)
+    texts = ["what is 2+3?", "what is 5*5?"]
+    assert page.locator("#messages .message.user .message-text").all_text_contents() == texts
+    page.reload()
+    page.wait_for_selector("#messages .message.user")
+    assert page.locator("#messages .message.user .message-text").all_text_contents() == texts
+
+
+def element_at(page, x, y):
+    """What a click at (x, y) would reach: the thread link, a Rename or Delete button, or something else."""
+    return page.evaluate(
+        """([x, y]) => {
+        const node = document.elementFromPoint(x, y);
+        if (node?.closest('.thread-rename')) return 'rename';
+        if (node?.closest('.thread-delete')) return 'delete';
+        return node?.closest('.thread-link') ? 'link' : String(node?.className);
+    }""",
+        [x, y],
+    )
+
+
+def test_a_chat_in_the_sidebar_opens_wherever_its_title_is_clicked(app, page):
+    page.goto(f"{app}/")
+    connected(page)
+    item = page.locator("#thread-list .thread-item").first
+    target = item.locator(".thread-link").get_attribute("href")
+    item.hover()
+    box, title = item.bounding_box(), item.locator(".thread-title").bounding_box()
+    y = title["y"] + title["height"] / 2
+    reached = {f: element_at(page, box["x"] + box["width"] * f, y) for f in (0.05, 0.25, 0.5, 0.6, 0.75, 0.95)}
+    assert set(reached.values()) == {"link"}, reached
+    page.mouse.click(box["x"] + box["width"] / 2, y)
+    page.wait_for_url(f"**{target}")
+
+
+def test_rename_and_delete_are_reached_only_where_they_show(app, page):
+    page.goto(f"{app}/")
+    connected(page)
+    item = page.locator("#thread-list .thread-item").first
+    rename, delete = item.locator(".thread-rename"), item.locator(".thread-delete")
+    item.hover()
+    r, d = rename.bounding_box(), delete.bounding_box()
+    assert element_at(page, r["x"] + r["width"] / 2, r["y"] + r["height"] / 2) == "rename"
+    assert element_at(page, d["x"] + d["width"] / 2, d["y"] + d["height"] / 2) == "delete"
+    assert element_at(page, (r["x"] + r["width"] + d["x"]) / 2, r["y"] + r["height"] / 2) == "link"  # between
+    page.mouse.move(900, 600)  # away from the sidebar: the buttons are hidden, and so out of reach
+    sync_api.expect(item.locator(".thread-actions")).to_have_css("opacity", "0")
+    assert element_at(page, r["x"] + r["width"] / 2, r["y"] + r["height"] / 2) == "link"
+    assert element_at(page, d["x"] + d["width"] / 2, d["y"] + d["height"] / 2) == "link"

@@ -101,6 +101,22 @@ def test_a_turn_runs_in_the_worker_and_its_tool_result_goes_back_to_the_model(ap
     )
 
 
+def test_run_started_in_the_worker_names_the_message_it_answers(app):
+    script(app, {"text": "Hello."})
+
+    async def turn():
+        async with ChatSocket(app["first"], app["cookie"]) as socket:
+            await socket.send(**send("hello"))
+            events = await socket.until("run.completed", "run.failed")
+            await socket.send(type="thread.subscribe", thread=events[0]["thread"], after_seq=None)
+            return events, (await socket.until("thread.snapshot"))[-1]
+
+    events, snapshot = asyncio.run(turn())
+
+    started = next(e for e in events if e["type"] == "run.started")
+    assert started["message"] == snapshot["messages"][0]["id"]
+
+
 def test_a_tab_on_the_other_daphne_sees_the_same_turn(app):
     script(app, {"text": "First answer."}, {"text": "Second answer, seen from both tabs.", "delay_ms": 5})
 
