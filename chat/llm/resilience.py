@@ -140,6 +140,16 @@ class HTTPProvider:
         except httpx.InvalidURL as exc:
             raise self.error(f"The model server URL {self.base_url!r} is not valid: {exc}") from exc
 
+    def ended_early(self, missing: str) -> ModelServerError:
+        """The body ended cleanly before the wire format's own end of an answer (`missing` names it).
+
+        Retryable like a broken connection: the caller retries only while nothing has been shown; after
+        that the run fails with the partial text kept, and Retry asks again."""
+        return self.error(
+            f"The model server at {self.base_url} ended the answer early: the stream closed without {missing}.",
+            retryable=True,
+        )
+
     def error(self, message: str, **details: Any) -> ModelServerError:
         # Error bodies sometimes echo the key back ("Incorrect API key provided: sk-…"): never pass it on.
         if self._api_key:

@@ -5,7 +5,15 @@ import json
 import pytest
 
 from chat.models import Message, Run, ToolCall
-from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, openai_sse_body
+from tests.support.model_server import (
+    ErrorResponse,
+    NDJSONResponse,
+    ScriptedModelServer,
+    SSEResponse,
+    anthropic_sse_body,
+    ollama_ndjson_body,
+    openai_sse_body,
+)
 from tests.support.processes import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -102,6 +110,42 @@ async def test_a_server_error_is_shown_with_what_the_server_said_and_never_the_k
     assert events[-1]["type"] == "run.failed"
     assert "CUDA out of memory" in events[-1]["error"]
     assert "sk-test-key" not in str(events)
+
+
+def cut_before_its_end(api, text):
+    """A whole answer of `api`'s wire format, and the same stream closed cleanly before its normal ending
+    (finish_reason and [DONE]; content_block_stop, message_delta and message_stop; the done: true line)."""
+    if api == "openai":
+        whole = openai_sse_body(text=text)
+        kept = [event for event in whole.split("\n\n") if '"finish_reason":null' in event]
+        return SSEResponse(whole), SSEResponse("".join(event + "\n\n" for event in kept))
+    if api == "anthropic":
+        whole = anthropic_sse_body(text=text)
+        return SSEResponse(whole), SSEResponse(whole.split("event: content_block_stop")[0])
+    whole = ollama_ndjson_body(text=text)
+    return NDJSONResponse(whole), NDJSONResponse("".join(whole.splitlines(True)[:-1]))
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic", "ollama"])
+async def test_an_answer_the_server_ends_early_fails_with_its_text_kept_and_retry_answers_afresh(
+    connect, owner, model_server, settings, api
+):
+    whole, cut = cut_before_its_end(api, "The answer is forty-two.")
+    base_url = model_server.base_url if api == "openai" else model_server.root_url
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "api": api, "base_url": base_url}
+    model_server.enqueue(cut, whole)
+    client = await connect(owner)
+    await client.ask("what is the answer?")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.failed"
+    assert "ended the answer early" in events[-1]["error"]
+    failed = await Message.objects.aget(role="assistant")
+    assert failed.status == "error" and failed.content.startswith("The answer is")
+    await client.send(type="run.retry", thread=events[0]["thread"])
+    retried = await client.run_to_end()
+    assert retried[-1]["type"] == "run.completed"
+    answer = await Message.objects.filter(role="assistant").exclude(pk=failed.pk).aget()
+    assert (answer.status, answer.content) == ("complete", "The answer is forty-two.")
 
 
 async def test_a_failed_run_keeps_the_question_and_the_thread_goes_on(connect, owner, model_server):

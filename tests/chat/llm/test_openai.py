@@ -411,6 +411,38 @@ async def test_read_timeout(server):
     assert str(caught.value) == f"The model server at {server.base_url} sent nothing for 0.2 s (read timeout)."
 
 
+# --- a stream that ends before the answer does ---------------------------------------------------
+
+
+async def test_a_stream_that_stops_without_finish_reason_or_done_is_an_error_after_its_text(server, client):
+    text = {"choices": [{"index": 0, "delta": {"content": "half an ans"}, "finish_reason": None}]}
+    server.enqueue(SSEResponse(events(text)))
+    seen = []
+    with pytest.raises(ModelError, match=r"ended the answer early") as caught:
+        async for event in provider_for(server, client).stream(HELLO, []):
+            seen.append(event)
+    assert seen == [TextDelta("half an ans")]
+    assert server.base_url in str(caught.value)
+
+
+async def test_a_stream_that_stops_mid_call_is_an_error_not_a_call(server, client):
+    start = {"index": 0, "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"ci'}}
+    server.enqueue(SSEResponse(events({"choices": [{"index": 0, "delta": {"tool_calls": [start]}}]})))
+    seen = []
+    with pytest.raises(ModelError, match=r"ended the answer early"):
+        async for event in provider_for(server, client).stream(HELLO, [WEATHER]):
+            seen.append(event)
+    assert not [e for e in seen if isinstance(e, ToolCallEnd | Finish)]
+
+
+async def test_done_without_a_finish_reason_is_a_complete_answer(server, client):
+    # Some OpenAI-compatible servers never set finish_reason; [DONE] is their word that the answer is whole.
+    text = {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]}
+    server.enqueue(SSEResponse(events(text, "[DONE]")))
+    got = await collect(provider_for(server, client))
+    assert got.events == [TextDelta("Hi"), Finish("stop")]
+
+
 # --- the CLI, as end-to-end tests run it -----------------------------------------------------------
 
 
