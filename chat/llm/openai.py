@@ -243,8 +243,9 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
         return {"role": message.role, "content": message.content}
     return {
         "role": "assistant",
-        # OpenAI wants null, not "", for an assistant turn that only calls tools.
-        "content": message.content or None,
+        # A string, never null: OpenAI takes both for a turn that only calls tools, llama-cpp-python's server
+        # rejects null with a 500 ("Input should be a valid string").
+        "content": message.content,
         "tool_calls": [
             {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": json.dumps(call.args)}}
             for call in message.tool_calls

@@ -213,6 +213,31 @@ async def test_a_client_error_is_not_retried(kit, server, client):
     assert len(server.requests) == 1
 
 
+# What llama-cpp-python's server answers to a request its pydantic models refuse (here "content": null).
+PYDANTIC_500 = {
+    "error": {
+        "message": "[{'type': 'string_type', 'loc': ('body', 'messages', 1, 'typed-dict', 'content'), "
+        "'msg': 'Input should be a valid string', 'input': None}]",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [PYDANTIC_500, {"error": {"message": "messages: bad role", "type": "invalid_request_error"}}],
+    ids=["pydantic", "invalid_request_error"],
+)
+async def test_a_server_error_that_says_the_request_is_invalid_is_not_retried(kit, server, client, body):
+    server.enqueue(ErrorResponse(500, body), kit.answer("never"))
+    waits = Waits()
+    _, message = await collect_until_error(retrying(kit.provider(server, client), waits))
+    assert message.startswith(f"The model server at {kit.url(server)} answered 500 Internal Server Error: ")
+    assert (len(server.requests), waits) == (1, [])
+
+
 async def test_a_retry_after_longer_than_the_cap_fails_at_once(kit, server, client):
     server.enqueue(ErrorResponse(429, {"error": {"message": "quota"}}, {"Retry-After": "3600"}), kit.answer("never"))
     waits = Waits()

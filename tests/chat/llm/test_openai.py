@@ -208,7 +208,7 @@ async def test_request_body_in_openai_shape(server, client):
             {"role": "user", "content": "Weather in Paris?"},
             {
                 "role": "assistant",
-                "content": None,
+                "content": "",
                 "tool_calls": [
                     {
                         "id": "call_1",
@@ -230,6 +230,18 @@ async def test_request_body_in_openai_shape(server, client):
             {"role": "user", "content": "Thanks"},
         ],
     }
+
+
+async def test_an_assistant_turn_that_only_calls_tools_sends_an_empty_string_not_null(server, client):
+    # llama-cpp-python's server rejects "content": null with a 500 ("Input should be a valid string").
+    server.enqueue(SSEResponse(openai_sse_body(text="ok")))
+    messages = [
+        ChatMessage(role="user", content="Weather?"),
+        ChatMessage(role="assistant", tool_calls=[ToolCallRequest("call_1", "get_weather", {"city": "Oslo"})]),
+        ChatMessage(role="tool", content="sunny", tool_call_id="call_1", name="get_weather", status="success"),
+    ]
+    await collect(provider_for(server, client), messages, [WEATHER])
+    assert server.requests[0]["json"]["messages"][1]["content"] == ""
 
 
 async def test_no_tools_no_options_when_unset(server, client):
