@@ -25,6 +25,7 @@ from . import services
 from .agent import StepResult
 from .broadcast import ThreadChannel
 from .coalesce import DeltaCoalescer
+from .llm.types import ToolCallRequest
 
 db = database_sync_to_async
 
@@ -39,7 +40,7 @@ class CallState:
     name: str
     done: bool = False
     index: int = 0
-    args: dict = field(default_factory=dict)
+    args: dict | str = field(default_factory=dict)  # str: the model's own text of a call it could not be read
     status: str = "streaming"
     approval: dict | None = None
     started_at: Any = None
@@ -169,7 +170,7 @@ class RunRecorder:
             if index not in self.calls:  # a provider that ended a call it never started
                 await self.tool_call_started(index, call.id, call.name)
             state = self.calls[index]
-            state.args, state.status, state.dirty = call.args, "requested", True
+            state.args, state.status, state.dirty = shown_args(call), "requested", True
         content = step.message.content
         await self._wait_for_save()
         await db(services.complete_assistant_message)(
@@ -190,7 +191,7 @@ class RunRecorder:
             usage=step.usage or None,
         )
         for index, call in zip(step.indexes, step.message.tool_calls, strict=True):
-            await self.channel.emit("tool_call.requested", tool_call=str(self.calls[index].id), args=call.args)
+            await self.channel.emit("tool_call.requested", tool_call=str(self.calls[index].id), args=shown_args(call))
 
     async def tool_call_running(self, index: int) -> None:
         call = self.calls[index]
@@ -347,6 +348,12 @@ class RunRecorder:
 #: layer's queue wakes its receive task, channels' await_many_dispatch wakes on that, then dispatch sends),
 #: times the two events a message opens with (message.started, its first delta), with some to spare.
 FIRST_PIECE_TURNS = 10
+
+
+def shown_args(call: ToolCallRequest) -> dict | str:
+    """A call's arguments as its card shows them and its row keeps them: the model's own text (a JSON string)
+    for a call whose arguments could not be read, so the card shows what was written, not {}."""
+    return call.raw if call.raw is not None else call.args
 
 
 async def let_sockets_send() -> None:

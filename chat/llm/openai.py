@@ -27,6 +27,7 @@ from .types import (
     TextDelta,
     ToolCallArgsDelta,
     ToolCallEnd,
+    ToolCallRequest,
     ToolCallStart,
     ToolDefinition,
     Usage,
@@ -247,10 +248,15 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
         # rejects null with a 500 ("Input should be a valid string").
         "content": message.content,
         "tool_calls": [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": json.dumps(call.args)}}
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": _arguments(call)}}
             for call in message.tool_calls
         ],
     }
+
+
+def _arguments(call: ToolCallRequest) -> str:
+    # A call that could not be read goes back as the model wrote it, next to the error it got for it.
+    return call.raw if call.raw is not None else json.dumps(call.args)
 
 
 @dataclass

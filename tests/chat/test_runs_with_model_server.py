@@ -90,6 +90,38 @@ async def test_arguments_that_are_not_json_go_back_as_an_error(connect, owner, m
     assert "not valid JSON" in completed["content"]
 
 
+BROKEN_ARGS = '{"expression": "1+'
+
+
+def sent_calls(request):
+    return [c for m in request["json"]["messages"] if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+
+
+async def test_arguments_that_are_not_json_are_shown_and_sent_back_as_the_model_wrote_them(
+    connect, owner, model_server
+):
+    model_server.enqueue(calls(("c1", "calculator", BROKEN_ARGS)), answer("retrying"))
+    client = await connect(owner)
+    await client.ask("broken")
+    events = await client.run_to_end()
+    assert next(e for e in events if e["type"] == "tool_call.requested")["args"] == BROKEN_ARGS
+    [call] = sent_calls(model_server.requests[1])
+    assert call["function"] == {"name": "calculator", "arguments": BROKEN_ARGS}
+    assert "not valid JSON" in tool_messages(model_server.requests[1])[0]["content"]
+
+
+async def test_arguments_that_are_not_json_are_kept_as_written_in_the_stored_thread(connect, owner, model_server):
+    model_server.enqueue(calls(("c1", "calculator", BROKEN_ARGS)), answer("retrying"), answer("later"))
+    client = await connect(owner)
+    await client.ask("broken")
+    thread = (await client.run_to_end())[0]["thread"]
+    await client.ask("and now?", thread=thread)
+    await client.run_to_end()
+    [call] = sent_calls(model_server.requests[2])  # the history read back from the database
+    assert call["function"]["arguments"] == BROKEN_ARGS
+    assert (await ToolCall.objects.aget()).args == BROKEN_ARGS
+
+
 async def test_a_model_server_that_is_down_fails_the_run_naming_its_url(connect, owner, settings):
     url = f"http://127.0.0.1:{free_port()}/v1"
     settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "api": "openai", "base_url": url, "model": "m"}
@@ -198,6 +230,21 @@ async def test_the_hermes_protocol_puts_tools_in_the_prompt_and_parses_calls_fro
     assert "<tool_response>" in second["messages"][-1]["content"]
     assert next(e for e in events if e["type"] == "tool_call.completed")["content"] == "42"
     assert not [e for e in events if e["type"] == "run.note"]
+
+
+async def test_a_hermes_call_that_cannot_be_read_goes_back_to_the_model_as_it_wrote_it(
+    connect, owner, model_server, settings
+):
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "tool_protocol": "hermes"}
+    written = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "6*7}\n</tool_call>'
+    model_server.enqueue(SSEResponse(openai_sse_body(text=written)), answer("Sorry."))
+    client = await connect(owner)
+    await client.ask("six times seven")
+    events = await client.run_to_end()
+    assert next(e for e in events if e["type"] == "tool_call.requested")["args"] == written
+    second = model_server.requests[1]["json"]["messages"]
+    assert second[-2] == {"role": "assistant", "content": written}
+    assert '"status": "error"' in second[-1]["content"]
 
 
 @pytest.fixture
