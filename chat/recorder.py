@@ -40,7 +40,7 @@ class CallState:
     name: str
     done: bool = False
     index: int = 0
-    args: dict | str = field(default_factory=dict)  # str: the model's own text of a call it could not be read
+    args: dict | str = field(default_factory=dict)  # str: arguments that could not be read, as written
     status: str = "streaming"
     approval: dict | None = None
     started_at: Any = None

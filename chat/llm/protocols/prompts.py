@@ -62,7 +62,8 @@ def call_markup(protocol: str, call: ToolCallRequest) -> str:
     if call.raw is not None and call.raw.lstrip().startswith("<"):
         return call.raw  # a call that could not be read, as the model wrote it in its text
     if call.raw is not None:  # unreadable arguments of a native call (the protocol changed since)
-        return f'<tool_call>\n{{"name": {json.dumps(call.name)}, "arguments": {call.raw}}}\n</tool_call>'
+        arguments = call.raw if call.raw.strip() else "{}"
+        return f'<tool_call>\n{{"name": {json.dumps(call.name)}, "arguments": {arguments}}}\n</tool_call>'
     if protocol == "hermes":
         return (
             f"<tool_call>\n{json.dumps({'name': call.name, 'arguments': call.args}, ensure_ascii=False)}\n</tool_call>"
