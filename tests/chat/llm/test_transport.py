@@ -263,6 +263,19 @@ async def test_a_kept_alive_connection_the_server_closed_is_not_reused():
     assert server.connections == 2
 
 
+async def test_a_server_that_closes_each_connection_right_after_its_answer_costs_no_failed_request():
+    # llama.cpp's server says keep-alive but closes the connection right after a streamed answer: a request
+    # sent on it before its close was seen is sent again on a new connection (the server never read it).
+    async def answer(writer, number):
+        writer.write(OK_CHUNKED + chunked(b"answer %d" % number))
+        await writer.drain()
+        return "close"
+
+    async with RawServer(answer) as server, client() as http:
+        bodies = [(await body_of(http, server.url))[1] for _ in range(3)]
+    assert bodies == [b"answer 1", b"answer 2", b"answer 3"]
+
+
 async def test_a_server_that_closes_mid_body_is_a_remote_protocol_error():
     async def answer(writer, _):
         writer.write(OK_CHUNKED + chunked(b"data: partial\n\n")[:-5])
