@@ -143,6 +143,23 @@ async def test_vector(server, client, vector, split):
     assert got.finish == expected["finish_reason"]
 
 
+LLAMA_FILE = ROOT.parent / "shared" / "vectors" / "llama_servers_sse.json"
+LLAMA_STREAMS = (
+    [v for v in json.loads(LLAMA_FILE.read_text(encoding="utf-8")) if v["kind"] == "openai_sse"]
+    if LLAMA_FILE.exists()
+    else []
+)
+
+
+@pytest.mark.parametrize("vector", LLAMA_STREAMS, ids=[v["id"] for v in LLAMA_STREAMS])
+async def test_streams_recorded_from_llama_servers_are_whole_answers(server, client, vector):
+    # Real servers' normal endings (finish_reason, then [DONE]) are complete answers, not streams cut short.
+    server.enqueue(sse("\n".join(vector["input"]), "whole"))
+    got = await collect(provider_for(server, client))
+    assert (got.text, got.finish) == (vector["expected"]["text"], vector["expected"]["finish_reason"])
+    assert [c.name for c in got.calls] == [c["name"] for c in vector["expected"].get("tool_calls", [])]
+
+
 async def test_usage_is_reported_once_before_finish(server, client):
     server.enqueue(SSEResponse(openai_sse_body(text="Hi", usage={"prompt_tokens": 7, "completion_tokens": 3})))
     got = await collect(provider_for(server, client))
