@@ -234,7 +234,7 @@ async def stream_step(
         message=ChatMessage(
             role="assistant",
             content="".join(text),
-            tool_calls=[ToolCallRequest(end.id, end.name, end.args or {}) for end in ends],
+            tool_calls=[call_request(end) for end in ends],
         ),
         finish_reason=finish_reason,
         usage=usage,
@@ -244,6 +244,14 @@ async def stream_step(
     )
     await sink.assistant_completed(step)
     return step
+
+
+def call_request(end: ToolCallEnd) -> ToolCallRequest:
+    """The call as the conversation keeps it. One that could not be read keeps the model's own text, shown and
+    sent back as it wrote it (never `{}`, which would tell the model it called the tool without arguments)."""
+    if end.args is not None:
+        return ToolCallRequest(end.id, end.name, end.args)
+    return ToolCallRequest(end.id, end.name, {}, raw=end.written if end.written is not None else end.raw)
 
 
 async def run_calls(

@@ -25,6 +25,7 @@ from . import services
 from .agent import StepResult
 from .broadcast import ThreadChannel
 from .coalesce import DeltaCoalescer
+from .llm.types import ToolCallRequest
 from .text import storable, storable_value
 
 db = database_sync_to_async
@@ -40,7 +41,7 @@ class CallState:
     name: str
     done: bool = False
     index: int = 0
-    args: dict = field(default_factory=dict)
+    args: dict | str = field(default_factory=dict)  # str: arguments that could not be read, as written
     status: str = "streaming"
     approval: dict | None = None
     started_at: Any = None
@@ -172,7 +173,7 @@ class RunRecorder:
             if index not in self.calls:  # a provider that ended a call it never started
                 await self.tool_call_started(index, call.id, call.name)
             state = self.calls[index]
-            state.args, state.status, state.dirty = storable_value(call.args), "requested", True
+            state.args, state.status, state.dirty = storable_value(shown_args(call)), "requested", True
         content = storable(step.message.content)
         await self._wait_for_save()
         await db(services.complete_assistant_message)(
@@ -353,6 +354,12 @@ class RunRecorder:
 #: layer's queue wakes its receive task, channels' await_many_dispatch wakes on that, then dispatch sends),
 #: times the two events a message opens with (message.started, its first delta), with some to spare.
 FIRST_PIECE_TURNS = 10
+
+
+def shown_args(call: ToolCallRequest) -> dict | str:
+    """A call's arguments as its card shows them and its row keeps them: the model's own text (a JSON string)
+    for a call whose arguments could not be read, so the card shows what was written, not {}."""
+    return call.raw if call.raw is not None else call.args
 
 
 async def let_sockets_send() -> None:

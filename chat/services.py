@@ -427,7 +427,7 @@ class CallRow:
     index: int
     call_id: str
     name: str
-    args: dict
+    args: dict | str  # str: the model's own text of a call that could not be read
     status: str
     approval: dict | None = None
     started_at: Any = None
@@ -670,7 +670,7 @@ def history_and_last_order(
                 )
             )
             continue
-        requests = [ToolCallRequest(call_id, call_name, args or {}) for call_id, call_name, args, _ in calls]
+        requests = [stored_call(call_id, call_name, args) for call_id, call_name, args, _ in calls]
         history.append(ChatMessage(role=role, content=content, tool_calls=requests))
         # Approved calls of a paused step get their real result when the run resumes.
         pending = {
@@ -684,6 +684,14 @@ def history_and_last_order(
             if c.id not in answered and c.id not in pending
         )
     return history, max((head[1] for head, _ in messages), default=0)
+
+
+def stored_call(call_id: str, name: str, args: Any) -> ToolCallRequest:
+    """A call read back from its row: arguments stored as a string are the model's own text of a call that
+    could not be read (chat/recorder.py), sent back to the model as it wrote them."""
+    if isinstance(args, str):
+        return ToolCallRequest(call_id, name, {}, raw=args)
+    return ToolCallRequest(call_id, name, args or {})
 
 
 def tool_call_view(call: ToolCall, *, has_artifact: bool = False) -> dict[str, Any]:

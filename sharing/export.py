@@ -176,7 +176,11 @@ def _markdown_tool_call(call: dict[str, Any]) -> list[str]:
         decision = call["decision"]
         said = f" ({' '.join(decision['message'].split())})" if decision["message"] else ""
         out.append(f"- Decision: {decision['decision']}{said}, {_when(decision['decided_at'])}")
-    out += ["", "Arguments:", "", _fence(json.dumps(call["arguments"], indent=2, ensure_ascii=False), "json"), ""]
+    arguments = call["arguments"]
+    if isinstance(arguments, str):  # the model's own text of arguments that could not be read: as it wrote it
+        out += ["", "Arguments:", "", _fence(arguments), ""]
+    else:
+        out += ["", "Arguments:", "", _fence(json.dumps(arguments, indent=2, ensure_ascii=False), "json"), ""]
     if call["original_arguments"] is not None:
         original = json.dumps(call["original_arguments"], indent=2, ensure_ascii=False)
         out += ["Arguments as the model wrote them:", "", _fence(original, "json"), ""]

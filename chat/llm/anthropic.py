@@ -123,10 +123,7 @@ class AnthropicProvider(HTTPProvider):
         if not received:
             raise self.error(f"The model server at {self.base_url} ended the response without sending anything.")
         if not assembler.complete:
-            raise self.error(
-                f"The model server at {self.base_url} ended the response before the answer was complete"
-                " (no message_stop)."
-            )
+            raise self.ended_early("a stop reason (no message_stop)")
         for event in assembler.finish():
             yield event
 

@@ -108,6 +108,8 @@ class OllamaProvider(HTTPProvider):
                     yield event
         if not received:
             raise self.error(f"The model server at {self.base_url} ended the response without sending anything.")
+        if not assembler.done:
+            raise self.ended_early("its last line (done: true)")
         for event in assembler.finish():
             yield event
 
@@ -245,9 +247,6 @@ class ChatAssembler:
         return args
 
     def _normalised_reason(self) -> str:
-        if not self.done:
-            # The body ended without its done line; the calls that came are whole (Ollama sends them whole).
-            return "tool_calls" if self._calls else "other"
         normalised = _DONE_REASONS.get(self._done_reason or "stop", "other")
         # Ollama says "stop" after calling tools; the calls are what counts.
         if normalised == "stop" and self._calls:

@@ -27,6 +27,7 @@ from .types import (
     TextDelta,
     ToolCallArgsDelta,
     ToolCallEnd,
+    ToolCallRequest,
     ToolCallStart,
     ToolDefinition,
     Usage,
@@ -125,13 +126,19 @@ class OpenAIProvider(HTTPProvider):
             if done:
                 break
         else:
-            # The body ended without [DONE]: some servers never send it; treat the end of the body as the end.
             for sse in decoder.close():
-                if sse.data != "[DONE]":
+                if sse.data == "[DONE]":
+                    done = True
+                else:
                     for event in assembler.feed(self._parse_chunk(sse.data)):
                         yield event
         if not received:
             raise self.error(f"The model server at {self.base_url} ended the response without sending anything.")
+        # Either end marker says the answer is whole: some servers never send [DONE] (a finish_reason is
+        # their last word), a few never set finish_reason (then [DONE] is). A body that closes with neither
+        # was cut off, however cleanly the connection closed.
+        if not done and not assembler.finished:
+            raise self.ended_early("a finish_reason or [DONE]")
         for event in assembler.finish():
             yield event
 
@@ -239,13 +246,19 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
         return {"role": message.role, "content": message.content}
     return {
         "role": "assistant",
-        # OpenAI wants null, not "", for an assistant turn that only calls tools.
-        "content": message.content or None,
+        # A string, never null: OpenAI takes both for a turn that only calls tools, llama-cpp-python's server
+        # rejects null with a 500 ("Input should be a valid string").
+        "content": message.content,
         "tool_calls": [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": json.dumps(call.args)}}
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": _arguments(call)}}
             for call in message.tool_calls
         ],
     }
+
+
+def _arguments(call: ToolCallRequest) -> str:
+    # A call that could not be read goes back as the model wrote it, next to the error it got for it.
+    return call.raw if call.raw is not None else json.dumps(call.args)
 
 
 @dataclass
@@ -281,6 +294,11 @@ class ChunkAssembler:
             if delta:  # Azure's content-filter trailer is a choice without a delta
                 self._delta(delta, events)
         return events
+
+    @property
+    def finished(self) -> bool:
+        """A finish_reason has come: the model said its answer is complete."""
+        return self._finish_reason is not None
 
     def finish(self) -> list[StreamEvent]:
         """The stream ended: close every tool call, then usage, then the finish reason."""

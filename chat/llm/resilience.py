@@ -22,6 +22,7 @@ import json
 import logging
 import math
 import random
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,6 +41,12 @@ log = logging.getLogger("agentweb.llm")
 DEFAULT_TOTAL_TIMEOUT = 600.0  # seconds for one request, from sending it to the last byte of the answer
 ERROR_BODY_LIMIT = 2048  # bytes of an error response read for the message; the rest may be a whole HTML page
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})  # 529: Anthropic's "overloaded"
+# An error body that says the request itself is wrong: sending it again gets the same answer, whatever the
+# status (llama-cpp-python's server answers its pydantic validation errors with a 500).
+INVALID_REQUEST_TYPES = frozenset({"invalid_request_error", "BadRequestError", "RequestValidationError"})
+INVALID_REQUEST_TEXT = re.compile(r"validation errors? for |'loc': \(|\bInput should be\b|\bfield required\b")
+DRAIN_LIMIT = 64 * 1024  # bytes read after the end of an answer to keep its connection (see read_to_end)
+DRAIN_GRACE = 1.0  # seconds waited for them
 _EXTRA_REASONS = {529: "Overloaded"}
 _CONNECTION_FAILURES = (
     httpx.ConnectError,
@@ -137,11 +144,11 @@ class HTTPProvider:
                         )
                     )
                     await self._check_response(response)
-                events = await stack.enter_async_context(
-                    contextlib.aclosing(self.read_events(_until(_body(response), deadline), tools))
-                )
+                chunks = await stack.enter_async_context(contextlib.aclosing(_until(_body(response), deadline)))
+                events = await stack.enter_async_context(contextlib.aclosing(self.read_events(chunks, tools)))
                 async for event in events:
                     yield event
+                await read_to_end(chunks)
         except TimeoutError:  # the total deadline (asyncio's), not one of httpx's timeouts
             raise self.error(
                 f"The model server at {self.base_url} did not finish its answer within {self.timeout:g} s"
@@ -151,6 +158,16 @@ class HTTPProvider:
             raise self._transport_error(exc, timeout) from exc
         except httpx.InvalidURL as exc:
             raise self.error(f"The model server URL {self.base_url!r} is not valid: {exc}") from exc
+
+    def ended_early(self, missing: str) -> ModelServerError:
+        """The body ended cleanly before the wire format's own end of an answer (`missing` names it).
+
+        Retryable like a broken connection: the caller retries only while nothing has been shown; after
+        that the run fails with the partial text kept, and Retry asks again."""
+        return self.error(
+            f"The model server at {self.base_url} ended the answer early: the stream closed without {missing}.",
+            retryable=True,
+        )
 
     def error(self, message: str, **details: Any) -> ModelServerError:
         # Masked once more as a whole: an exception's text (httpx's, the OS's) may hold a secret too.
@@ -177,7 +194,11 @@ class HTTPProvider:
             text = body.decode("utf-8", "replace")
             detail = self.quote(error_text(json_or_none(text)) or text.strip())
             message = f"The model server at {self.base_url} answered {status_line(response)}"
-            retryable = status in RETRY_STATUSES and response.headers.get("x-should-retry") != "false"
+            retryable = (
+                status in RETRY_STATUSES
+                and response.headers.get("x-should-retry") != "false"
+                and not says_request_invalid(json_or_none(body), detail)
+            )
             raise self.error(
                 f"{message}: {detail}" if detail else f"{message}.",
                 status=status,
@@ -221,6 +242,20 @@ class HTTPProvider:
         else:
             message = f"The connection to {where} broke: {exc or type(exc).__name__}."
         return self.error(message, retryable=retryable)
+
+
+async def read_to_end(chunks: AsyncIterator[bytes]) -> None:
+    """What is left of a body after the answer's own end (`[DONE]`, `message_stop`, `done: true`): usually
+    just the chunked body's last, empty chunk, which servers write on its own. Reading it lets the kept-alive
+    connection carry the next request. Bounded in bytes and time; a server that holds the body open, keeps
+    writing or breaks now costs only that connection (the answer is already whole)."""
+    left = DRAIN_LIMIT
+    with contextlib.suppress(httpx.HTTPError, TimeoutError):
+        async with asyncio.timeout(DRAIN_GRACE):
+            async for data in chunks:
+                left -= len(data)
+                if left < 0:
+                    return
 
 
 def _body(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -437,6 +472,14 @@ def error_text(payload: Any) -> str | None:
         if payload.get(key):
             return str(payload[key])
     return None
+
+
+def says_request_invalid(payload: Any, detail: str) -> bool:
+    """Whether an error answer says the request is invalid (its error type, or a validation error's text)."""
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if isinstance(error, dict) and (error.get("type") in INVALID_REQUEST_TYPES or error.get("code") == 422):
+        return True
+    return bool(INVALID_REQUEST_TEXT.search(detail))
 
 
 async def read_limited(response: httpx.Response) -> bytes:

@@ -11,6 +11,8 @@ what a provider sees does not change. What it does:
 
 - HTTP/1.1 over TCP or TLS, keep-alive connections pooled per origin (idle ones dropped after
   `keepalive_expiry` seconds, as httpcore does), at most `max_connections` open at once (`pool` timeout);
+  a request whose kept-alive connection turns out closed before any answer came is sent again on a new one
+  (once, and only with a body that can be sent again);
 - the `connect`, `write` and `read` timeouts of the request (`read`: no byte for that long while the
   caller waits), raised as httpx's exceptions, like every failure (`ConnectError`, `ReadError`,
   `RemoteProtocolError`, ...);
@@ -71,20 +73,41 @@ class StreamingTransport(httpx.AsyncBaseTransport):
             raise httpx.PoolTimeout("Timed out waiting for a free connection.", request=request) from None
         connection = None
         try:
-            connection = self._reuse(origin) or await self._connect(origin, timeouts.get("connect"), request)
-            await connection.send(request, timeouts.get("write"))
-            status, headers, reason = await connection.read_head(timeouts.get("read"), request)
+            connection = self._reuse(origin)
+            if connection is not None:
+                try:
+                    head = await self._exchange(connection, request, timeouts)
+                except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+                    # A kept-alive connection the server closed before it saw the request (servers close idle
+                    # ones when they like; llama.cpp's closes each right after a streamed answer, though it
+                    # says keep-alive): no answer began, so the request goes again on a new connection.
+                    if connection.response_started or not isinstance(request.stream, httpx.ByteStream):
+                        raise
+                    connection.close()
+                    connection = None
+            if connection is None:
+                connection = await self._connect(origin, timeouts.get("connect"), request)
+                head = await self._exchange(connection, request, timeouts)
         except BaseException:
             if connection is not None:
                 connection.close()
             self._slots.release()
             raise
+        status, headers, reason = head
         return httpx.Response(
             status,
             headers=headers,
             stream=_ResponseBody(self, origin, connection, timeouts.get("read"), request),
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
         )
+
+    @staticmethod
+    async def _exchange(
+        connection: _Connection, request: httpx.Request, timeouts: dict[str, Any]
+    ) -> tuple[int, list, bytes]:
+        """Send the request on `connection`, then read the response's head."""
+        await connection.send(request, timeouts.get("write"))
+        return await connection.read_head(timeouts.get("read"), request)
 
     async def aclose(self) -> None:
         self._closed = True
@@ -198,6 +221,8 @@ class _Connection(asyncio.Protocol):
         self.complete = False
         self.keep_alive = False
         self.idle_since = 0.0
+        #: Bytes of a response to the current request have arrived.
+        self.response_started = False
 
     # --- used by the transport -----------------------------------------------------------------------
 
@@ -278,6 +303,7 @@ class _Connection(asyncio.Protocol):
             self._fail(httpx.RemoteProtocolError("Received data on an idle connection."))
             self.close()
             return
+        self.response_started = True
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -370,6 +396,7 @@ class _Connection(asyncio.Protocol):
         self._ends_at_close = False
         self.complete = False
         self.keep_alive = False
+        self.response_started = False
 
     def _write(self, data: bytes) -> None:
         if self._lost or self._transport is None or self._transport.is_closing():

@@ -19,6 +19,9 @@ class ToolCallRequest:
     id: str
     name: str
     args: dict[str, Any]
+    #: A call whose arguments could not be read: what the model wrote, sent back to it as written (`args` is
+    #: {} then). Its argument text from a native tool call; the whole call from a text protocol.
+    raw: str | None = None
 
 
 @dataclass
@@ -71,7 +74,8 @@ class ToolCallArgsDelta:
 class ToolCallEnd:
     """The arguments of call `index` are complete.
 
-    `args` is the decoded object, or None with `error` saying why the raw text is unusable.
+    `args` is the decoded object, or None with `error` saying why the raw text is unusable. `written`: for a
+    call read from text (hermes, xml) that could not be used, the whole call as the model wrote it there.
     """
 
     index: int
@@ -80,6 +84,7 @@ class ToolCallEnd:
     raw: str
     args: dict[str, Any] | None
     error: str | None = None
+    written: str | None = None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,15 @@ from django.test import Client as PageClient
 from django.urls import reverse
 
 from chat.models import Message, Run, ToolCall
-from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, openai_sse_body
+from tests.support.model_server import (
+    ErrorResponse,
+    NDJSONResponse,
+    ScriptedModelServer,
+    SSEResponse,
+    anthropic_sse_body,
+    ollama_ndjson_body,
+    openai_sse_body,
+)
 from tests.support.processes import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -85,6 +93,38 @@ async def test_arguments_that_are_not_json_go_back_as_an_error(connect, owner, m
     assert "not valid JSON" in completed["content"]
 
 
+BROKEN_ARGS = '{"expression": "1+'
+
+
+def sent_calls(request):
+    return [c for m in request["json"]["messages"] if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+
+
+async def test_arguments_that_are_not_json_are_shown_and_sent_back_as_the_model_wrote_them(
+    connect, owner, model_server
+):
+    model_server.enqueue(calls(("c1", "calculator", BROKEN_ARGS)), answer("retrying"))
+    client = await connect(owner)
+    await client.ask("broken")
+    events = await client.run_to_end()
+    assert next(e for e in events if e["type"] == "tool_call.requested")["args"] == BROKEN_ARGS
+    [call] = sent_calls(model_server.requests[1])
+    assert call["function"] == {"name": "calculator", "arguments": BROKEN_ARGS}
+    assert "not valid JSON" in tool_messages(model_server.requests[1])[0]["content"]
+
+
+async def test_arguments_that_are_not_json_are_kept_as_written_in_the_stored_thread(connect, owner, model_server):
+    model_server.enqueue(calls(("c1", "calculator", BROKEN_ARGS)), answer("retrying"), answer("later"))
+    client = await connect(owner)
+    await client.ask("broken")
+    thread = (await client.run_to_end())[0]["thread"]
+    await client.ask("and now?", thread=thread)
+    await client.run_to_end()
+    [call] = sent_calls(model_server.requests[2])  # the history read back from the database
+    assert call["function"]["arguments"] == BROKEN_ARGS
+    assert (await ToolCall.objects.aget()).args == BROKEN_ARGS
+
+
 async def test_a_model_server_that_is_down_fails_the_run_naming_its_url(connect, owner, settings):
     url = f"http://127.0.0.1:{free_port()}/v1"
     settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "api": "openai", "base_url": url, "model": "m"}
@@ -144,6 +184,42 @@ def pages(user, thread):
     return [http.get(url).content.decode() for url in urls]
 
 
+def cut_before_its_end(api, text):
+    """A whole answer of `api`'s wire format, and the same stream closed cleanly before its normal ending
+    (finish_reason and [DONE]; content_block_stop, message_delta and message_stop; the done: true line)."""
+    if api == "openai":
+        whole = openai_sse_body(text=text)
+        kept = [event for event in whole.split("\n\n") if '"finish_reason":null' in event]
+        return SSEResponse(whole), SSEResponse("".join(event + "\n\n" for event in kept))
+    if api == "anthropic":
+        whole = anthropic_sse_body(text=text)
+        return SSEResponse(whole), SSEResponse(whole.split("event: content_block_stop")[0])
+    whole = ollama_ndjson_body(text=text)
+    return NDJSONResponse(whole), NDJSONResponse("".join(whole.splitlines(True)[:-1]))
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic", "ollama"])
+async def test_an_answer_the_server_ends_early_fails_with_its_text_kept_and_retry_answers_afresh(
+    connect, owner, model_server, settings, api
+):
+    whole, cut = cut_before_its_end(api, "The answer is forty-two.")
+    base_url = model_server.base_url if api == "openai" else model_server.root_url
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "api": api, "base_url": base_url}
+    model_server.enqueue(cut, whole)
+    client = await connect(owner)
+    await client.ask("what is the answer?")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.failed"
+    assert "ended the answer early" in events[-1]["error"]
+    failed = await Message.objects.aget(role="assistant")
+    assert failed.status == "error" and failed.content.startswith("The answer is")
+    await client.send(type="run.retry", thread=events[0]["thread"])
+    retried = await client.run_to_end()
+    assert retried[-1]["type"] == "run.completed"
+    answer = await Message.objects.filter(role="assistant").exclude(pk=failed.pk).aget()
+    assert (answer.status, answer.content) == ("complete", "The answer is forty-two.")
+
+
 async def test_a_failed_run_keeps_the_question_and_the_thread_goes_on(connect, owner, model_server):
     model_server.enqueue(ErrorResponse(500, {"error": {"message": "overloaded"}}), answer("Back again."))
     client = await connect(owner)
@@ -194,6 +270,21 @@ async def test_the_hermes_protocol_puts_tools_in_the_prompt_and_parses_calls_fro
     assert "<tool_response>" in second["messages"][-1]["content"]
     assert next(e for e in events if e["type"] == "tool_call.completed")["content"] == "42"
     assert not [e for e in events if e["type"] == "run.note"]
+
+
+async def test_a_hermes_call_that_cannot_be_read_goes_back_to_the_model_as_it_wrote_it(
+    connect, owner, model_server, settings
+):
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "tool_protocol": "hermes"}
+    written = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "6*7}\n</tool_call>'
+    model_server.enqueue(SSEResponse(openai_sse_body(text=written)), answer("Sorry."))
+    client = await connect(owner)
+    await client.ask("six times seven")
+    events = await client.run_to_end()
+    assert next(e for e in events if e["type"] == "tool_call.requested")["args"] == written
+    second = model_server.requests[1]["json"]["messages"]
+    assert second[-2] == {"role": "assistant", "content": written}
+    assert '"status": "error"' in second[-1]["content"]
 
 
 @pytest.fixture

@@ -46,6 +46,11 @@ ECHO = [
     {"tool_calls": [{"id": "c1", "name": "echo", "arguments": {"text": XSS}}]},
     {"text": "I repeated it."},
 ]
+BROKEN_ARGS = '{"expression": "1+'
+UNREADABLE = [
+    {"tool_calls": [{"id": "c1", "name": "calculator", "arguments": BROKEN_ARGS}]},
+    {"text": "My call was broken, sorry."},
+]
 
 if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
     pytest.skip(
@@ -280,6 +285,25 @@ def test_markup_in_tool_results_descriptions_and_titles_is_text_and_never_runs(s
     check(page)
     page.reload()  # the same from the stored thread
     page.wait_for_selector(".tool-card[data-status='success']")
+    connected(page)
+    check(page)
+
+
+def test_a_call_whose_arguments_cannot_be_read_shows_what_the_model_wrote(start_app, new_page):
+    page = new_page(start_app(UNREADABLE))
+    ask(page, "add something")
+    expect(page.locator(".tool-card")).to_have_attribute("data-status", "error")
+    finished(page)
+
+    def check(page):
+        card = page.locator(".tool-card")
+        card.locator("summary").click()
+        assert card.locator(".tool-args-text").text_content() == BROKEN_ARGS  # not {}
+        assert "not valid JSON" in card.locator(".tool-result-text").text_content()
+
+    check(page)
+    page.reload()  # the same from the stored thread
+    page.wait_for_selector(".tool-card[data-status='error']")
     connected(page)
     check(page)
 

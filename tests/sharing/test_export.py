@@ -63,6 +63,12 @@ def test_it_exports_markdown_with_messages_and_tool_calls(as_owner, thread):
     assert "- Run " in text and "completed (done)" in text
 
 
+def test_it_exports_arguments_that_could_not_be_read_as_the_model_wrote_them(as_owner, thread):
+    ToolCall.objects.update(args='{"expression": "23*', status="error", result="", error="not valid JSON")
+    text = as_owner.get(md_url(thread)).content.decode()
+    assert 'Arguments:\n\n```\n{"expression": "23*\n```' in text
+
+
 def test_it_fences_a_result_that_holds_a_fence_so_it_cannot_close_the_block(as_owner, thread):
     ToolCall.objects.update(result="before\n```\nafter")
     text = as_owner.get(md_url(thread)).content.decode()

@@ -213,8 +213,10 @@ class StreamParser:
         raw: str,
         args: dict | None,
         error: str | None = None,
+        written: str | None = None,
     ) -> None:
-        out.append(ToolCallEnd(index=index, id=call_id, name=name, raw=raw, args=args, error=error))
+        written = written if args is None else None
+        out.append(ToolCallEnd(index=index, id=call_id, name=name, raw=raw, args=args, error=error, written=written))
         self.calls_ended += 1
 
     def _whole_call(self, name: str, args: dict | None, error: str | None, out: list[StreamEvent]) -> None:

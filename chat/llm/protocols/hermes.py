@@ -245,14 +245,15 @@ class HermesParser(StreamParser):
         self._mode = "text"
         target = self._target(b, out)
         calls, error = self._read_block(b, closer)
+        written = TOOL_CALL_OPEN + b.body + closer
         if error is not None:
-            self._settle(b, b.name or _name_in(b.body), None, error, target)
+            self._settle(b, b.name or _name_in(b.body), None, error, target, written)
         elif b.kind == "[":
             for name, args, call_error in calls:
                 self._whole_call(name, args, call_error, target)
         else:
             name, args, call_error = calls[0]
-            self._settle(b, b.name or name, args, call_error, target)
+            self._settle(b, b.name or name, args, call_error, target, written)
         if not self._leak:
             return
         failed = error is not None or any(call_error for _, _, call_error in calls)
@@ -263,7 +264,9 @@ class HermesParser(StreamParser):
             out.extend(b.pending)
             self.blocks_found += 1
 
-    def _settle(self, b: _Block, name: str, args: dict | None, error: str | None, out: list[StreamEvent]) -> None:
+    def _settle(
+        self, b: _Block, name: str, args: dict | None, error: str | None, out: list[StreamEvent], written: str
+    ) -> None:
         """End the block's one call, starting it first if its name never came."""
         if b.index is None:
             b.index, b.call_id = self._start_call(name, out)
@@ -276,7 +279,7 @@ class HermesParser(StreamParser):
                 out.append(ToolCallArgsDelta(b.index, raw))
         if args is None and not error:
             error = "The call could not be read."
-        self._end_call(b.index, b.call_id, name, out, raw=raw, args=args, error=error)
+        self._end_call(b.index, b.call_id, name, out, raw=raw, args=args, error=error, written=written)
 
     def _read_block(self, b: _Block, closer: str) -> tuple[list[tuple[str, dict | None, str | None]], str | None]:
         """The calls in a finished block, or why it is not one."""

@@ -59,6 +59,11 @@ def system_prompt(protocol: str, tools: list[ToolDefinition]) -> str:
 
 def call_markup(protocol: str, call: ToolCallRequest) -> str:
     _check(protocol)
+    if call.raw is not None and call.raw.lstrip().startswith("<"):
+        return call.raw  # a call that could not be read, as the model wrote it in its text
+    if call.raw is not None:  # unreadable arguments of a native call (the protocol changed since)
+        arguments = call.raw if call.raw.strip() else "{}"
+        return f'<tool_call>\n{{"name": {json.dumps(call.name)}, "arguments": {arguments}}}\n</tool_call>'
     if protocol == "hermes":
         return (
             f"<tool_call>\n{json.dumps({'name': call.name, 'arguments': call.args}, ensure_ascii=False)}\n</tool_call>"

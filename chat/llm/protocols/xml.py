@@ -108,7 +108,8 @@ class XmlParser(StreamParser):
         if read.args is not None:
             raw = json.dumps(read.args, ensure_ascii=False)
             out.append(ToolCallArgsDelta(index, raw))
-        self._end_call(index, call_id, name, out, raw=raw, args=read.args, error=read.error)
+        written = f"<{name}{text[: read.end]}"  # the opener up to the name was consumed as the marker
+        self._end_call(index, call_id, name, out, raw=raw, args=read.args, error=read.error, written=written)
         return True
 
 

@@ -346,8 +346,25 @@ async def test_a_stream_cut_before_message_stop_is_an_error(server, client):
         delta(0, type="text_delta", text="half an ans"),
     )
     server.enqueue(SSEResponse(body))
-    with pytest.raises(ModelError, match=r"ended the response before the answer was complete \(no message_stop\)"):
-        await collect(provider_for(server, client))
+    seen = []
+    with pytest.raises(ModelError, match=r"ended the answer early: .*\(no message_stop\)"):
+        async for event in provider_for(server, client).stream(HELLO, []):
+            seen.append(event)
+    assert seen == [TextDelta("half an ans")]
+
+
+async def test_a_stream_cut_after_its_stop_reason_is_a_complete_answer(server, client):
+    # message_delta carries the stop reason and the last counts: all of the answer has come.
+    body = events(
+        START,
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        delta(0, type="text_delta", text="whole"),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+    )
+    server.enqueue(SSEResponse(body))
+    got = await collect(provider_for(server, client))
+    assert (got.text, got.finish) == ("whole", "stop")
 
 
 async def test_the_last_event_without_its_blank_line_is_read(server, client):

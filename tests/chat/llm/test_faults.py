@@ -188,6 +188,22 @@ async def test_a_connection_closed_before_any_answer_is_retried(kit, server, cli
     assert len(server.requests) == 2
 
 
+async def test_a_stream_that_ends_early_before_any_answer_is_retried(kit, server, client):
+    # The stream's opening (OpenAI's role chunk, Anthropic's message_start, an empty Ollama line), then a clean close.
+    opening = kit.token_pieces([""])[:1]
+    server.enqueue(kit.stream(opening), kit.answer("second try"))
+    assert (await collect(retrying(kit.provider(server, client), Waits()))).text == "second try"
+    assert len(server.requests) == 2
+
+
+async def test_a_stream_that_ends_early_after_some_text_fails_without_retry_after_yielding_it(kit, server, client):
+    server.enqueue(kit.stream(kit.token_pieces(TOKENS)), kit.answer("never"))
+    seen, message = await collect_until_error(retrying(kit.provider(server, client), Waits()))
+    assert seen == [TextDelta(t) for t in TOKENS]
+    assert message.startswith(f"The model server at {kit.url(server)} ended the answer early: ")
+    assert len(server.requests) == 1
+
+
 async def test_connection_refused_is_retried_then_reported(kit, client):
     with socket.socket() as probe:  # a port that was free a moment ago and has nothing listening
         probe.bind(("127.0.0.1", 0))
@@ -211,6 +227,31 @@ async def test_a_client_error_is_not_retried(kit, server, client):
     _, message = await collect_until_error(retrying(kit.provider(server, client), Waits()))
     assert message == f"The model server at {kit.url(server)} answered 400 Bad Request: bad request"
     assert len(server.requests) == 1
+
+
+# What llama-cpp-python's server answers to a request its pydantic models refuse (here "content": null).
+PYDANTIC_500 = {
+    "error": {
+        "message": "[{'type': 'string_type', 'loc': ('body', 'messages', 1, 'typed-dict', 'content'), "
+        "'msg': 'Input should be a valid string', 'input': None}]",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [PYDANTIC_500, {"error": {"message": "messages: bad role", "type": "invalid_request_error"}}],
+    ids=["pydantic", "invalid_request_error"],
+)
+async def test_a_server_error_that_says_the_request_is_invalid_is_not_retried(kit, server, client, body):
+    server.enqueue(ErrorResponse(500, body), kit.answer("never"))
+    waits = Waits()
+    _, message = await collect_until_error(retrying(kit.provider(server, client), waits))
+    assert message.startswith(f"The model server at {kit.url(server)} answered 500 Internal Server Error: ")
+    assert (len(server.requests), waits) == (1, [])
 
 
 async def test_a_retry_after_longer_than_the_cap_fails_at_once(kit, server, client):

@@ -143,6 +143,23 @@ async def test_vector(server, client, vector, split):
     assert got.finish == expected["finish_reason"]
 
 
+LLAMA_FILE = ROOT.parent / "shared" / "vectors" / "llama_servers_sse.json"
+LLAMA_STREAMS = (
+    [v for v in json.loads(LLAMA_FILE.read_text(encoding="utf-8")) if v["kind"] == "openai_sse"]
+    if LLAMA_FILE.exists()
+    else []
+)
+
+
+@pytest.mark.parametrize("vector", LLAMA_STREAMS, ids=[v["id"] for v in LLAMA_STREAMS])
+async def test_streams_recorded_from_llama_servers_are_whole_answers(server, client, vector):
+    # Real servers' normal endings (finish_reason, then [DONE]) are complete answers, not streams cut short.
+    server.enqueue(sse("\n".join(vector["input"]), "whole"))
+    got = await collect(provider_for(server, client))
+    assert (got.text, got.finish) == (vector["expected"]["text"], vector["expected"]["finish_reason"])
+    assert [c.name for c in got.calls] == [c["name"] for c in vector["expected"].get("tool_calls", [])]
+
+
 async def test_usage_is_reported_once_before_finish(server, client):
     server.enqueue(SSEResponse(openai_sse_body(text="Hi", usage={"prompt_tokens": 7, "completion_tokens": 3})))
     got = await collect(provider_for(server, client))
@@ -208,7 +225,7 @@ async def test_request_body_in_openai_shape(server, client):
             {"role": "user", "content": "Weather in Paris?"},
             {
                 "role": "assistant",
-                "content": None,
+                "content": "",
                 "tool_calls": [
                     {
                         "id": "call_1",
@@ -230,6 +247,18 @@ async def test_request_body_in_openai_shape(server, client):
             {"role": "user", "content": "Thanks"},
         ],
     }
+
+
+async def test_an_assistant_turn_that_only_calls_tools_sends_an_empty_string_not_null(server, client):
+    # llama-cpp-python's server rejects "content": null with a 500 ("Input should be a valid string").
+    server.enqueue(SSEResponse(openai_sse_body(text="ok")))
+    messages = [
+        ChatMessage(role="user", content="Weather?"),
+        ChatMessage(role="assistant", tool_calls=[ToolCallRequest("call_1", "get_weather", {"city": "Oslo"})]),
+        ChatMessage(role="tool", content="sunny", tool_call_id="call_1", name="get_weather", status="success"),
+    ]
+    await collect(provider_for(server, client), messages, [WEATHER])
+    assert server.requests[0]["json"]["messages"][1]["content"] == ""
 
 
 async def test_no_tools_no_options_when_unset(server, client):
@@ -425,6 +454,38 @@ async def test_read_timeout(server):
         with pytest.raises(ModelError) as caught:
             await collect(provider_for(server, slow))
     assert str(caught.value) == f"The model server at {server.base_url} sent nothing for 0.2 s (read timeout)."
+
+
+# --- a stream that ends before the answer does ---------------------------------------------------
+
+
+async def test_a_stream_that_stops_without_finish_reason_or_done_is_an_error_after_its_text(server, client):
+    text = {"choices": [{"index": 0, "delta": {"content": "half an ans"}, "finish_reason": None}]}
+    server.enqueue(SSEResponse(events(text)))
+    seen = []
+    with pytest.raises(ModelError, match=r"ended the answer early") as caught:
+        async for event in provider_for(server, client).stream(HELLO, []):
+            seen.append(event)
+    assert seen == [TextDelta("half an ans")]
+    assert server.base_url in str(caught.value)
+
+
+async def test_a_stream_that_stops_mid_call_is_an_error_not_a_call(server, client):
+    start = {"index": 0, "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"ci'}}
+    server.enqueue(SSEResponse(events({"choices": [{"index": 0, "delta": {"tool_calls": [start]}}]})))
+    seen = []
+    with pytest.raises(ModelError, match=r"ended the answer early"):
+        async for event in provider_for(server, client).stream(HELLO, [WEATHER]):
+            seen.append(event)
+    assert not [e for e in seen if isinstance(e, ToolCallEnd | Finish)]
+
+
+async def test_done_without_a_finish_reason_is_a_complete_answer(server, client):
+    # Some OpenAI-compatible servers never set finish_reason; [DONE] is their word that the answer is whole.
+    text = {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]}
+    server.enqueue(SSEResponse(events(text, "[DONE]")))
+    got = await collect(provider_for(server, client))
+    assert got.events == [TextDelta("Hi"), Finish("stop")]
 
 
 # --- the CLI, as end-to-end tests run it -----------------------------------------------------------

@@ -19,8 +19,13 @@ from cryptography.x509.oid import NameOID
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chat.llm.http import new_http_client
+from chat.llm.anthropic import AnthropicProvider
+from chat.llm.http import TRANSPORTS, new_http_client
+from chat.llm.ollama import OllamaProvider
+from chat.llm.openai import OpenAIProvider
 from chat.llm.transport import HIGH_WATER, StreamingTransport
+from chat.llm.types import ChatMessage, TextDelta
+from tests.support.model_server import anthropic_sse_body, ollama_ndjson_body, openai_sse_body
 
 
 class RawServer:
@@ -188,6 +193,35 @@ async def test_keep_alive_carries_the_next_request_on_the_same_connection():
     assert server.connections == 1
 
 
+@pytest.mark.parametrize("api", ["openai", "anthropic", "ollama"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_model_answer_read_to_its_end_leaves_the_connection_for_the_next_one(api, transport):
+    # Model servers write the answer's last event, then the chunked body's last (empty) chunk in a write of
+    # its own: a provider that stops at [DONE] (message_stop, done: true) must still read that chunk, or the
+    # kept-alive connection cannot carry the next request.
+    body = {"openai": openai_sse_body, "anthropic": anthropic_sse_body, "ollama": ollama_ndjson_body}[api]
+    kind = b"application/x-ndjson" if api == "ollama" else b"text/event-stream"
+
+    async def answer(writer, number):
+        writer.write(
+            OK_CHUNKED.replace(b"text/event-stream", kind) + chunked(body(text=f"answer {number}").encode())[:-5]
+        )
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(b"0\r\n\r\n")
+
+    async with RawServer(answer) as server, new_http_client(transport, timeout=httpx.Timeout(5.0)) as http:
+        base = server.url.removesuffix("/v1/stream")
+        cls = {"openai": OpenAIProvider, "anthropic": AnthropicProvider, "ollama": OllamaProvider}[api]
+        provider = cls(base_url=base + ("/v1" if api == "openai" else ""), model="m", client=http)
+        texts = []
+        for _ in range(2):
+            events = [e async for e in provider.stream([ChatMessage(role="user", content="hi")], [])]
+            texts.append("".join(e.text for e in events if isinstance(e, TextDelta)))
+    assert texts == ["answer 1", "answer 2"]
+    assert server.connections == 1
+
+
 async def test_connection_close_is_honoured():
     async def answer(writer, number):
         writer.write(OK_CHUNKED.replace(b"\r\n\r\n", b"\r\nconnection: close\r\n\r\n") + chunked(b"a%d" % number))
@@ -227,6 +261,19 @@ async def test_a_kept_alive_connection_the_server_closed_is_not_reused():
         _, body = await body_of(http, server.url)
     assert body == b"answer 2"
     assert server.connections == 2
+
+
+async def test_a_server_that_closes_each_connection_right_after_its_answer_costs_no_failed_request():
+    # llama.cpp's server says keep-alive but closes the connection right after a streamed answer: a request
+    # sent on it before its close was seen is sent again on a new connection (the server never read it).
+    async def answer(writer, number):
+        writer.write(OK_CHUNKED + chunked(b"answer %d" % number))
+        await writer.drain()
+        return "close"
+
+    async with RawServer(answer) as server, client() as http:
+        bodies = [(await body_of(http, server.url))[1] for _ in range(3)]
+    assert bodies == [b"answer 1", b"answer 2", b"answer 3"]
 
 
 async def test_a_server_that_closes_mid_body_is_a_remote_protocol_error():

@@ -97,6 +97,14 @@ def test_earlier_calls_are_written_back_as_xml_elements_the_parser_reads():
     assert outcome(feed(XmlParser(TOOLS), [assistant.content])).calls == [(c.name, c.args) for c in CALLS]
 
 
+@pytest.mark.parametrize("protocol", ["hermes", "xml"])
+def test_a_call_that_could_not_be_read_goes_back_as_the_model_wrote_it(protocol):
+    written = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Seo}\n</tool_call>'
+    call = ToolCallRequest("c1", "get_weather", {}, raw=written)
+    messages = [ChatMessage(role="user", content="Weather?"), ChatMessage(role="assistant", tool_calls=[call])]
+    assert render_messages(protocol, messages, TOOLS)[-1].content == written
+
+
 def test_hermes_results_go_back_as_one_user_turn_of_tool_responses():
     results = render_messages("hermes", CONVERSATION, TOOLS)[3]
     assert results.role == "user"

@@ -134,6 +134,12 @@ def test_a_call_that_cannot_be_read_ends_with_an_error_that_says_why(text, says)
     assert says in error
 
 
+def test_a_call_that_cannot_be_read_keeps_the_text_the_model_wrote():
+    text = "<get_weather><days>1</days><days>2</days></get_weather>"
+    [end] = [e for e in feed(XmlParser([WEATHER]), [f"Checking. {text} Done."]) if isinstance(e, ToolCallEnd)]
+    assert (end.args, end.written) == (None, text)
+
+
 def test_reasoning_is_separated_and_calls_inside_it_are_not_run():
     result = parse("<think>I could <get_weather><city>x</city></get_weather></think>\nNo need.")
     assert (result.reasoning, result.text, result.calls) == (
