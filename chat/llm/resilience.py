@@ -30,6 +30,7 @@ from typing import Any
 import httpx
 
 from .base import Provider
+from .context import context_exceeded
 from .http import get_http_client
 from .types import ChatMessage, ModelError, StreamEvent, ToolDefinition
 
@@ -159,8 +160,12 @@ class HTTPProvider:
         status = response.status_code
         if status >= 400:
             body = await read_limited(response)
-            detail = error_text(json_or_none(body)) or shorten(body.decode("utf-8", "replace").strip())
+            payload = json_or_none(body)
+            detail = error_text(payload) or shorten(body.decode("utf-8", "replace").strip())
             message = f"The model server at {self.base_url} answered {status_line(response)}"
+            full = context_exceeded(payload, detail)
+            if full is not None:  # sending it again cannot help: the same conversation would not fit either
+                raise self.error(f"{full.message()} ({message}: {detail})", status=status)
             retryable = status in RETRY_STATUSES and response.headers.get("x-should-retry") != "false"
             raise self.error(
                 f"{message}: {detail}" if detail else f"{message}.",
