@@ -3,6 +3,7 @@
 import httpx
 import pytest
 
+from chat.llm.anthropic import AnthropicProvider
 from chat.llm.config import ModelConfig, build_provider
 from chat.llm.openai import OpenAIProvider
 from chat.llm.resilience import RetryingProvider, RetryPolicy
@@ -103,3 +104,14 @@ async def test_an_empty_answer_says_the_conversation_may_no_longer_fit(server, c
     _, error = await failure(provider)
     assert "without sending anything" in error
     assert "no longer fits the model's context" in error and "Start a new chat" in error
+
+
+async def test_anthropic_saying_the_prompt_is_too_long_gets_the_same_message(server, client):
+    body = {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "prompt is too long: 210417 tokens > 200000 maximum"},
+    }
+    server.enqueue(ErrorResponse(400, body))
+    provider = AnthropicProvider(base_url=server.base_url, model="claude", api_key="sk-ant-test", client=client)
+    _, error = await failure(provider)
+    assert error.startswith(f"{FITS_NO_LONGER} (200000 tokens).")
