@@ -155,7 +155,7 @@ def install_server(build: Path, sources: Path, root: Path) -> None:
         staging = Path(work) / "server"
         (staging / "bin").mkdir(parents=True)
         for path in [built / "llama-server", *built.glob("*.so*")]:
-            shutil.copy2(path, staging / "bin" / path.name, follow_symlinks=True)
+            shutil.copy2(path, staging / "bin" / path.name, follow_symlinks=False)  # links stay links
         shutil.copy2(sources / "models" / "templates" / TEMPLATE, staging / TEMPLATE)
         publish(staging, server_dir(root))
 
