@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.real_model, pytest.mark.django_db(transaction=True)]
 
 TERMINAL = ("run.completed", "run.failed", "run.cancelled")
 CONTEXT = 2048
+SENTENCE = "The quick brown fox jumps over the lazy dog. "  # about 10 tokens
 #: A real model on a busy machine: generous waits for each event (they bound a hang, not the speed).
 EVENT_TIMEOUT = 300
 
@@ -131,7 +132,7 @@ async def test_a_conversation_that_outgrows_the_context_fails_saying_what_to_do(
     await client.ask("Hello!")
     first = await run_to_end(client)
     assert first[-1]["type"] == "run.completed", first[-1]
-    long_paste = "The quick brown fox jumps over the lazy dog. " * 300  # about 3,000 tokens
+    long_paste = SENTENCE * 300  # about 3,000 tokens
     await client.ask(long_paste, thread=first[0]["thread"])
     events = await run_to_end(client)
     assert events[-1]["type"] == "run.failed"
@@ -140,3 +141,23 @@ async def test_a_conversation_that_outgrows_the_context_fails_saying_what_to_do(
     assert "Start a new chat" in error
     run = await Run.objects.order_by("-pk").afirst()
     assert (run.status, run.error) == ("failed", error)
+
+
+async def test_with_the_hermes_protocol_the_tool_prompt_is_counted_and_the_conversation_goes_on(
+    connect, owner, real_model_settings
+):
+    # The model's window is set: the oldest messages are left out so that what is sent, the ~1,000 tokens of
+    # tool instructions in the system prompt included, fits 2,048 tokens.
+    real_model_settings.AGENTWEB_LLM = {
+        **real_model_settings.AGENTWEB_LLM,
+        "tool_protocol": "hermes",
+        "context_window": CONTEXT,
+    }
+    client = await connect(owner)
+    await client.ask("Read this and tell me what the fox does. " + SENTENCE * 45)
+    first = await run_to_end(client)
+    assert first[-1]["type"] == "run.completed", first[-1]
+    await client.ask("And this one? " + SENTENCE * 45, thread=first[0]["thread"])
+    events = await run_to_end(client)
+    assert events[-1]["type"] == "run.completed", events[-1]
+    assert "left out to fit the model's context window" in next(e for e in events if e["type"] == "run.note")["text"]
