@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
             root.mkdir(parents=True, exist_ok=True)
             install_server(args.from_build.resolve(), args.from_build.resolve().parent, root)
         found = ensure(root)
-    except Unavailable as exc:
+    except (Unavailable, OSError) as exc:  # OSError: a cache that cannot be written, a full disk
         print(f"make test-real-model: the real model server cannot be prepared: {exc}", file=sys.stderr)
         return 1
     print(f"llama-server: {found.server}\nmodel: {found.model}\nchat template: {found.template}")

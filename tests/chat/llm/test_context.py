@@ -115,3 +115,13 @@ async def test_anthropic_saying_the_prompt_is_too_long_gets_the_same_message(ser
     provider = AnthropicProvider(base_url=server.base_url, model="claude", api_key="sk-ant-test", client=client)
     _, error = await failure(provider)
     assert error.startswith(f"{FITS_NO_LONGER} (200000 tokens).")
+
+
+async def test_another_invalid_request_keeps_the_servers_own_words(server, client):
+    server.enqueue(
+        ErrorResponse(400, {"error": {"message": "model 'gpt-9' not found", "type": "invalid_request_error"}})
+    )
+    provider = OpenAIProvider(base_url=server.base_url, model="m", client=client)
+    _, error = await failure(provider)
+    assert "model 'gpt-9' not found" in error
+    assert "context" not in error
