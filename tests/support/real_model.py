@@ -126,7 +126,8 @@ def build_server(root: Path, log=print) -> None:
     require_build_tools()
     work = root / f"build-{LLAMA_CPP_PYTHON}"  # kept when a build fails, so the next try resumes it
     sources = work / f"llama_cpp_python-{LLAMA_CPP_PYTHON}" / "vendor" / "llama.cpp"
-    if not (sources / "CMakeLists.txt").is_file():
+    extracted = work / "extracted"  # written once the sources are whole: an interrupted extraction starts over
+    if not extracted.is_file():
         log(f"Downloading the llama-cpp-python {LLAMA_CPP_PYTHON} sdist (llama.cpp's sources, ~77 MB) …")
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
@@ -136,6 +137,7 @@ def build_server(root: Path, log=print) -> None:
         with tarfile.open(one_file(work, "*.tar.gz")) as archive:
             # The "data" filter (no absolute paths, no links out of the tree) where this Python has it.
             archive.extractall(work, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        extracted.touch()
     build = work / "build"
     jobs = str(os.cpu_count() or 2)
     log(f"Building llama-server with {jobs} jobs (once per machine; 10-20 minutes on 2 cores); log: {work}/build.log")
