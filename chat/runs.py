@@ -56,7 +56,11 @@ def default_model_config() -> ModelConfig:
 def context_budget(config: ModelConfig) -> ContextBudget | None:
     if not config.context_window:
         return None
-    return ContextBudget(config.context_window, reserve=config.max_tokens or DEFAULT_RESERVE)
+    return ContextBudget(
+        config.context_window,
+        reserve=config.max_tokens or DEFAULT_RESERVE,
+        protocol=(config.tool_protocol or "native").lower(),
+    )
 
 
 def single_process() -> bool:

@@ -1,10 +1,14 @@
 """The context budget: the history sent to a model is trimmed to fit its context window.
 
 A plain estimate, no tokenizer: about four characters per token, a few tokens per message, and the tool
-schemas the model is sent. The system prompt is always kept, and so are the person's last message and the
-newest step; the oldest messages go first. An assistant message and the tool results that follow it are
-one unit, kept or left out together, and the kept history never starts with a tool result or an
-assistant message: it starts with something the person said.
+schemas the model is sent. What is counted is what is sent: with a text tool protocol (hermes, xml) the
+tools go into the system prompt as its instructions, and calls and results travel as text, so those are
+counted as written (chat/llm/protocols/prompts.py), not as the native fields they replace.
+
+The system prompt is always kept, and so are the person's last message and the newest step; the oldest
+messages go first. An assistant message and the tool results that follow it are one unit, kept or left
+out together, and the kept history never starts with a tool result or an assistant message: it starts
+with something the person said.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .protocols.prompts import PROTOCOLS, call_markup, system_prompt, tool_response
 from .types import ChatMessage, ToolDefinition
 
 CHARS_PER_TOKEN = 4
@@ -29,7 +34,9 @@ def estimate_text(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def estimate_message(message: ChatMessage) -> int:
+def estimate_message(message: ChatMessage, protocol: str = "native") -> int:
+    if protocol in PROTOCOLS:
+        return _estimate_as_text(message, protocol)
     tokens = MESSAGE_OVERHEAD + estimate_text(message.content or "") + estimate_text(message.name or "")
     for call in message.tool_calls:
         arguments = json.dumps(call.args, ensure_ascii=False)
@@ -37,7 +44,22 @@ def estimate_message(message: ChatMessage) -> int:
     return tokens
 
 
-def estimate_tools(definitions: Sequence[ToolDefinition]) -> int:
+def _estimate_as_text(message: ChatMessage, protocol: str) -> int:
+    """A message as a text protocol writes it: a result as a `<tool_response>` block, calls as markup."""
+    if message.role == "tool":
+        return MESSAGE_OVERHEAD + estimate_text(tool_response(protocol, message))
+    if message.role == "assistant" and message.tool_calls:
+        calls = "\n".join(call_markup(protocol, call) for call in message.tool_calls)
+        return MESSAGE_OVERHEAD + estimate_text(f"{message.content}\n{calls}")
+    return MESSAGE_OVERHEAD + estimate_text(message.content or "")
+
+
+def estimate_tools(definitions: Sequence[ToolDefinition], protocol: str = "native") -> int:
+    if not definitions:
+        return 0
+    if protocol in PROTOCOLS:
+        # The instructions and specs the system prompt is given, and a message of their own at most.
+        return MESSAGE_OVERHEAD + estimate_text(system_prompt(protocol, list(definitions)))
     return sum(
         TOOL_OVERHEAD
         + estimate_text(d.name)
@@ -47,8 +69,11 @@ def estimate_tools(definitions: Sequence[ToolDefinition]) -> int:
     )
 
 
-def estimate(messages: Sequence[ChatMessage], definitions: Sequence[ToolDefinition] = ()) -> int:
-    return estimate_tools(definitions) + sum(estimate_message(m) for m in messages)
+def estimate(
+    messages: Sequence[ChatMessage], definitions: Sequence[ToolDefinition] = (), protocol: str = "native"
+) -> int:
+    """The size of a request as `protocol` writes it: "native" (tools in the API's own fields), hermes or xml."""
+    return estimate_tools(definitions, protocol) + sum(estimate_message(m, protocol) for m in messages)
 
 
 @dataclass(frozen=True)
@@ -70,9 +95,8 @@ class _Unit:
     def role(self) -> str:
         return self.messages[0].role
 
-    @property
-    def tokens(self) -> int:
-        return sum(estimate_message(m) for m in self.messages)
+    def tokens(self, protocol: str) -> int:
+        return sum(estimate_message(m, protocol) for m in self.messages)
 
 
 def _units(messages: Sequence[ChatMessage]) -> list[_Unit]:
@@ -91,6 +115,8 @@ class ContextBudget:
 
     window: int
     reserve: int = DEFAULT_RESERVE
+    #: How the tools, calls and results are written into the request: "native", or a text protocol.
+    protocol: str = "native"
 
     @property
     def limit(self) -> int:
@@ -98,7 +124,7 @@ class ContextBudget:
 
     def fit(self, messages: Sequence[ChatMessage], definitions: Sequence[ToolDefinition] = ()) -> Fitted:
         """The messages to send: all of them when they fit, else without the oldest. Never changes `messages`."""
-        used = estimate(messages, definitions)
+        used = estimate(messages, definitions, self.protocol)
         if used <= self.limit:
             return Fitted(list(messages), 0, used)
         units = _units(messages)
@@ -112,7 +138,7 @@ class ContextBudget:
                 break
             if i not in protected:
                 dropped.add(i)
-                used -= unit.tokens
+                used -= unit.tokens(self.protocol)
         # What is kept starts with something the person said, never with a tool result or an answer.
         for i, unit in enumerate(units):
             if i in dropped or unit.role == "system":
@@ -120,7 +146,7 @@ class ContextBudget:
             if unit.role == "user" or i in protected:
                 break
             dropped.add(i)
-            used -= unit.tokens
+            used -= unit.tokens(self.protocol)
         if not dropped:
             return Fitted(list(messages), 0, used)
         kept = [m for i, unit in enumerate(units) if i not in dropped for m in unit.messages]

@@ -119,7 +119,12 @@ def build_provider(config: ModelConfig, *, demo_delay: float = 0.03) -> Provider
     if api == "openai":
         from .openai import OpenAIProvider
 
-        provider = OpenAIProvider(**common, max_tokens=config.max_tokens, temperature=config.temperature)
+        provider = OpenAIProvider(
+            **common,
+            max_tokens=config.max_tokens,
+            temperature=config.temperature,
+            length_means_full_context=config.max_tokens is None,
+        )
     elif api == "anthropic":
         from .anthropic import AnthropicProvider
 

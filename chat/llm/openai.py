@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from .context import ADVICE, context_full_message
 from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .sse import SSEDecoder
 from .types import (
@@ -60,6 +61,7 @@ class OpenAIProvider(HTTPProvider):
         timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         connect_timeout: float | None = None,
         read_timeout: float | None = None,
+        length_means_full_context: bool = False,
     ) -> None:
         super().__init__(
             base_url=base_url,
@@ -72,6 +74,9 @@ class OpenAIProvider(HTTPProvider):
         )
         self.temperature = temperature
         self.max_tokens = max_tokens
+        #: No output limit is sent (neither here nor in the server's own settings): an answer that stops for
+        #: "length" has filled the model's context, and that is an error the person can act on, not a cut.
+        self.length_means_full_context = length_means_full_context and max_tokens is None
 
     def request_headers(self) -> dict[str, str]:
         headers = {"Accept": "text/event-stream"}
@@ -108,6 +113,7 @@ class OpenAIProvider(HTTPProvider):
         received = False
         done = False
         plain = PlainTextChunks()
+        used = 0
         async for data in chunks:
             received = True
             for sse in decoder.feed(data):
@@ -133,13 +139,21 @@ class OpenAIProvider(HTTPProvider):
                     for event in assembler.feed(self._parse_chunk(sse.data)):
                         yield event
         if not received:
-            raise self.error(f"The model server at {self.base_url} ended the response without sending anything.")
+            # What some servers answer to a prompt larger than their context, instead of an error.
+            raise self.error(
+                f"The model server at {self.base_url} ended the response without sending anything: this"
+                f" conversation probably no longer fits the model's context. {ADVICE}"
+            )
         # Either end marker says the answer is whole: some servers never send [DONE] (a finish_reason is
         # their last word), a few never set finish_reason (then [DONE] is). A body that closes with neither
         # was cut off, however cleanly the connection closed.
         if not done and not assembler.finished:
             raise self.ended_early("a finish_reason or [DONE]")
         for event in assembler.finish():
+            if isinstance(event, Usage):
+                used = (event.input_tokens or 0) + (event.output_tokens or 0)
+            elif isinstance(event, Finish) and event.reason == "length" and self.length_means_full_context:
+                raise self.error(context_full_message(used or None))
             yield event
 
     def _parse_chunk(self, data: str) -> dict[str, Any]:

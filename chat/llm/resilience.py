@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 
 from .base import Provider
+from .context import context_exceeded
 from .http import get_http_client
 from .secrets import Redactor, split_credentials
 from .types import ChatMessage, ModelError, StreamEvent, ToolDefinition
@@ -192,12 +193,16 @@ class HTTPProvider:
         if status >= 400:
             body = await read_limited(response)
             text = body.decode("utf-8", "replace")
-            detail = self.quote(error_text(json_or_none(text)) or text.strip())
+            payload = json_or_none(text)
+            detail = self.quote(error_text(payload) or text.strip())
             message = f"The model server at {self.base_url} answered {status_line(response)}"
+            full = context_exceeded(payload, detail)
+            if full is not None:  # sending it again cannot help: the same conversation would not fit either
+                raise self.error(f"{full.message()} ({message}: {detail})", status=status)
             retryable = (
                 status in RETRY_STATUSES
                 and response.headers.get("x-should-retry") != "false"
-                and not says_request_invalid(json_or_none(body), detail)
+                and not says_request_invalid(payload, detail)
             )
             raise self.error(
                 f"{message}: {detail}" if detail else f"{message}.",

@@ -7,6 +7,8 @@ from channels.db import database_sync_to_async
 from django.test import Client as PageClient
 from django.urls import reverse
 
+from chat.llm.budget import estimate
+from chat.llm.types import ChatMessage
 from chat.models import Message, Run, ToolCall
 from tests.support.model_server import (
     ErrorResponse,
@@ -378,3 +380,46 @@ async def test_memory_tools_keep_facts_for_the_user_across_threads_and_not_for_o
     await intruder.ask("what is my favourite colour?")
     theirs = await intruder.run_to_end()
     assert "teal" not in next(e for e in theirs if e["type"] == "tool_call.completed")["content"]
+
+
+# --- the model's context window (chat/llm/budget.py, chat/llm/context.py) ------------------------------
+
+
+async def test_with_a_text_protocol_what_is_sent_fits_the_context_window_tool_prompt_included(
+    connect, owner, model_server, settings
+):
+    window, reserve = 2048, 256
+    settings.AGENTWEB_LLM = {
+        **settings.AGENTWEB_LLM,
+        "tool_protocol": "xml",
+        "context_window": window,
+        "max_tokens": reserve,
+    }
+    # A first answer of 900 tokens: with the tool schemas counted as native fields it all fits, with the xml
+    # protocol's tool instructions (what is really sent) it does not.
+    model_server.enqueue(answer("x" * 3600), answer("ok"))
+    client = await connect(owner)
+    await client.ask("tell me a lot")
+    thread = (await client.run_to_end())[0]["thread"]
+    await client.ask("and now?", thread=thread)
+    await client.run_to_end()
+    sent = [ChatMessage(m["role"], m["content"]) for m in model_server.requests[1]["json"]["messages"]]
+    assert estimate(sent) <= window - reserve
+
+
+async def test_a_conversation_too_long_for_the_model_fails_with_what_to_do(connect, owner, model_server):
+    error = {
+        "code": 400,
+        "message": "request (2137 tokens) exceeds the available context size (2048 tokens), try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 2137,
+        "n_ctx": 2048,
+    }
+    model_server.enqueue(ErrorResponse(400, {"error": error}))
+    client = await connect(owner)
+    await client.ask("a very long paste")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.failed"
+    assert events[-1]["error"].startswith("This conversation no longer fits the model's context (2048 tokens).")
+    assert "Start a new chat" in events[-1]["error"]
+    assert len(model_server.requests) == 1

@@ -1,10 +1,12 @@
 """The context budget: what is left out when the history does not fit the model's context window."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chat.agent import RegistryToolbox, run_agent
 from chat.llm.budget import ContextBudget, estimate, estimate_message, estimate_tools
+from chat.llm.protocols.prompts import render_messages
 from chat.llm.types import ChatMessage, Finish, TextDelta, ToolCallRequest, ToolDefinition
 from tools.registry import ToolRegistry
 
@@ -217,3 +219,30 @@ async def test_no_note_when_nothing_was_left_out():
         budget=ContextBudget(window=100_000),
     )
     assert sink.notes == []
+
+
+# --- with a text tool protocol: what is sent is the rendered conversation --------------------------
+
+CALCULATOR = ToolDefinition(
+    "calculator",
+    "Evaluate an arithmetic expression and return the result.",
+    {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]},
+)
+
+
+@pytest.mark.parametrize("protocol", ["hermes", "xml"])
+def test_with_a_text_protocol_the_tool_instructions_in_the_system_prompt_are_counted(protocol):
+    messages = [SYSTEM, user(), answer(), user(), answer(), user("and now?")]
+    # Room for everything as the native estimate counts it, not for what the text protocol really sends.
+    budget = ContextBudget(window=estimate(messages, [CALCULATOR]) + 100, reserve=100, protocol=protocol)
+    fitted = budget.fit(messages, [CALCULATOR])
+    sent = render_messages(protocol, fitted.messages, [CALCULATOR])
+    assert estimate(sent) <= budget.limit
+    assert fitted.dropped > 0
+
+
+@pytest.mark.parametrize("protocol", ["hermes", "xml"])
+def test_with_a_text_protocol_calls_and_results_are_counted_as_the_text_sent(protocol):
+    messages = [SYSTEM, user(), call("c1"), result("c1"), answer(), user()]
+    tokens = ContextBudget(window=100_000, protocol=protocol).fit(messages, [CALCULATOR]).tokens
+    assert tokens >= estimate(render_messages(protocol, messages, [CALCULATOR]))
