@@ -11,13 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from tools.context import ToolContext
-from tools.executor import ToolResult, execute_tool
-from tools.registry import ToolRegistry
-
-from .llm.base import Provider
-from .llm.budget import ContextBudget
-from .llm.types import (
+from providers.base import Provider
+from providers.budget import ContextBudget
+from providers.types import (
     ChatMessage,
     Finish,
     ReasoningDelta,
@@ -29,6 +25,9 @@ from .llm.types import (
     ToolDefinition,
     Usage,
 )
+from tools.context import ToolContext
+from tools.executor import ToolResult, execute_tool
+from tools.registry import ToolRegistry
 
 
 class AgentSink(Protocol):

@@ -19,13 +19,13 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
+from providers.types import ToolCallRequest
 from tools.executor import ToolResult
 
 from . import services
 from .agent import StepResult
 from .broadcast import ThreadChannel
 from .coalesce import DeltaCoalescer
-from .llm.types import ToolCallRequest
 from .text import storable, storable_value
 
 db = database_sync_to_async

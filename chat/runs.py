@@ -23,6 +23,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from modelconfig.services import UnknownModel, check_choice, config_for
+from providers.budget import DEFAULT_RESERVE, ContextBudget
+from providers.config import ModelConfig, build_provider
+from providers.types import ModelError, ToolCallRequest
 from tools.context import ToolContext, ToolUser
 from tools.executor import validation_errors
 from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
@@ -32,9 +35,6 @@ from . import mailbox, run_owners, services
 from .access import current_user
 from .agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from .broadcast import ThreadChannel, channel_for, group_name, known_channel, tell_user
-from .llm.budget import DEFAULT_RESERVE, ContextBudget
-from .llm.config import ModelConfig, build_provider
-from .llm.types import ModelError, ToolCallRequest
 from .models import Run, Thread
 from .recorder import CallState, RunRecorder
 

@@ -27,10 +27,10 @@ from django.db.models import (
 from django.utils import timezone
 
 from modelconfig.services import config_for
+from providers.secrets import without_url_credentials
+from providers.types import ChatMessage, ToolCallRequest
 
 from .access import NotFound, get_thread_for_user
-from .llm.secrets import without_url_credentials
-from .llm.types import ChatMessage, ToolCallRequest
 from .models import Message, Run, Thread, ThreadToolGrant, ToolCall, ToolCallDecision
 
 TITLE_LENGTH = 60

@@ -6,11 +6,11 @@ from django.middleware.csrf import get_token
 from django.shortcuts import render
 
 from modelconfig.services import available_models
+from providers.demo import CONNECT_HELP
 from sharing.markdown import render_markdown
 
 from . import services
 from .access import NotFound, get_thread_for_user
-from .llm.demo import CONNECT_HELP
 from .models import Message, ToolCall
 
 # How many of a thread's last messages the page carries as HTML: its first paint shows the conversation's end

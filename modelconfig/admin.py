@@ -14,7 +14,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 
-from chat.llm.secrets import public_url
+from providers.secrets import public_url
 
 from .models import ModelConfiguration
 

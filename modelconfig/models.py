@@ -15,9 +15,9 @@ from django.db.models import Q
 
 from agentweb.fields import EncryptedTextField
 from agentweb.secretbox import UnreadableSecret
-from chat.llm.config import DEFAULT_BASE_URLS, ModelConfig
-from chat.llm.demo import CONNECT_HELP, DEMO_LABEL
-from chat.llm.types import ModelError
+from providers.config import DEFAULT_BASE_URLS, ModelConfig
+from providers.demo import CONNECT_HELP, DEMO_LABEL
+from providers.types import ModelError
 
 log = logging.getLogger("agentweb.modelconfig")
 

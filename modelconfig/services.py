@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.llm.config import ModelConfig
+from providers.config import ModelConfig
 
 from .models import ModelConfiguration
 

@@ -14,8 +14,8 @@ from django.db.models import Prefetch
 from django.utils import timezone
 from django.utils.text import slugify
 
-from chat.llm.secrets import without_url_credentials
 from chat.models import Message, Run, Thread, ToolCall
+from providers.secrets import without_url_credentials
 
 EXPORT_FORMAT = "agentweb.thread.v1"
 FILENAME_LENGTH = 60

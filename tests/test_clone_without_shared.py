@@ -43,6 +43,6 @@ def test_every_test_file_is_collected(clone):
 
 
 def test_the_tests_over_the_vectors_skip_naming_where_they_were_looked_for(clone):
-    result = pytest_in(clone, "-q", "-rs", "tests/chat/llm/test_sse.py", "tests/chat/llm/protocols/test_vectors.py")
+    result = pytest_in(clone, "-q", "-rs", "tests/providers/test_sse.py", "tests/providers/protocols/test_vectors.py")
     assert result.returncode == 0, result.stdout[-3000:]
     assert f"the shared conformance vectors are not here: {clone.parent / 'shared' / 'vectors'}" in result.stdout

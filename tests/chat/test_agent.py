@@ -3,8 +3,8 @@
 import asyncio
 
 from chat.agent import RegistryToolbox, run_agent
-from chat.llm.demo import DemoProvider
-from chat.llm.types import ChatMessage, Finish, TextDelta, ToolCallEnd, ToolCallStart
+from providers.demo import DemoProvider
+from providers.types import ChatMessage, Finish, TextDelta, ToolCallEnd, ToolCallStart
 from tools import tool
 from tools.registry import ToolRegistry, default_registry
 

@@ -12,8 +12,8 @@ alone (see `forced_tool_call`); the app's own requests are unchanged.
 
 import pytest
 
-from chat.llm.openai import OpenAIProvider
 from chat.models import Message, Run, ToolCall
+from providers.openai import OpenAIProvider
 from tests.support import real_model
 from tests.support.processes import free_port
 

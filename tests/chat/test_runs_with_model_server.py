@@ -7,9 +7,9 @@ from channels.db import database_sync_to_async
 from django.test import Client as PageClient
 from django.urls import reverse
 
-from chat.llm.budget import estimate
-from chat.llm.types import ChatMessage
 from chat.models import Message, Run, ToolCall
+from providers.budget import estimate
+from providers.types import ChatMessage
 from tests.support.model_server import (
     ErrorResponse,
     NDJSONResponse,
@@ -382,7 +382,7 @@ async def test_memory_tools_keep_facts_for_the_user_across_threads_and_not_for_o
     assert "teal" not in next(e for e in theirs if e["type"] == "tool_call.completed")["content"]
 
 
-# --- the model's context window (chat/llm/budget.py, chat/llm/context.py) ------------------------------
+# --- the model's context window (providers/budget.py, providers/context.py) ------------------------------
 
 
 async def test_with_a_text_protocol_what_is_sent_fits_the_context_window_tool_prompt_included(

@@ -9,11 +9,11 @@ from django.test import Client as PageClient
 from django.urls import reverse
 
 from chat.agent import RegistryToolbox
-from chat.llm.budget import estimate, estimate_tools
-from chat.llm.types import ChatMessage
 from chat.models import Message, Run, Thread
 from chat.runs import load_toolset
 from modelconfig.models import ModelConfiguration
+from providers.budget import estimate, estimate_tools
+from providers.types import ChatMessage
 from tests.support.model_server import ScriptedModelServer, SSEResponse, openai_sse_body
 from tools.models import bump_settings_stamp
 

@@ -14,11 +14,11 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
 
 from agentweb.secretbox import PREFIX, SecretBox, UnreadableSecret
-from chat.llm.config import build_provider
-from chat.llm.types import ModelError
 from modelconfig.admin import MASKED, UNREADABLE
 from modelconfig.models import ModelConfiguration, UnreadableKey
 from modelconfig.services import available_models, check_choice, config_for
+from providers.config import build_provider
+from providers.types import ModelError
 from tests.chat.conftest import connect  # noqa: F401  (the websocket client fixture)
 from tools.models import HttpTool
 

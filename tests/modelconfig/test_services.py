@@ -2,9 +2,9 @@
 
 import pytest
 
-from chat.llm.config import ModelConfig, build_provider
-from chat.llm.types import ChatMessage
 from modelconfig.services import UnknownModel, available_models, check_choice, config_for
+from providers.config import ModelConfig, build_provider
+from providers.types import ChatMessage
 from tests.support.model_server import (
     NDJSONResponse,
     ScriptedModelServer,

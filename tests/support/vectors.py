@@ -1,7 +1,7 @@
 """The shared conformance vectors: recorded streams and expected results from other projects, kept in
 ../shared/vectors beside the clone (not in it). A clone without them runs every other test; the tests over the
 vectors skip, saying where the vectors were looked for. The project's own tests cover every provider and parser
-without them (tests/chat/llm/test_openai.py, test_anthropic.py, test_ollama.py, protocols/test_hermes.py, ...).
+without them (tests/providers/test_openai.py, test_anthropic.py, test_ollama.py, protocols/test_hermes.py, ...).
 """
 
 from __future__ import annotations

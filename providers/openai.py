@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from .context import ADVICE, context_full_message
-from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
+from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .sse import SSEDecoder
 from .types import (
     ChatMessage,

@@ -10,7 +10,7 @@ masks each secret in a server's text before that text is cut to length (cutting 
 secret's first characters behind the cut). A long secret is masked wherever it appears; a short one only
 where it stands alone, so that a key "x" does not turn "expected" into "e***pected".
 
-Plain Python, no Django: chat/llm/ and modelconfig/ both use it.
+Plain Python, no Django: providers/ and modelconfig/ both use it.
 """
 
 from __future__ import annotations

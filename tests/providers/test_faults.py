@@ -15,13 +15,13 @@ from typing import Any
 import httpx
 import pytest
 
-from chat.llm.anthropic import AnthropicProvider
-from chat.llm.http import TRANSPORTS, new_http_client
-from chat.llm.ollama import OllamaProvider
-from chat.llm.openai import OUT_OF_TOKENS, OpenAIProvider
-from chat.llm.resilience import RetryingProvider, RetryPolicy
-from chat.llm.types import ChatMessage, ModelError, TextDelta
-from tests.chat.llm.test_openai import collect
+from providers.anthropic import AnthropicProvider
+from providers.client import TRANSPORTS, new_http_client
+from providers.http_provider import RetryingProvider, RetryPolicy
+from providers.ollama import OllamaProvider
+from providers.openai import OUT_OF_TOKENS, OpenAIProvider
+from providers.types import ChatMessage, ModelError, TextDelta
+from tests.providers.test_openai import collect
 from tests.support.model_server import (
     Disconnect,
     ErrorResponse,

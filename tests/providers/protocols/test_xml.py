@@ -2,9 +2,9 @@
 
 import pytest
 
-from chat.llm.protocols import XmlParser
-from chat.llm.protocols.prompts import xml_element
-from chat.llm.types import ToolCallArgsDelta, ToolCallEnd, ToolCallStart, ToolDefinition
+from providers.protocols import XmlParser
+from providers.protocols.prompts import xml_element
+from providers.types import ToolCallArgsDelta, ToolCallEnd, ToolCallStart, ToolDefinition
 
 from .support import chunkings, feed, outcome
 

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from chat.llm.resilience import _until
+from providers.http_provider import _until
 
 
 async def paced(delays):

@@ -19,12 +19,12 @@ from cryptography.x509.oid import NameOID
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chat.llm.anthropic import AnthropicProvider
-from chat.llm.http import TRANSPORTS, new_http_client
-from chat.llm.ollama import OllamaProvider
-from chat.llm.openai import OpenAIProvider
-from chat.llm.transport import HIGH_WATER, StreamingTransport
-from chat.llm.types import ChatMessage, TextDelta
+from providers.anthropic import AnthropicProvider
+from providers.client import TRANSPORTS, new_http_client
+from providers.ollama import OllamaProvider
+from providers.openai import OpenAIProvider
+from providers.transport import HIGH_WATER, StreamingTransport
+from providers.types import ChatMessage, TextDelta
 from tests.support.model_server import anthropic_sse_body, ollama_ndjson_body, openai_sse_body
 
 

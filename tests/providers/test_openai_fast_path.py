@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from chat.llm.openai import OpenAIProvider, PlainTextChunks
-from chat.llm.types import ModelError, TextDelta
+from providers.openai import OpenAIProvider, PlainTextChunks
+from providers.types import ModelError, TextDelta
 from tests.support import vectors
 
 VECTORS = vectors.cases("openai_chat_completions_sse.json")
@@ -150,7 +150,7 @@ async def test_a_body_is_read_raw_or_decoded_by_its_content_encoding(encoding, s
 
     import httpx
 
-    from chat.llm.types import ChatMessage, Finish
+    from providers.types import ChatMessage, Finish
 
     data = body(text_chunk('"Hi"'), text_chunk('" there"'), "[DONE]")
     headers = {"content-type": "text/event-stream"}

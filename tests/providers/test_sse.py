@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from chat.llm.sse import SSEDecoder, SSEEvent
+from providers.sse import SSEDecoder, SSEEvent
 from tests.support import vectors
 
 VECTORS = vectors.cases("openai_chat_completions_sse.json")

@@ -3,7 +3,7 @@
 A plain estimate, no tokenizer: about four characters per token, a few tokens per message, and the tool
 schemas the model is sent. What is counted is what is sent: with a text tool protocol (hermes, xml) the
 tools go into the system prompt as its instructions, and calls and results travel as text, so those are
-counted as written (chat/llm/protocols/prompts.py), not as the native fields they replace.
+counted as written (providers/protocols/prompts.py), not as the native fields they replace.
 
 The system prompt is always kept, and so are the person's last message and the newest step; the oldest
 messages go first. An assistant message and the tool results that follow it are one unit, kept or left

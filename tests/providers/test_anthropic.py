@@ -6,9 +6,9 @@ import ssl
 import httpx
 import pytest
 
-from chat.llm.anthropic import STREAM_ENDED_MID_CALL, AnthropicProvider
-from chat.llm.openai import OUT_OF_TOKENS
-from chat.llm.types import (
+from providers.anthropic import STREAM_ENDED_MID_CALL, AnthropicProvider
+from providers.openai import OUT_OF_TOKENS
+from providers.types import (
     ChatMessage,
     Finish,
     ModelError,
@@ -20,7 +20,7 @@ from chat.llm.types import (
     ToolDefinition,
     Usage,
 )
-from tests.chat.llm.test_openai import collect
+from tests.providers.test_openai import collect
 from tests.support import vectors
 from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, anthropic_sse_body
 

@@ -3,7 +3,7 @@
 An AsyncClient belongs to the event loop that first used it, so the cache is per loop:
 Daphne has one loop for the process; tests may run several, one after another.
 
-It reads through `StreamingTransport` (chat/llm/transport.py), several times cheaper per chunk than httpx's
+It reads through `StreamingTransport` (providers/transport.py), several times cheaper per chunk than httpx's
 own transport; `AGENTWEB_LLM_TRANSPORT=httpcore` switches back to httpx's (HTTP/2, SOCKS and the like).
 Proxies named in the environment (HTTPS_PROXY, ...) go through httpx's own transport either way.
 """

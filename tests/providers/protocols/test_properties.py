@@ -17,9 +17,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chat.llm.protocols import HermesParser, XmlParser
-from chat.llm.protocols.prompts import call_markup
-from chat.llm.types import TextDelta, ToolCallRequest, ToolDefinition
+from providers.protocols import HermesParser, XmlParser
+from providers.protocols.prompts import call_markup
+from providers.types import TextDelta, ToolCallRequest, ToolDefinition
 
 from .support import feed, outcome
 

@@ -1,7 +1,7 @@
 """The offline demo model, through the same provider interface as a real one."""
 
-from chat.llm.demo import DemoProvider, find_expression
-from chat.llm.types import ChatMessage, Finish, TextDelta, ToolCallEnd, ToolDefinition
+from providers.demo import DemoProvider, find_expression
+from providers.types import ChatMessage, Finish, TextDelta, ToolCallEnd, ToolDefinition
 
 TOOLS = [
     ToolDefinition("calculator", "Evaluate arithmetic.", {"type": "object"}),
@@ -38,7 +38,7 @@ async def test_it_calls_both_tools_in_one_step_when_asked_both():
 async def test_it_answers_from_the_tool_result_and_says_it_is_a_demo():
     call_turn = await collect([ChatMessage("user", "what is 23*19?")])
     call = next(e for e in call_turn if isinstance(e, ToolCallEnd))
-    from chat.llm.types import ToolCallRequest
+    from providers.types import ToolCallRequest
 
     history = [
         ChatMessage("user", "what is 23*19?"),

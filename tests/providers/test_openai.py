@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from chat.llm.openai import OpenAIProvider
-from chat.llm.types import (
+from providers.openai import OpenAIProvider
+from providers.types import (
     ChatMessage,
     Finish,
     ModelError,

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from chat.llm.protocols import HermesParser
-from chat.llm.types import ReasoningDelta, TextDelta, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
+from providers.protocols import HermesParser
+from providers.types import ReasoningDelta, TextDelta, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
 
 from .support import chunkings, feed, outcome
 

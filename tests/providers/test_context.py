@@ -3,11 +3,11 @@
 import httpx
 import pytest
 
-from chat.llm.anthropic import AnthropicProvider
-from chat.llm.config import ModelConfig, build_provider
-from chat.llm.openai import OpenAIProvider
-from chat.llm.resilience import RetryingProvider, RetryPolicy
-from chat.llm.types import ChatMessage, Finish, ModelError, TextDelta
+from providers.anthropic import AnthropicProvider
+from providers.config import ModelConfig, build_provider
+from providers.http_provider import RetryingProvider, RetryPolicy
+from providers.openai import OpenAIProvider
+from providers.types import ChatMessage, Finish, ModelError, TextDelta
 from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, openai_sse_body
 
 HELLO = [ChatMessage(role="user", content="Hello")]

@@ -3,7 +3,7 @@
 `HTTPProvider` is the base of the OpenAI-compatible, Anthropic and Ollama providers. It sends one POST
 through the shared httpx client (or one a test passes in), turns the status line and transport failures
 into `ModelServerError`s that name the server and what it answered (never the API key nor the credentials
-of the base URL: chat/llm/secrets.py), and bounds the
+of the base URL: providers/secrets.py), and bounds the
 whole response by a total deadline on top of httpx's connect/read timeouts. A subclass only says what
 to send (`request_body`, `request_headers`) and how to read the body (`read_events`).
 
@@ -32,8 +32,8 @@ from typing import Any
 import httpx
 
 from .base import Provider
+from .client import get_http_client
 from .context import context_exceeded
-from .http import get_http_client
 from .secrets import Redactor, split_credentials
 from .types import ChatMessage, ModelError, StreamEvent, ToolDefinition
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
+from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .openai import decode_args
-from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .types import (
     ChatMessage,
     Finish,

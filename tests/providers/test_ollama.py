@@ -6,8 +6,8 @@ import ssl
 import httpx
 import pytest
 
-from chat.llm.ollama import NDJSONDecoder, OllamaProvider
-from chat.llm.types import (
+from providers.ollama import NDJSONDecoder, OllamaProvider
+from providers.types import (
     ChatMessage,
     Finish,
     ModelError,
@@ -19,7 +19,7 @@ from chat.llm.types import (
     ToolDefinition,
     Usage,
 )
-from tests.chat.llm.test_openai import Collected, collect
+from tests.providers.test_openai import Collected, collect
 from tests.support import vectors
 from tests.support.model_server import (
     ErrorResponse,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from chat.llm.protocols import HermesParser, XmlParser
-from chat.llm.types import ToolDefinition
+from providers.protocols import HermesParser, XmlParser
+from providers.types import ToolDefinition
 from tests.support import vectors
 
 from .support import chunkings, feed, outcome

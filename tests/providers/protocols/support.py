@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from chat.llm.protocols.base import StreamParser
-from chat.llm.types import (
+from providers.protocols.base import StreamParser
+from providers.types import (
     ReasoningDelta,
     StreamEvent,
     TextDelta,

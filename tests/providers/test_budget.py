@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chat.agent import RegistryToolbox, run_agent
-from chat.llm.budget import ContextBudget, estimate, estimate_message, estimate_tools
-from chat.llm.protocols.prompts import render_messages
-from chat.llm.types import ChatMessage, Finish, TextDelta, ToolCallRequest, ToolDefinition
+from providers.budget import ContextBudget, estimate, estimate_message, estimate_tools
+from providers.protocols.prompts import render_messages
+from providers.types import ChatMessage, Finish, TextDelta, ToolCallRequest, ToolDefinition
 from tools.registry import ToolRegistry
 
 SYSTEM = ChatMessage("system", "You are helpful.")

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from chat.llm.protocols import HermesParser, XmlParser, render_messages, system_prompt
-from chat.llm.types import ChatMessage, ToolCallRequest, ToolDefinition
+from providers.protocols import HermesParser, XmlParser, render_messages, system_prompt
+from providers.types import ChatMessage, ToolCallRequest, ToolDefinition
 
 from .support import feed, outcome
 

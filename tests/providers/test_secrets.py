@@ -7,13 +7,13 @@ import logging
 import httpx
 import pytest
 
-from chat.llm.anthropic import AnthropicProvider
-from chat.llm.config import ModelConfig
-from chat.llm.ollama import OllamaProvider
-from chat.llm.openai import OpenAIProvider
-from chat.llm.types import ModelError
-from tests.chat.llm.test_faults import KITS
-from tests.chat.llm.test_openai import collect
+from providers.anthropic import AnthropicProvider
+from providers.config import ModelConfig
+from providers.ollama import OllamaProvider
+from providers.openai import OpenAIProvider
+from providers.types import ModelError
+from tests.providers.test_faults import KITS
+from tests.providers.test_openai import collect
 from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse
 
 KEY = "sk-live-SECRET-4f9a8b7c6d5e"

@@ -10,14 +10,14 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from chat.llm.anthropic import AnthropicProvider
-from chat.llm.config import ModelConfig, build_provider
-from chat.llm.demo import DemoProvider
-from chat.llm.ollama import OllamaProvider
-from chat.llm.openai import OpenAIProvider
-from chat.llm.protocols import NativeLeakGuardProvider, TextProtocolProvider
-from chat.llm.resilience import RetryingProvider, RetryPolicy, retry_after_seconds
-from chat.llm.types import ChatMessage, Finish, ModelError, TextDelta
+from providers.anthropic import AnthropicProvider
+from providers.config import ModelConfig, build_provider
+from providers.demo import DemoProvider
+from providers.http_provider import RetryingProvider, RetryPolicy, retry_after_seconds
+from providers.ollama import OllamaProvider
+from providers.openai import OpenAIProvider
+from providers.protocols import NativeLeakGuardProvider, TextProtocolProvider
+from providers.types import ChatMessage, Finish, ModelError, TextDelta
 
 
 class Waits(list):

@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
+from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .openai import OUT_OF_TOKENS, decode_args
-from .resilience import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .sse import SSEDecoder, SSEEvent
 from .types import (
     ChatMessage,

@@ -10,9 +10,9 @@ import json
 import httpx
 import pytest
 
-from chat.llm.openai import OpenAIProvider
-from chat.llm.protocols import NativeLeakGuardProvider, TextProtocolProvider
-from chat.llm.types import (
+from providers.openai import OpenAIProvider
+from providers.protocols import NativeLeakGuardProvider, TextProtocolProvider
+from providers.types import (
     ChatMessage,
     Finish,
     ModelError,
