@@ -48,11 +48,6 @@ db = database_sync_to_async
 RUNS_CHANNEL = "agentweb-runs"
 
 
-def default_model_config() -> ModelConfig:
-    """The model of the environment (AGENTWEB_LLM). Threads use their own: modelconfig.services.config_for."""
-    return ModelConfig.from_mapping(settings.AGENTWEB_LLM)
-
-
 def context_budget(config: ModelConfig) -> ContextBudget | None:
     if not config.context_window:
         return None

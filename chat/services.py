@@ -14,7 +14,6 @@ from django.db.models import (
     CharField,
     Exists,
     ExpressionWrapper,
-    F,
     JSONField,
     Max,
     OuterRef,
@@ -305,12 +304,6 @@ def discard_message(*, message_id: int) -> None:
     Message.objects.filter(pk=message_id, content="").delete()
 
 
-def create_tool_call(*, tool_call_id: uuid.UUID, message_id: int, index: int, call_id: str, name: str) -> None:
-    ToolCall.objects.create(
-        id=tool_call_id, message_id=message_id, index=index, call_id=call_id, name=name, status="streaming"
-    )
-
-
 def save_partial_content(*, message_id: int, content: str, thread_id: uuid.UUID, last_seq: int) -> None:
     Message.objects.filter(pk=message_id).update(content=content, updated_at=timezone.now())
     Thread.objects.filter(pk=thread_id, last_seq__lt=last_seq).update(last_seq=last_seq)
@@ -346,77 +339,6 @@ def complete_assistant_message(
             output_field=JSONField(),
         )
         ToolCall.objects.filter(pk__in=list(tool_call_args)).update(args=args, status=ToolCall.Status.REQUESTED)
-
-
-def mark_tool_call_running(*, tool_call_id: uuid.UUID) -> None:
-    ToolCall.objects.filter(pk=tool_call_id).update(status=ToolCall.Status.RUNNING, started_at=timezone.now())
-
-
-@dataclass(frozen=True)
-class ToolMessagePlace:
-    """Where a tool call's result message goes, as the run knows it."""
-
-    thread_id: uuid.UUID
-    run_id: int
-    order: int
-    call_id: str
-    name: str
-
-
-def complete_tool_call(
-    *,
-    tool_call_id: uuid.UUID,
-    status: str,
-    content: str,
-    duration_ms: int,
-    artifact: Any = None,
-    stored_content: str | None = None,
-    message: ToolMessagePlace | None = None,
-) -> None:
-    """Store the result on the call (in full, up to the stored cap: for display and audit) and as a tool
-    message (as the model reads it, capped: for the model's history). `message`: where the tool message
-    goes, when the caller knows it (the run does): then nothing is read first."""
-    stored = content if stored_content is None else stored_content
-    if message is not None:
-        with transaction.atomic():
-            ToolCall.objects.filter(pk=tool_call_id).update(
-                status=status,
-                result=stored if status == ToolCall.Status.SUCCESS else "",
-                error=stored if status != ToolCall.Status.SUCCESS else "",
-                finished_at=timezone.now(),
-                duration_ms=duration_ms,
-            )
-            Message.objects.create(
-                thread_id=message.thread_id,
-                run_id=message.run_id,
-                order=message.order,
-                role=Message.Role.TOOL,
-                content=content,
-                status=Message.Status.COMPLETE if status == ToolCall.Status.SUCCESS else Message.Status.ERROR,
-                tool_call_id=message.call_id,
-                name=message.name,
-                artifact=artifact,
-            )
-        return
-    with transaction.atomic():
-        call = ToolCall.objects.select_related("message").get(pk=tool_call_id)
-        call.status = status
-        call.result = stored if status == ToolCall.Status.SUCCESS else ""
-        call.error = stored if status != ToolCall.Status.SUCCESS else ""
-        call.finished_at = timezone.now()
-        call.duration_ms = duration_ms
-        call.save(update_fields=["status", "result", "error", "finished_at", "duration_ms"])
-        Message.objects.create(
-            thread_id=call.message.thread_id,
-            run_id=call.message.run_id,
-            order=next_order(call.message.thread),
-            role=Message.Role.TOOL,
-            content=content,
-            status=Message.Status.COMPLETE if status == ToolCall.Status.SUCCESS else Message.Status.ERROR,
-            tool_call_id=call.call_id,
-            name=call.name,
-            artifact=artifact,
-        )
 
 
 @dataclass(frozen=True)
@@ -787,18 +709,10 @@ def list_threads(*, user) -> list[Thread]:
     return list(Thread.objects.filter(owner=user).order_by("-updated_at")[:200])
 
 
-def increment_steps(*, run_id: int) -> None:
-    Run.objects.filter(pk=run_id).update(steps=F("steps") + 1)
-
-
 # --- approvals -------------------------------------------------------------------------
 
 REJECTED_RESULT = "The user declined this tool call; it did not run."
 RESPONDED_RESULT = "The user did not run this tool and replied instead: {message}"
-
-
-def set_awaiting(*, tool_call_id: uuid.UUID, allow: dict[str, bool]) -> None:
-    ToolCall.objects.filter(pk=tool_call_id).update(status=ToolCall.Status.AWAITING_APPROVAL, approval=allow)
 
 
 def pause_run(*, run_id: int, steps: int, last_seq: int) -> None:
@@ -919,10 +833,6 @@ def grants_groups_and_stamp(*, thread_id: uuid.UUID, user_id: int) -> tuple[set[
         frozenset(value for value, which in rows if which == "u"),
         next((value for value, which in rows if which == "s"), None),
     )
-
-
-def thread_grants(*, thread_id: uuid.UUID) -> set[str]:
-    return set(ThreadToolGrant.objects.filter(thread_id=thread_id).values_list("tool_name", flat=True))
 
 
 def claim_waiting_run(*, run_id: int) -> bool:

@@ -128,12 +128,6 @@ class ToolSet:
     def tool_user(self) -> ToolUser:
         return ToolUser(id=self.user_id, username=self.username, groups=self.groups)
 
-    def context(self, *, thread_id: str | None = None, tool_call_id: str | None = None, **extra: Any) -> ToolContext:
-        """The ToolContext of one call: this user, their own store, the thread, the call id (and ``extra``,
-        e.g. ``search_messages``)."""
-        store = DatabaseStore(self.user_id) if self.user_id is not None else None
-        return ToolContext(user=self.tool_user(), thread_id=thread_id, tool_call_id=tool_call_id, store=store, **extra)
-
 
 def toolset_for_user(*, user, registry: ToolRegistry | None = None, groups: frozenset[str] | None = None) -> ToolSet:
     """The enabled code tools and HTTP tools ``user``'s groups allow, with their effective settings.

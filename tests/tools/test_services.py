@@ -206,12 +206,6 @@ def test_it_carries_the_users_groups_for_the_tool_context(owner):
     assert toolset.tool_user().groups == frozenset({"finance"})
 
 
-def test_it_opens_the_users_own_store_in_the_tool_context(owner):
-    context = toolset_for_user(user=owner, registry=CODE).context(thread_id="t1", tool_call_id="call_1")
-
-    assert (context.store.user_id, context.user.id, context.tool_call_id) == (owner.pk, owner.pk, "call_1")
-
-
 def test_it_lists_the_allowed_hosts(monkeypatch):
     monkeypatch.delenv("AGENTWEB_FETCH_ALLOWED_HOSTS", raising=False)
     AllowedHost.objects.create(host="intranet.example.com", note="the wiki")
