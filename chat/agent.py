@@ -41,9 +41,8 @@ class AgentSink(Protocol):
     async def tool_call_completed(self, index: int, result: ToolResult) -> None: ...
     async def tool_call_awaiting(self, index: int, allow: dict[str, bool]) -> None: ...
     # The step's calls have all completed or wait for a person (told after run_calls and tool_call_awaiting): a
-    # sink that holds the calls' state writes it now. `another_step`: a model request follows at once (nothing
-    # waits, no tool returned directly, steps are left), so the sink may prepare the next answer's message.
-    async def step_finished(self, another_step: bool = False) -> None: ...
+    # sink that holds the calls' state writes it now.
+    async def step_finished(self) -> None: ...
     async def note(self, text: str) -> None: ...
 
 
@@ -152,7 +151,7 @@ async def run_agent(
     if resume:
         results = await run_calls([(d.index, d.call) for d in resume], {}, toolbox, sink)
         direct = any(toolbox.returns_direct(d.call.name) for d in resume)
-        await sink.step_finished(not direct and max_steps > 0)
+        await sink.step_finished()
         messages.extend(tool_message(d.call, r) for d, r in zip(resume, results, strict=True))
         if direct:
             return AgentOutcome("return_direct", 0)
@@ -188,7 +187,7 @@ async def run_agent(
         for index, allow in waiting.items():
             await sink.tool_call_awaiting(index, allow)
         direct = any(toolbox.returns_direct(call.name) for _, call in ready)
-        await sink.step_finished(not waiting and not direct and step_number < max_steps)
+        await sink.step_finished()
         if waiting:
             return AgentOutcome("waiting", step_number)
         if direct:

@@ -47,7 +47,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         try:
             frame = parse_frame(text_data, max_bytes=settings.AGENTWEB_MAX_FRAME_BYTES)
             refuse_unstorable_text(frame)
-            if frame["type"] not in self.checks_own_session and not await self.still_signed_in():
+            if frame["type"] not in self.needs_no_session_check and not await self.still_signed_in():
                 await self.close(code=UNAUTHENTICATED)
                 return
             await self.handlers[frame["type"]](self, frame)
@@ -115,21 +115,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.replays_awaited[key] = asyncio.get_running_loop().create_task(fall_back())
 
     async def send_message(self, frame):
-        # The session is checked in the trip to the database thread that opens the turn; a frame refused before
-        # (or one picking a model, checked before the turn opens) checks it first, as every other frame does.
-        check_session = not frame.get("model")
-        if not check_session and not await self.still_signed_in():
-            await self.close(code=UNAUTHENTICATED)
-            return
-        try:
-            if not await SEND_LIMIT.aallow(self.scope["user"].pk):
-                raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
-            content, client_msg_id = message_fields(frame)
-        except ClientError:
-            if check_session and not await self.still_signed_in():
-                await self.close(code=UNAUTHENTICATED)
-                return
-            raise
+        if not await SEND_LIMIT.aallow(self.scope["user"].pk):
+            raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
+        content, client_msg_id = message_fields(frame)
         try:
             turn = await runs.begin_turn(
                 user=self.scope["user"],
@@ -137,20 +125,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 content=content,
                 client_msg_id=client_msg_id,
                 model=frame.get("model"),
-                session_key=self.session_key(),
-                check_session=check_session,
             )
-        except runs.SignedOut:
-            await self.close(code=UNAUTHENTICATED)
-            return
         except NotFound:
             raise ClientError("not_found", "No such thread.") from None
         except runs.UnknownModel:
             raise unknown_model(frame["model"]) from None
         except services.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
-        if turn.user is not None:
-            self.scope["user"] = turn.user
         await self.follow(turn.thread.pk)
         if turn.run is None:  # a replayed frame: the message is stored already, show where things stand
             await self.subscribe({"thread": str(turn.thread.pk)})
@@ -256,15 +237,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     # --- helpers ----------------------------------------------------------------------
 
-    # Frames whose handler checks the session itself (message.send: in the trip that opens the turn).
-    checks_own_session = frozenset({"ping", "message.send"})
+    # Frames that need no session check (a ping only keeps the socket open).
+    needs_no_session_check = frozenset({"ping"})
 
     def session_key(self) -> str | None:
         return getattr(self.scope.get("session"), "session_key", None)
 
     async def still_signed_in(self) -> bool:
         """Re-read per action: a socket opened before a logout or a deactivation stops working."""
-        user = await database_sync_to_async(current_user)(self.session_key(), user_id=self.scope["user"].pk)
+        user = await database_sync_to_async(current_user)(self.session_key())
         if user is None or user.pk != self.scope["user"].pk:
             return False
         self.scope["user"] = user

@@ -5,6 +5,11 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
+
+# What the model is told of a call a person declined or answered in its place (ToolCall.decide).
+REJECTED_RESULT = "The user declined this tool call; it did not run."
+RESPONDED_RESULT = "The user did not run this tool and replied instead: {message}"
 
 
 class Thread(models.Model):
@@ -68,6 +73,18 @@ class Run(models.Model):
     def __str__(self):
         return f"Run {self.pk} ({self.status})"
 
+    def is_active(self) -> bool:
+        """Running or waiting for a person: the thread takes no other run meanwhile."""
+        return self.status in self.ACTIVE_STATUSES
+
+    def can_retry(self) -> bool:
+        """A run that did not get to its end (failed, interrupted, stopped) may be answered again."""
+        return self.status in (self.Status.FAILED, self.Status.INTERRUPTED, self.Status.CANCELLED)
+
+    def can_continue(self) -> bool:
+        """A run stopped by its step limit may go on, with a new limit."""
+        return self.status == self.Status.COMPLETED and self.reason == "max_steps"
+
 
 class Message(models.Model):
     class Role(models.TextChoices):
@@ -130,6 +147,11 @@ class ToolCall(models.Model):
         REPLIED = "replied"
         CANCELLED = "cancelled"
 
+    # Calls without a result yet: a run that stops closes them (cancelled), so the history stays one a model accepts.
+    OPEN_STATUSES = (Status.STREAMING, Status.REQUESTED, Status.RUNNING, Status.AWAITING_APPROVAL)
+    # Calls of a paused step whose result comes when the run resumes: approved (requested) or still waiting.
+    PENDING_STATUSES = (Status.REQUESTED, Status.AWAITING_APPROVAL)
+
     # Made in Python when the model starts the call, so the card has its id before the row is written.
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="tool_calls")
@@ -154,6 +176,34 @@ class ToolCall(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.status})"
+
+    def finish(self, status: str, text: str) -> None:
+        """The call ended with `status`; `text` is its result on success (or a person's reply), else its error.
+        Held, not saved: the run writes a step's calls together."""
+        self.status, self.finished_at = status, timezone.now()
+        ok = status in (self.Status.SUCCESS, self.Status.REPLIED)
+        self.result, self.error = (text, "") if ok else ("", text)
+
+    def decide(self, decision: str, *, args: dict | None = None, message: str = "") -> bool:
+        """Apply a person's decision to this waiting call and save it. False, and nothing changed, when the call
+        no longer waits: the conditional UPDATE is the lock, so of two simultaneous decisions one changes the row.
+        A rejected or answered call is finished here; an approved or edited one goes back to requested."""
+        changes: dict = {"status": self.Status.REQUESTED}
+        if decision == ToolCallDecision.Decision.EDIT:
+            changes.update(args=args, original_args=self.args)
+        elif decision == ToolCallDecision.Decision.REJECT:
+            reason = REJECTED_RESULT + (f" Their reason: {message}" if message else "")
+            changes.update(status=self.Status.REJECTED, result="", error=reason, finished_at=timezone.now())
+        elif decision == ToolCallDecision.Decision.RESPOND:
+            # The person's answer is the call's result, not an error: the model reads it as what the user said.
+            reply = RESPONDED_RESULT.format(message=message)
+            changes.update(status=self.Status.REPLIED, result=reply, error="", finished_at=timezone.now())
+        waiting = ToolCall.objects.filter(pk=self.pk, status=self.Status.AWAITING_APPROVAL)
+        if not waiting.update(**changes):
+            return False
+        for name, value in changes.items():
+            setattr(self, name, value)
+        return True
 
 
 class ToolCallDecision(models.Model):

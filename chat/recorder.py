@@ -242,17 +242,15 @@ class RunRecorder:
             duration_ms=result.duration_ms,
         )
 
-    async def step_finished(self, another_step: bool = False) -> None:
-        """The step's calls have all finished or wait for a person: write them and their results. `another_step`:
-        the next answer's message is inserted with the results (one INSERT), so that step does not insert it."""
-        await self._write_calls(reserve_next=another_step)
+    async def step_finished(self) -> None:
+        """The step's calls have all finished or wait for a person: write them and their results."""
+        await self._write_calls()
         awaiting, self._awaiting = self._awaiting, []
         for tool_call, allow in awaiting:
             await self.channel.emit("tool_call.awaiting_approval", tool_call=tool_call, allow=allow)
 
-    async def _write_calls(self, *, reserve_next: bool = False) -> None:
-        """The calls' rows and answers that lag what the run holds, in one trip (services.record_tool_calls).
-        `reserve_next`: the next answer's message too, inserted with the answers (see reserved_message_id)."""
+    async def _write_calls(self) -> None:
+        """The calls' rows and answers that lag what the run holds, in one trip (services.record_tool_calls)."""
         async with self._write_lock:
             calls = list(self.calls.values())
             rows = [call for call in calls if call.dirty]
@@ -266,18 +264,14 @@ class RunRecorder:
                 call.stored, call.dirty = True, False
             for call in calls:
                 call.answer = None
-            reserve = reserve_next and self.reserved_message_id is None and self.last_order is not None
-            reserved = await db(services.record_tool_calls)(
+            await db(services.record_tool_calls)(
                 message_id=message_id,
                 thread_id=self.thread_id,
                 run_id=self.run_id,
                 new=new,
                 changed=changed,
                 answers=answers,
-                next_message_order=self._next_order() if reserve else None,
             )
-            if reserved is not None:
-                self.reserved_message_id = reserved
 
     # --- the end of a run that did not complete ---------------------------------------
 

@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -19,7 +19,6 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
 from django.utils import timezone
 
 from modelconfig.services import UnknownModel, check_choice, config_for
@@ -32,7 +31,6 @@ from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
 from tools.store import DatabaseStore
 
 from . import mailbox, run_owners, services
-from .access import current_user
 from .agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from .broadcast import ThreadChannel, channel_for, group_name, known_channel, tell_user
 from .models import Run, Thread
@@ -123,76 +121,24 @@ class ActiveRun:
 ACTIVE_RUNS: dict[uuid.UUID, ActiveRun] = {}
 
 
-class SignedOut(Exception):
-    """The socket's session ended (see chat.access.current_user): nothing was written."""
-
-
 async def begin_turn(
-    *,
-    user,
-    thread_id: str | None,
-    content: str,
-    client_msg_id: uuid.UUID,
-    model: str | None = None,
-    session_key: str | None = None,
-    check_session: bool = False,
+    *, user, thread_id: str | None, content: str, client_msg_id: uuid.UUID, model: str | None = None
 ) -> services.TurnStart:
     """Store the user's message and open a run (see services.start_turn). `model`, when given, becomes the
-    thread's model: UnknownModel, and nothing written, when it is not one that can be picked.
-
-    `check_session`: the session of `session_key` is checked first, in the same trip to the database thread
-    (SignedOut when it ended; the turn's `user` is the user re-read). When this process runs the run itself,
-    what the run loads before its model request is loaded in that trip too (the turn's `setup`)."""
+    thread's model: UnknownModel, and nothing written, when it is not one that can be picked."""
     await ensure_recovered()
     info = await db(check_choice)(model) if model else None
-    turn = await db(open_turn)(
+    turn = await db(services.start_turn)(
         user=user,
         thread_id=thread_id,
         content=content,
         client_msg_id=client_msg_id,
+        step_limit=settings.AGENTWEB_MAX_STEPS,
         model_choice=model or None,
-        session_key=session_key,
-        check_session=check_session,
-        # A run handed to a worker, or taken by this process among others (chat/run_owners.py), loads its own.
-        prepare=single_process() and not settings.AGENTWEB_RUN_WORKERS,
     )
     if info is not None and turn.run is not None and not turn.created_thread:
         await announce_model(turn.thread.pk, info)
     return turn
-
-
-def open_turn(
-    *,
-    user,
-    thread_id: str | None,
-    content: str,
-    client_msg_id: uuid.UUID,
-    model_choice: str | None,
-    session_key: str | None,
-    check_session: bool,
-    prepare: bool,
-) -> services.TurnStart:
-    """begin_turn's one trip to the database thread: the session check, start_turn, prepare_run."""
-    if check_session:
-        current = current_user(session_key, user_id=user.pk)
-        if current is None or current.pk != user.pk:
-            raise SignedOut
-        user = current
-    # One transaction: a turn whose run could not be prepared is not left open (with an active run no task runs).
-    with transaction.atomic():
-        turn = services.start_turn(
-            user=user,
-            thread_id=thread_id,
-            content=content,
-            client_msg_id=client_msg_id,
-            step_limit=settings.AGENTWEB_MAX_STEPS,
-            model_choice=model_choice,
-            reserve_answer=prepare,
-        )
-        setup = None
-        if prepare and turn.run is not None:
-            setup = prepare_run(turn.thread, turn.config, run=turn.run, reserved=turn.reserved_message_id)
-    return replace(turn, setup=setup, user=user)
 
 
 async def set_model(*, user, thread_id: str, model: str) -> dict[str, Any]:
@@ -352,8 +298,6 @@ async def start_here(
             announce=turn.created_thread,
             user_message=turn.user_message_id,
             resume=resume,
-            config=turn.config,
-            setup=turn.setup if resume is None else None,
         ),
         name=f"run-{run.pk}",
     )
@@ -370,8 +314,6 @@ async def execute_run(
     announce: bool,
     user_message: int | None = None,
     resume: list[services.ApprovedCall] | None,
-    config: ModelConfig | None = None,
-    setup: RunSetup | None = None,
 ) -> None:
     channel = recorder.channel
     heartbeat = asyncio.create_task(_beat(run.pk))
@@ -385,8 +327,7 @@ async def execute_run(
         if user_message is not None:  # the tab that sent it shows it already, without its id
             started["message"] = user_message
         await channel.emit("run.started", **started)
-        if setup is None:
-            setup = await db(prepare_run)(thread, config, run=None if resume else run)
+        setup = await db(prepare_run)(thread, run=None if resume else run)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history
         recorder.last_order = setup.last_order
         recorder.reserved_message_id = setup.message_id
@@ -436,36 +377,28 @@ class RunSetup:
     context: Any
     granted: set[str]
     history: list
-    last_order: int  # the reserved message's, when there is one
-    # The run's first answer, inserted here so that its first token need not wait for its id (None: not reserved).
+    last_order: int  # the first answer's, when it was inserted
+    # The run's first answer, inserted here so that its first token need not wait for its id (None: not inserted).
     message_id: int | None = None
 
 
-def prepare_run(
-    thread: Thread, config: ModelConfig | None, *, run: Run | None = None, reserved: int | None = None
-) -> RunSetup:
+def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     """Everything a run reads before its first model request, in one trip to the database thread.
 
-    `thread` was read when the run was opened or resumed (its model choice is current: a change of model
-    while a run is active applies to the next run); `config` None: read it now. The owner is the user
-    start_turn was given (re-read by the consumer for that frame), else read here. `run`: a run that starts with
-    a model request (not a resumed step, whose results come first): its first answer's message is inserted
-    now, after the history is read. `reserved`: that message, inserted already (it is left out of the history)."""
-    if config is None:
-        config, _ = config_for(thread.model_choice)
-    owner = thread.owner if Thread.owner.is_cached(thread) else User.objects.get(pk=thread.owner_id)
-    reads = getattr(thread, "run_reads", None)  # read by start_turn's check of the thread, moments ago
-    if reads is not None and owner.pk == thread.owner_id:
-        granted, groups, stamp = reads
-    else:
-        granted, groups, stamp = services.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
+    `thread` was read when the run was opened or resumed (its model choice is current: a change of model while a
+    run is active applies to the next run). `run`: a run that starts with a model request (not a resumed step,
+    whose results come first): its first answer's message is inserted now, after the history is read, so that its
+    first token need not wait for an INSERT."""
+    owner = thread.owner
+    granted, groups, stamp = services.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
+    config, _ = config_for(thread.model_choice, stamp=stamp)
     toolset = toolset_for_stamp(user=owner, groups=groups, stamp=stamp)
     history, last_order = services.history_and_last_order(
-        thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT, reserved=reserved
+        thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT
     )
     context = tool_context_factory(owner, thread.pk, groups)
-    message_id = reserved  # inserted with the user's message (start_turn), the last of the thread's
-    if message_id is None and run is not None and run.steps < run.step_limit:
+    message_id = None
+    if run is not None and run.steps < run.step_limit:
         last_order += 1
         message_id = services.create_assistant_message(thread_id=thread.pk, run_id=run.pk, order=last_order)
     return RunSetup(config, toolset, context, granted, history, last_order, message_id)
@@ -512,16 +445,8 @@ async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error
     if recorder.reserved_message_id is not None:  # the run stopped before its first model request
         await db(services.discard_message)(message_id=recorder.reserved_message_id)
         recorder.reserved_message_id = None
-    # A run that completed left nothing streaming nor any call unfinished: nothing to look for and close.
-    left_open = (
-        status != Run.Status.COMPLETED
-        or recorder.message_open
-        or any(not call.done for call in recorder.calls.values())
-    )
     await db(services.finish_run)(
         run_id=recorder.run_id,
-        thread_id=recorder.thread_id,
-        left_open=left_open,
         status=status,
         reason=reason,
         error=error,

@@ -58,16 +58,6 @@ class TurnStart:
     thread: Thread
     run: Run | None  # None when the message had already been sent (a replayed frame)
     created_thread: bool
-    # The thread's model configuration as the turn started (start_turn reads it anyway): the run need not
-    # read it again. None: the run reads it (resume, retry, a run handed to a worker).
-    config: Any = None
-    # What the run loads before its first model request (chat/runs.py RunSetup), when it was loaded in the
-    # same trip to the database thread as the turn was opened; None: the run loads it.
-    setup: Any = None
-    # The user as re-read with the turn (the session check made in the same trip), else None.
-    user: Any = None
-    # `reserve_answer`: the run's first answer's message, inserted with the user's (None: not inserted).
-    reserved_message_id: int | None = None
     # A retry that asks for decisions again (the run waits, no task): (tool call id, the choices offered) per call.
     awaiting: tuple[tuple[str, dict], ...] = ()
     # The user's message that opened the run (message.send), which run.started names; None for other runs.
@@ -88,20 +78,15 @@ def start_turn(
     step_limit: int,
     model_label: str | None = None,
     model_choice: str | None = None,
-    reserve_answer: bool = False,
 ) -> TurnStart:
     """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
-    `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model.
-
-    One statement reads the thread with all the checks (its owner, the replayed message, an active run, the last
-    message's order); then the run, the message and the thread's update are written."""
+    `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
     # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
-    # database refuses), no thread, run or message of this turn is left, least of all a run left active. No savepoint:
-    # inside a caller's transaction (chat/runs.py open_turn) a failure undoes the caller's whole transaction too.
+    # database refuses), no thread, run or message of this turn is left, least of all a run left active.
     try:
-        with transaction.atomic(savepoint=False):
+        with transaction.atomic():
             return _open_turn(
                 user=user,
                 thread_id=thread_id,
@@ -110,7 +95,6 @@ def start_turn(
                 step_limit=step_limit,
                 model_label=model_label,
                 model_choice=model_choice,
-                reserve_answer=reserve_answer,
             )
     except IntegrityError:
         # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
@@ -127,7 +111,6 @@ def _open_turn(
     step_limit: int,
     model_label: str | None,
     model_choice: str | None,
-    reserve_answer: bool,
 ) -> TurnStart:
     created = thread_id is None
     if created:
@@ -146,122 +129,38 @@ def _open_turn(
     changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
     if model_choice is not None and model_choice != thread.model_choice:
         thread.model_choice = changes["model_choice"] = model_choice
-    config, info = config_for(thread.model_choice, stamp=None if created else thread.stamp)
+    _, info = config_for(thread.model_choice, stamp=None if created else thread.stamp)
     run = Run.objects.create(
         thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
     )
-    from django.db import connection
-
-    messages = [
-        Message(
-            thread=thread,
-            run=run,
-            order=last_order + 1,
-            role=Message.Role.USER,
-            content=content,
-            client_msg_id=client_msg_id,
-        )
-    ]
-    returning = connection.features.can_return_rows_from_bulk_insert
-    reserve = reserve_answer and returning
-    if reserve:
-        # The run's first answer, streaming, in the same INSERT (see RunSetup.message_id).
-        messages.append(
-            Message(thread=thread, run=run, order=last_order + 2, role=Message.Role.ASSISTANT, status="streaming")
-        )
-    keys = _insert(Message, messages, returning=returning)
-    if keys is None:  # a database that does not return the keys of an INSERT
-        keys = [Message.objects.values_list("pk", flat=True).get(thread=thread, client_msg_id=client_msg_id)]
-    if changes:
-        Thread.objects.filter(pk=thread.pk).update(**changes)
-    thread.owner = user  # read moments ago (the consumer re-reads it per frame): the run need not read it again
-    return TurnStart(
+    message = Message.objects.create(
         thread=thread,
         run=run,
-        created_thread=created,
-        config=config,
-        reserved_message_id=keys[1] if reserve else None,
-        user_message_id=keys[0],
+        order=last_order + 1,
+        role=Message.Role.USER,
+        content=content,
+        client_msg_id=client_msg_id,
     )
+    if changes:
+        Thread.objects.filter(pk=thread.pk).update(**changes)
+    return TurnStart(thread=thread, run=run, created_thread=created, user_message_id=message.pk)
 
 
 def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Thread:
-    """The thread with its checks, the settings stamp, and what prepare_run reads besides the history (the tools
-    granted for the thread, the user's groups: `run_reads`), in one statement. Written out in SQL on SQLite and
-    PostgreSQL: the ORM spent milliseconds of CPU building it, on the path of every turn's model request."""
-    from django.db import connection
+    """The user's thread (with its owner) and what opening a turn on it checks: whether this message was stored
+    already (a replayed frame), whether a run is active, the order of its last message, and the tool settings'
+    stamp (the thread's model configuration as this process found it for that stamp)."""
+    from tools.models import SettingsStamp
 
     from .access import parse_uuid
 
-    thread_pk = parse_uuid(thread_id)
-    if connection.vendor not in _GROUP_TEXT:
-        return _thread_for_turn_orm(user, thread_pk, client_msg_id)
-    sql = _thread_check_sql(connection)
-    params = [
-        Message._meta.get_field("client_msg_id").get_db_prep_value(client_msg_id, connection),
-        *Run.ACTIVE_STATUSES,
-        user.pk,
-        Thread._meta.pk.get_db_prep_value(thread_pk, connection),
-        user.pk,
-    ]
-    thread = next(iter(Thread.objects.raw(sql, params)), None)
-    if thread is None:
-        raise NotFound
-    thread.run_reads = (_split(thread.granted_tools), frozenset(_split(thread.group_names)), thread.stamp)
-    return thread
-
-
-# The names of a thread's grants or a user's groups as one text, by vendor (split again by _split).
-_GROUP_TEXT = {"sqlite": "GROUP_CONCAT({}, CHAR(31))", "postgresql": "STRING_AGG({}, CHR(31))"}
-_SQL: dict[str, str] = {}
-
-
-def _split(text: str | None) -> set[str]:
-    return set(text.split("\x1f")) if text else set()
-
-
-def _thread_check_sql(connection) -> str:
-    if connection.vendor in _SQL:
-        return _SQL[connection.vendor]
-    from django.contrib.auth import get_user_model
-    from django.contrib.auth.models import Group
-
-    from tools.models import SettingsStamp
-
-    q = connection.ops.quote_name
-    groups = get_user_model()._meta.get_field("groups")
-    member = groups.remote_field.through._meta.db_table
-    text = _GROUP_TEXT[connection.vendor]
-    message, run = q(Message._meta.db_table), q(Run._meta.db_table)
-    statuses = ", ".join(["%s"] * len(Run.ACTIVE_STATUSES))
-    _SQL[connection.vendor] = sql = (
-        f"SELECT t.*, "
-        f"EXISTS(SELECT 1 FROM {message} m WHERE m.{q('thread_id')} = t.{q('id')} AND m.{q('client_msg_id')} = %s)"
-        f" AS replayed, "
-        f"EXISTS(SELECT 1 FROM {run} r WHERE r.{q('thread_id')} = t.{q('id')} AND r.{q('status')} IN ({statuses}))"
-        f" AS has_active_run, "
-        f"(SELECT MAX(m.{q('order')}) FROM {message} m WHERE m.{q('thread_id')} = t.{q('id')}) AS last_order, "
-        f"(SELECT s.{q('stamp')} FROM {q(SettingsStamp._meta.db_table)} s WHERE s.{q('id')} = 1) AS stamp, "
-        f"(SELECT {text.format('g.' + q('tool_name'))} FROM {q(ThreadToolGrant._meta.db_table)} g"
-        f" WHERE g.{q('thread_id')} = t.{q('id')}) AS granted_tools, "
-        f"(SELECT {text.format('u.' + q('name'))} FROM {q(Group._meta.db_table)} u"
-        f" JOIN {q(member)} ug ON ug.{q(groups.m2m_reverse_name())} = u.{q('id')}"
-        f" WHERE ug.{q(groups.m2m_column_name())} = %s) AS group_names "
-        f"FROM {q(Thread._meta.db_table)} t WHERE t.{q('id')} = %s AND t.{q('owner_id')} = %s"
-    )
-    return sql
-
-
-def _thread_for_turn_orm(user, thread_pk: uuid.UUID, client_msg_id: uuid.UUID) -> Thread:
-    from tools.models import SettingsStamp
-
     thread = (
-        Thread.objects.filter(id=thread_pk, owner=user)
+        Thread.objects.filter(id=parse_uuid(thread_id), owner=user)
+        .select_related("owner")
         .annotate(
             replayed=Exists(Message.objects.filter(thread=OuterRef("pk"), client_msg_id=client_msg_id)),
             has_active_run=Exists(Run.objects.filter(thread=OuterRef("pk"), status__in=Run.ACTIVE_STATUSES)),
             last_order=Subquery(Message.objects.filter(thread=OuterRef("pk")).order_by("-order").values("order")[:1]),
-            # The settings stamp: the thread's model configuration as this process found it for that stamp.
             stamp=Subquery(SettingsStamp.objects.filter(pk=1).values("stamp")[:1]),
         )
         .first()
@@ -382,146 +281,87 @@ def record_tool_calls(
     new: list[CallRow],
     changed: list[CallRow],
     answers: list[AnswerRow],
-    next_message_order: int | None = None,
-) -> int | None:
-    """A step's tool calls as the run holds them, in at most three statements and no transaction: the calls not
-    written before in one INSERT, those written before (a snapshot, a resumed step) in one UPDATE, then the tool
-    messages answering the finished ones in one INSERT. The calls go first: a tool message whose call the database
-    lacks would make the history invalid, while a call without its answer gets INTERRUPTED_RESULT.
-
-    `next_message_order`: the run's next answer is inserted too, streaming, at that place, in the answers' INSERT
-    (see create_assistant_message); its id is returned."""
-    if new:
-        _insert(
-            ToolCall,
-            [
-                ToolCall(id=row.id, message_id=message_id, index=row.index, call_id=row.call_id, name=row.name)
-                for row in new
-            ],
-            rows=new,
-        )
-    if changed:
-        from django.db import connection
-        from django.db.models.functions import Cast
-
-        updates = {}
-        for name in CALL_FIELDS:
-            field = ToolCall._meta.get_field(name)
-            case = Case(
-                *(When(pk=row.id, then=Value(getattr(row, name), output_field=field)) for row in changed),
-                output_field=field,
+) -> None:
+    """A step's tool calls as the run holds them, in one transaction: the calls not written before in one INSERT,
+    those written before (a snapshot, a resumed step) in one UPDATE, then the tool messages answering the finished
+    ones in one INSERT."""
+    with transaction.atomic():
+        if new:
+            fields = ("id", "index", "call_id", "name", *CALL_FIELDS)
+            ToolCall.objects.bulk_create(
+                [ToolCall(message_id=message_id, **{name: getattr(row, name) for name in fields}) for row in new]
             )
-            if connection.features.requires_casted_case_in_updates:
-                case = Cast(case, output_field=field)
-            updates[name] = case
-        ToolCall.objects.filter(pk__in=[row.id for row in changed]).update(**updates)
+        if changed:
+            _update_calls(changed)
+        if answers:
+            _insert_answers(thread_id, run_id, answers)
+
+
+def _update_calls(changed: list[CallRow]) -> None:
+    """Each call's fields as the run holds them, all calls in one UPDATE."""
+    from django.db import connection
+    from django.db.models.functions import Cast
+
+    updates = {}
+    for name in CALL_FIELDS:
+        field = ToolCall._meta.get_field(name)
+        case = Case(
+            *(When(pk=row.id, then=Value(getattr(row, name), output_field=field)) for row in changed),
+            output_field=field,
+        )
+        if connection.features.requires_casted_case_in_updates:
+            case = Cast(case, output_field=field)
+        updates[name] = case
+    ToolCall.objects.filter(pk__in=[row.id for row in changed]).update(**updates)
+
+
+def _insert_answers(thread_id: uuid.UUID, run_id: int, answers: list[AnswerRow]) -> None:
+    order = None
+    if any(answer.order is None for answer in answers):
+        order = next_order(Thread(pk=thread_id)) - 1
     messages = []
-    if answers:
-        order = None
-        if any(answer.order is None for answer in answers):
-            order = next_order(Thread(pk=thread_id)) - 1
-        for answer in answers:
-            if answer.order is None:
-                order += 1
-            messages.append(
-                Message(
-                    thread_id=thread_id,
-                    run_id=run_id,
-                    order=answer.order if answer.order is not None else order,
-                    role=Message.Role.TOOL,
-                    content=answer.content,
-                    status=Message.Status.COMPLETE
-                    if answer.status == ToolCall.Status.SUCCESS
-                    else Message.Status.ERROR,
-                    tool_call_id=answer.call_id,
-                    name=answer.name,
-                    artifact=answer.artifact,
-                )
+    for answer in answers:
+        if answer.order is None:
+            order += 1
+        messages.append(
+            Message(
+                thread_id=thread_id,
+                run_id=run_id,
+                order=answer.order if answer.order is not None else order,
+                role=Message.Role.TOOL,
+                content=answer.content,
+                status=Message.Status.COMPLETE if answer.status == ToolCall.Status.SUCCESS else Message.Status.ERROR,
+                tool_call_id=answer.call_id,
+                name=answer.name,
+                artifact=answer.artifact,
             )
-    if next_message_order is None:
-        if answers:
-            _insert(Message, messages)
-        return None
-    from django.db import connection
-
-    if not connection.features.can_return_rows_from_bulk_insert:
-        if answers:
-            _insert(Message, messages)
-        return create_assistant_message(thread_id=thread_id, run_id=run_id, order=next_message_order)
-    messages.append(
-        Message(
-            thread_id=thread_id,
-            run_id=run_id,
-            order=next_message_order,
-            role=Message.Role.ASSISTANT,
-            status=Message.Status.STREAMING,
         )
-    )
-    return _insert(Message, messages, returning=True)[-1]
-
-
-def _insert(model, objs: list, *, rows: list[CallRow] | None = None, returning: bool = False) -> Any:
-    """INSERT `objs` in one statement per batch, without bulk_create's transaction (a BEGIN of its own on
-    SQLite): the rows are new and their keys are not read back, but for `returning`: the rows' keys are
-    returned, in order (the database must return rows from a bulk insert). `rows`: the calls' fields to set
-    first."""
-    from django.db import connection
-    from django.db.models import AutoField
-
-    if rows is not None:
-        for obj, row in zip(objs, rows, strict=True):
-            for name in CALL_FIELDS:
-                setattr(obj, name, getattr(row, name))
-    fields = [f for f in model._meta.concrete_fields if not isinstance(f, AutoField) and not f.generated]
-    size = max(connection.ops.bulk_batch_size(fields, objs), 1)
-    keys = []
-    for start in range(0, len(objs), size):
-        returned = model._base_manager._insert(
-            objs[start : start + size],
-            fields=fields,
-            returning_fields=[model._meta.pk] if returning else None,
-        )
-        if returning:
-            keys.extend(row[0] for row in returned)
-    return keys if returning else None
+    Message.objects.bulk_create(messages)
 
 
 def finish_run(
-    *,
-    run_id: int,
-    status: str,
-    reason: str = "",
-    error: str = "",
-    steps: int,
-    last_seq: int | None,
-    thread_id: uuid.UUID | None = None,
-    left_open: bool = True,
+    *, run_id: int, status: str, reason: str = "", error: str = "", steps: int, last_seq: int | None
 ) -> None:
-    """`last_seq` None: the events saying so are numbered by whoever emits them (chat/run_owners.py).
-    `thread_id`: the run's thread, when the caller knows it. `left_open` False: the caller knows the run left
-    no message streaming and no call unfinished (a run that completed), so none is looked for."""
-    # No transaction: the calls and messages are closed first, the run after, so that a process that dies in
-    # between leaves a run still running, which recovery finishes again.
-    if thread_id is None:
-        thread_id = Run.objects.filter(pk=run_id).values_list("thread_id", flat=True).get()
-    if left_open:
-        # Anything the run left unfinished is closed, so the history stays one a model accepts.
-        ToolCall.objects.filter(
-            message__run_id=run_id, status__in=["streaming", "requested", "running", "awaiting_approval"]
-        ).update(status=ToolCall.Status.CANCELLED, error=INTERRUPTED_RESULT, finished_at=timezone.now())
-        Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
-            status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
+    """End the run as `status`. `last_seq` None: the events saying so are numbered by whoever emits them
+    (chat/run_owners.py)."""
+    # One transaction: a process that dies half-way leaves the run running, which recovery finishes again.
+    with transaction.atomic():
+        if status != Run.Status.COMPLETED:
+            # A run that completed ended every step it began; any other may have left a message streaming and calls
+            # open: they are closed, so the history stays one a model accepts.
+            ToolCall.objects.filter(message__run_id=run_id, status__in=ToolCall.OPEN_STATUSES).update(
+                status=ToolCall.Status.CANCELLED, error=INTERRUPTED_RESULT, finished_at=timezone.now()
+            )
+            Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
+                status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
+            )
+        changes = {"updated_at": timezone.now()}
+        if last_seq is not None:
+            changes["last_seq"] = last_seq
+        Thread.objects.filter(runs=run_id).update(**changes)
+        Run.objects.filter(pk=run_id).update(
+            status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
         )
-    # The thread's numbers first: until the run stops being live, other processes send their events to its
-    # process instead of numbering them from the database (chat/run_owners.py), so none can take a number the
-    # run gave out before the database knows of it.
-    changes = {"updated_at": timezone.now()}
-    if last_seq is not None:
-        changes["last_seq"] = last_seq
-    Thread.objects.filter(pk=thread_id).update(**changes)
-    Run.objects.filter(pk=run_id).update(
-        status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
-    )
 
 
 def bump_seq(*, thread_id: uuid.UUID, last_seq: int) -> None:
@@ -546,9 +386,7 @@ def load_history(*, thread_id: uuid.UUID, system_prompt: str) -> list[ChatMessag
     return history_and_last_order(thread_id=thread_id, system_prompt=system_prompt)[0]
 
 
-def history_and_last_order(
-    *, thread_id: uuid.UUID, system_prompt: str, reserved: int | None = None
-) -> tuple[list[ChatMessage], int]:
+def history_and_last_order(*, thread_id: uuid.UUID, system_prompt: str) -> tuple[list[ChatMessage], int]:
     """load_history, and the order of the thread's last message (0 for none): one statement, the messages joined
     with their calls (a row per call, one for a message without any)."""
     history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
@@ -576,9 +414,7 @@ def history_and_last_order(
         if call_id is not None:
             messages[-1][1].append((call_id, call_name, args, call_status))
     answered = {head[5] for head, _ in messages if head[2] == Message.Role.TOOL}
-    for (pk, _, role, status, content, answers, name), calls in messages:
-        if pk == reserved:
-            continue  # the answer this run is about to stream (its order counts)
+    for (_, _, role, status, content, answers, name), calls in messages:
         if role == Message.Role.ASSISTANT and status == Message.Status.ERROR and not calls:
             continue  # the partial text of a failed answer: a retry answers afresh
         if role == Message.Role.TOOL:
@@ -595,11 +431,7 @@ def history_and_last_order(
         requests = [stored_call(call_id, call_name, args) for call_id, call_name, args, _ in calls]
         history.append(ChatMessage(role=role, content=content, tool_calls=requests))
         # Approved calls of a paused step get their real result when the run resumes.
-        pending = {
-            call_id
-            for call_id, _, _, call_status in calls
-            if call_status in (ToolCall.Status.REQUESTED, ToolCall.Status.AWAITING_APPROVAL)
-        }
+        pending = {call_id for call_id, _, _, call_status in calls if call_status in ToolCall.PENDING_STATUSES}
         history.extend(
             ChatMessage(role="tool", content=INTERRUPTED_RESULT, tool_call_id=c.id, name=c.name, status="error")
             for c in requests
@@ -711,14 +543,12 @@ def list_threads(*, user) -> list[Thread]:
 
 # --- approvals -------------------------------------------------------------------------
 
-REJECTED_RESULT = "The user declined this tool call; it did not run."
-RESPONDED_RESULT = "The user did not run this tool and replied instead: {message}"
-
 
 def pause_run(*, run_id: int, steps: int, last_seq: int) -> None:
-    run = Run.objects.get(pk=run_id)
-    Run.objects.filter(pk=run_id).update(status=Run.Status.WAITING, steps=steps, heartbeat_at=None)
-    Thread.objects.filter(pk=run.thread_id).update(last_seq=last_seq, updated_at=timezone.now())
+    # Together: a thread whose run waits has its events' numbers written down as of the pause.
+    with transaction.atomic():
+        Run.objects.filter(pk=run_id).update(status=Run.Status.WAITING, steps=steps, heartbeat_at=None)
+        Thread.objects.filter(runs=run_id).update(last_seq=last_seq, updated_at=timezone.now())
 
 
 @dataclass(frozen=True)
@@ -754,26 +584,15 @@ def decide_tool_call(
             raise AlreadyDecided
         if not (call.approval or {}).get(decision):
             raise DecisionNotOffered(decision)
-        result = None
-        changes: dict[str, Any] = {"status": ToolCall.Status.REQUESTED}
-        if decision == ToolCallDecision.Decision.EDIT:
-            changes.update(args=args, original_args=call.args)
-        elif decision == ToolCallDecision.Decision.REJECT:
-            result = REJECTED_RESULT + (f" Their reason: {message}" if message else "")
-            changes.update(status=ToolCall.Status.REJECTED, error=result, finished_at=timezone.now())
-        elif decision == ToolCallDecision.Decision.RESPOND:
-            # The person's answer is the call's result, not an error: the model reads it as what the user said.
-            result = RESPONDED_RESULT.format(message=message)
-            changes.update(status=ToolCall.Status.REPLIED, result=result, finished_at=timezone.now())
-        # The conditional update is the lock: of two simultaneous decisions, one changes the row.
-        if not ToolCall.objects.filter(pk=call.pk, status=ToolCall.Status.AWAITING_APPROVAL).update(**changes):
+        original_args = call.args
+        if not call.decide(decision, args=args, message=message):
             raise AlreadyDecided
         ToolCallDecision.objects.create(
             tool_call=call,
             user=user,
             decision=decision,
             message=message,
-            original_args=call.args,
+            original_args=original_args,
             edited_args=args if decision == ToolCallDecision.Decision.EDIT else None,
             for_thread=for_thread,
         )
@@ -781,13 +600,13 @@ def decide_tool_call(
             ThreadToolGrant.objects.get_or_create(
                 thread_id=call.message.thread_id, tool_name=call.name, defaults={"granted_by": user}
             )
-        if result is not None:
-            replied = decision == ToolCallDecision.Decision.RESPOND
+        result = None
+        if call.finished_at is not None:  # rejected, or answered by the person: the model reads why
+            result = call.result or call.error
+            replied = call.status == ToolCall.Status.REPLIED
             _store_tool_result(
                 call, status=Message.Status.COMPLETE if replied else Message.Status.ERROR, content=result
             )
-        for field, value in changes.items():
-            setattr(call, field, value)
         waiting = ToolCall.objects.filter(message_id=call.message_id, status=ToolCall.Status.AWAITING_APPROVAL)
         return Decided(
             tool_call=call,
@@ -893,14 +712,11 @@ def start_followup_run(
     with transaction.atomic():
         thread = get_thread_for_user(user, thread_id)
         last = thread.runs.order_by("-started_at", "-id").first()
-        if last is None or last.status in Run.ACTIVE_STATUSES:
-            raise RunActive if last else NothingToFollowUp
-        allowed = (
-            last.status in (Run.Status.FAILED, Run.Status.INTERRUPTED, Run.Status.CANCELLED)
-            if kind == "retry"
-            else last.status == Run.Status.COMPLETED and last.reason == "max_steps"
-        )
-        if not allowed:
+        if last is None:
+            raise NothingToFollowUp
+        if last.is_active():
+            raise RunActive
+        if not (last.can_retry() if kind == "retry" else last.can_continue()):
             raise NothingToFollowUp
         if model_label is None:
             model_label = thread_model_info(thread)["label"]
