@@ -177,6 +177,9 @@ class ToolCall(models.Model):
     def __str__(self):
         return f"{self.name} ({self.status})"
 
+    def is_open(self) -> bool:
+        return self.status in self.OPEN_STATUSES
+
     def finish(self, status: str, text: str) -> None:
         """The call ended with `status`; `text` is its result on success (or a person's reply), else its error.
         Held, not saved: the run writes a step's calls together."""

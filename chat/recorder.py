@@ -11,6 +11,7 @@ killed while a message streams loses at most that much of its text. Deltas go ou
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -26,49 +27,10 @@ from . import services
 from .agent import StepResult
 from .broadcast import ThreadChannel
 from .coalesce import DeltaCoalescer
+from .models import Message, ToolCall
 from .text import storable, storable_value
 
 db = database_sync_to_async
-
-
-@dataclass
-class CallState:
-    """A tool call as the run holds it. Its row is written when the step's tools have all finished (one INSERT
-    for the step), earlier when a page asks for the thread's state or a result carries an artifact."""
-
-    id: uuid.UUID
-    call_id: str
-    name: str
-    done: bool = False
-    index: int = 0
-    args: dict | str = field(default_factory=dict)  # str: arguments that could not be read, as written
-    status: str = "streaming"
-    approval: dict | None = None
-    started_at: Any = None
-    finished_at: Any = None
-    duration_ms: int | None = None
-    result: str = ""
-    error: str = ""
-    # The tool message answering the call, until it is written.
-    answer: services.AnswerRow | None = None
-    stored: bool = False  # its row exists
-    dirty: bool = True  # its row (if any) lags what is held here
-
-    def row(self) -> services.CallRow:
-        return services.CallRow(
-            id=self.id,
-            index=self.index,
-            call_id=self.call_id,
-            name=self.name,
-            args=self.args,
-            status=self.status,
-            approval=self.approval,
-            started_at=self.started_at,
-            finished_at=self.finished_at,
-            duration_ms=self.duration_ms,
-            result=self.result,
-            error=self.error,
-        )
 
 
 @dataclass
@@ -84,7 +46,10 @@ class RunRecorder:
     message_id: int | None = None
     message_open: bool = False
     emitted: list[str] = field(default_factory=list)
-    calls: dict[int, CallState] = field(default_factory=dict)
+    # The step's tool calls by index, as the run holds them: their rows are written when the step's tools have all
+    # finished (one INSERT for the step), earlier when a page asks for the thread's state or a result carries an
+    # artifact (see _write_calls).
+    calls: dict[int, ToolCall] = field(default_factory=dict)
     # The order of the thread's last message, when the run knows it (chat/runs.py sets it from the history it
     # loads): while the run streams it is the thread's only writer of messages, so it numbers its own without
     # asking the database. None: each new message reads it.
@@ -103,6 +68,11 @@ class RunRecorder:
         self._announced = True
         self._write_lock = asyncio.Lock()
         self._awaiting: list[tuple[str, dict[str, bool]]] = []
+        # Which calls have a row, which rows lag what is held here, and the tool messages answering finished
+        # calls, until they are written.
+        self._stored: set[uuid.UUID] = set()
+        self._dirty: set[uuid.UUID] = set()
+        self._answers: list[Message] = []
 
     # --- AgentSink -------------------------------------------------------------------
 
@@ -118,6 +88,7 @@ class RunRecorder:
                 )
             )
         self.emitted, self.calls, self.message_open, self._awaiting = [], {}, True, []
+        self._stored, self._dirty, self._answers = set(), set(), []
         self._last_save = time.monotonic()
 
     async def _message_id(self) -> int:
@@ -156,8 +127,11 @@ class RunRecorder:
     async def tool_call_started(self, index: int, call_id: str, name: str) -> None:
         await self._announce()
         await self.coalescer.flush()
-        call = CallState(uuid.uuid4(), storable(call_id), storable(name), index=index)
+        call = ToolCall(
+            id=uuid.uuid4(), index=index, call_id=storable(call_id), name=storable(name), status="streaming"
+        )
         self.calls[index] = call
+        self._dirty.add(call.id)
         await self.channel.emit(
             "tool_call.started",
             tool_call={"id": str(call.id), "call_id": call_id, "name": name, "message": self.message_id},
@@ -173,7 +147,8 @@ class RunRecorder:
             if index not in self.calls:  # a provider that ended a call it never started
                 await self.tool_call_started(index, call.id, call.name)
             state = self.calls[index]
-            state.args, state.status, state.dirty = storable_value(shown_args(call)), "requested", True
+            state.args, state.status = storable_value(shown_args(call)), "requested"
+            self._dirty.add(state.id)
         content = storable(step.message.content)
         await self._wait_for_save()
         await db(services.complete_assistant_message)(
@@ -199,12 +174,14 @@ class RunRecorder:
 
     async def tool_call_running(self, index: int) -> None:
         call = self.calls[index]
-        call.status, call.started_at, call.dirty = "running", timezone.now(), True
+        call.status, call.started_at = "running", timezone.now()
+        self._dirty.add(call.id)
         await self.channel.emit("tool_call.running", tool_call=str(call.id))
 
     async def tool_call_awaiting(self, index: int, allow: dict[str, bool]) -> None:
         call = self.calls[index]
-        call.status, call.approval, call.dirty = "awaiting_approval", allow, True
+        call.status, call.approval = "awaiting_approval", allow
+        self._dirty.add(call.id)
         # Told once the call is written (step_finished): a decision finds it waiting in the database.
         self._awaiting.append((str(call.id), allow))
 
@@ -217,18 +194,22 @@ class RunRecorder:
         call = self.calls[index]
         content, artifact = storable(result.content), storable_value(result.artifact)
         stored = content if result.stored_content is None else storable(result.stored_content)
-        success = result.status == "success"
-        call.status, call.finished_at, call.duration_ms = result.status, timezone.now(), result.duration_ms
-        call.result, call.error = (stored, "") if success else ("", stored)
-        call.answer = services.AnswerRow(
-            order=self._next_order(),
-            call_id=call.call_id,
-            name=call.name,
-            content=content,
-            status=result.status,
-            artifact=artifact,
+        call.finish(result.status, stored)
+        call.duration_ms = result.duration_ms
+        self._dirty.add(call.id)
+        self._answers.append(
+            Message(
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                order=self._next_order(),
+                role=Message.Role.TOOL,
+                content=content,
+                status=Message.Status.COMPLETE if result.status == "success" else Message.Status.ERROR,
+                tool_call_id=call.call_id,
+                name=call.name,
+                artifact=artifact,
+            )
         )
-        call.done = call.dirty = True
         if artifact is not None:
             await self._write_calls()  # the card offers its viewer at once, which reads the stored answer
         elif time.monotonic() - self._last_save >= self.flush_interval:
@@ -252,26 +233,25 @@ class RunRecorder:
     async def _write_calls(self) -> None:
         """The calls' rows and answers that lag what the run holds, in one trip (services.record_tool_calls)."""
         async with self._write_lock:
-            calls = list(self.calls.values())
-            rows = [call for call in calls if call.dirty]
-            answers = [call.answer for call in calls if call.answer is not None]
+            # Copies: the database thread writes them while the run goes on changing the calls it holds.
+            rows = [copy.copy(call) for call in self.calls.values() if call.id in self._dirty]
+            answers, self._answers = self._answers, []
             if not rows and not answers:
                 return
-            new = [call.row() for call in rows if not call.stored]
-            changed = [call.row() for call in rows if call.stored]
+            new = [call for call in rows if call.id not in self._stored]
+            changed = [call for call in rows if call.id in self._stored]
             message_id = await self._message_id() if new else None
-            for call in rows:
-                call.stored, call.dirty = True, False
-            for call in calls:
-                call.answer = None
+            self._stored.update(call.id for call in rows)
+            self._dirty.clear()
             await db(services.record_tool_calls)(
-                message_id=message_id,
-                thread_id=self.thread_id,
-                run_id=self.run_id,
-                new=new,
-                changed=changed,
-                answers=answers,
+                message_id=message_id, thread_id=self.thread_id, new=new, changed=changed, answers=answers
             )
+
+    def resume_with(self, calls: list[ToolCall]) -> None:
+        """The calls of a paused step that a person approved, as stored: they run now."""
+        for call in calls:
+            self.calls[call.index] = call
+            self._stored.add(call.id)
 
     # --- the end of a run that did not complete ---------------------------------------
 
@@ -294,7 +274,7 @@ class RunRecorder:
         # The results in hand are kept; the calls still open are closed by finish_run.
         await self._write_calls()
         for call in self.calls.values():
-            if not call.done:
+            if call.is_open():
                 await self.channel.emit(
                     "tool_call.completed",
                     tool_call=str(call.id),

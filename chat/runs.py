@@ -33,8 +33,8 @@ from tools.store import DatabaseStore
 from . import mailbox, run_owners, services
 from .agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from .broadcast import ThreadChannel, channel_for, group_name, known_channel, tell_user
-from .models import Run, Thread
-from .recorder import CallState, RunRecorder
+from .models import Run, Thread, ToolCall
+from .recorder import RunRecorder
 
 __all__ = ["UnknownModel", "group_name"]
 
@@ -195,9 +195,7 @@ async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None =
     )
 
 
-async def launch_run(
-    turn: services.TurnStart, *, resume: list[services.ApprovedCall] | None = None
-) -> ActiveRun | None:
+async def launch_run(turn: services.TurnStart, *, resume: list[ToolCall] | None = None) -> ActiveRun | None:
     """Start the run here, or with AGENTWEB_RUN_WORKERS hand it to whichever worker reads the runs channel. A run
     that waits for decisions (a retry that asks again) is not a task: its events say so, the decisions resume it."""
     if turn.awaiting:
@@ -260,14 +258,12 @@ async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:
     """A worker starts a run a Daphne process handed over (see launch_run)."""
     thread = await Thread.objects.aget(pk=message["thread"])
     run = await Run.objects.aget(pk=message["run"])
-    resume = (await db(services.approved_calls)(run_id=run.pk))[1] if message["resume"] else None
+    resume = await db(services.approved_calls)(run_id=run.pk) if message["resume"] else None
     turn = services.TurnStart(thread, run, message["created_thread"], user_message_id=message.get("message"))
     return await start_here(turn, resume=resume)
 
 
-async def start_here(
-    turn: services.TurnStart, *, resume: list[services.ApprovedCall] | None = None
-) -> ActiveRun | None:
+async def start_here(turn: services.TurnStart, *, resume: list[ToolCall] | None = None) -> ActiveRun | None:
     thread, run = turn.thread, turn.run
     channel = await channel_for(thread.pk)
     if not single_process():
@@ -313,7 +309,7 @@ async def execute_run(
     *,
     announce: bool,
     user_message: int | None = None,
-    resume: list[services.ApprovedCall] | None,
+    resume: list[ToolCall] | None,
 ) -> None:
     channel = recorder.channel
     heartbeat = asyncio.create_task(_beat(run.pk))
@@ -404,19 +400,8 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     return RunSetup(config, toolset, context, granted, history, last_order, message_id)
 
 
-def _prepare_resume(recorder: RunRecorder, approved: list[services.ApprovedCall]) -> list[DecidedCall]:
-    for call in approved:
-        recorder.calls[call.index] = CallState(
-            call.tool_call_id,
-            call.call_id,
-            call.name,
-            index=call.index,
-            args=call.args,
-            status="requested",
-            approval=call.approval,
-            stored=True,
-            dirty=False,
-        )
+def _prepare_resume(recorder: RunRecorder, approved: list[ToolCall]) -> list[DecidedCall]:
+    recorder.resume_with(approved)
     return [DecidedCall(c.index, ToolCallRequest(c.call_id, c.name, c.args)) for c in approved]
 
 
@@ -427,7 +412,7 @@ async def _beat(run_id: int) -> None:
 
 
 async def _pause(recorder: RunRecorder) -> None:
-    waiting = [str(c.id) for c in recorder.calls.values() if not c.done]
+    waiting = [str(c.id) for c in recorder.calls.values() if c.is_open()]
     await db(services.pause_run)(run_id=recorder.run_id, steps=recorder.steps, last_seq=recorder.channel.seq + 1)
     await recorder.channel.emit("run.waiting", run=recorder.run_id, tool_calls=waiting)
 
@@ -515,7 +500,7 @@ async def resume_run(thread_id: uuid.UUID, run_id: int) -> bool:
         return False  # another decision, in this process or another, resumed it first
     thread = await Thread.objects.aget(pk=thread_id)
     run = await Run.objects.aget(pk=run_id)
-    _, approved = await db(services.approved_calls)(run_id=run_id)
+    approved = await db(services.approved_calls)(run_id=run_id)
     await launch_run(services.TurnStart(thread=thread, run=run, created_thread=False), resume=approved)
     return True
 

@@ -10,18 +10,15 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import (
     BooleanField,
-    Case,
     CharField,
     Exists,
     ExpressionWrapper,
-    JSONField,
     Max,
     OuterRef,
     Prefetch,
     Q,
     Subquery,
     Value,
-    When,
 )
 from django.utils import timezone
 
@@ -215,11 +212,9 @@ def complete_assistant_message(
     status: str,
     finish_reason: str = "",
     usage: dict | None = None,
-    tool_call_args: dict[uuid.UUID, dict] | None = None,
     reasoning: str = "",
 ) -> None:
-    message = Message.objects.filter(pk=message_id)
-    changes = dict(
+    Message.objects.filter(pk=message_id).update(
         content=content,
         reasoning=reasoning,
         status=status,
@@ -227,49 +222,9 @@ def complete_assistant_message(
         usage=usage or None,
         updated_at=timezone.now(),
     )
-    if not tool_call_args:
-        message.update(**changes)
-        return
-    with transaction.atomic():
-        message.update(**changes)
-        # Every call's arguments in one statement.
-        args = Case(
-            *(When(pk=pk, then=Value(value, output_field=JSONField())) for pk, value in tool_call_args.items()),
-            output_field=JSONField(),
-        )
-        ToolCall.objects.filter(pk__in=list(tool_call_args)).update(args=args, status=ToolCall.Status.REQUESTED)
 
 
-@dataclass(frozen=True)
-class CallRow:
-    """A tool call as the run holds it (chat/recorder.py), to be written."""
-
-    id: uuid.UUID
-    index: int
-    call_id: str
-    name: str
-    args: dict | str  # str: the model's own text of a call that could not be read
-    status: str
-    approval: dict | None = None
-    started_at: Any = None
-    finished_at: Any = None
-    duration_ms: int | None = None
-    result: str = ""
-    error: str = ""
-
-
-@dataclass(frozen=True)
-class AnswerRow:
-    """The tool message that answers a call: what the model reads of its result."""
-
-    order: int | None  # None: after the thread's last message, read now
-    call_id: str
-    name: str
-    content: str
-    status: str  # the call's status
-    artifact: Any = None
-
-
+# What the run changes on a call it holds (chat/recorder.py), written when the call was stored before.
 CALL_FIELDS = ("args", "status", "approval", "started_at", "finished_at", "duration_ms", "result", "error")
 
 
@@ -277,66 +232,29 @@ def record_tool_calls(
     *,
     message_id: int | None,
     thread_id: uuid.UUID,
-    run_id: int,
-    new: list[CallRow],
-    changed: list[CallRow],
-    answers: list[AnswerRow],
+    new: list[ToolCall],
+    changed: list[ToolCall],
+    answers: list[Message],
 ) -> None:
-    """A step's tool calls as the run holds them, in one transaction: the calls not written before in one INSERT,
-    those written before (a snapshot, a resumed step) in one UPDATE, then the tool messages answering the finished
-    ones in one INSERT."""
+    """A step's tool calls as the run holds them, in one transaction: the calls not written before (of message
+    `message_id`) in one INSERT, those written before (a snapshot, a resumed step) in one UPDATE, then the tool
+    messages answering the finished ones in one INSERT. An answer without its order is placed after the thread's
+    last message, read now."""
     with transaction.atomic():
         if new:
-            fields = ("id", "index", "call_id", "name", *CALL_FIELDS)
-            ToolCall.objects.bulk_create(
-                [ToolCall(message_id=message_id, **{name: getattr(row, name) for name in fields}) for row in new]
-            )
+            for call in new:
+                call.message_id = message_id
+            ToolCall.objects.bulk_create(new)
         if changed:
-            _update_calls(changed)
+            ToolCall.objects.bulk_update(changed, CALL_FIELDS)
         if answers:
-            _insert_answers(thread_id, run_id, answers)
-
-
-def _update_calls(changed: list[CallRow]) -> None:
-    """Each call's fields as the run holds them, all calls in one UPDATE."""
-    from django.db import connection
-    from django.db.models.functions import Cast
-
-    updates = {}
-    for name in CALL_FIELDS:
-        field = ToolCall._meta.get_field(name)
-        case = Case(
-            *(When(pk=row.id, then=Value(getattr(row, name), output_field=field)) for row in changed),
-            output_field=field,
-        )
-        if connection.features.requires_casted_case_in_updates:
-            case = Cast(case, output_field=field)
-        updates[name] = case
-    ToolCall.objects.filter(pk__in=[row.id for row in changed]).update(**updates)
-
-
-def _insert_answers(thread_id: uuid.UUID, run_id: int, answers: list[AnswerRow]) -> None:
-    order = None
-    if any(answer.order is None for answer in answers):
-        order = next_order(Thread(pk=thread_id)) - 1
-    messages = []
-    for answer in answers:
-        if answer.order is None:
-            order += 1
-        messages.append(
-            Message(
-                thread_id=thread_id,
-                run_id=run_id,
-                order=answer.order if answer.order is not None else order,
-                role=Message.Role.TOOL,
-                content=answer.content,
-                status=Message.Status.COMPLETE if answer.status == ToolCall.Status.SUCCESS else Message.Status.ERROR,
-                tool_call_id=answer.call_id,
-                name=answer.name,
-                artifact=answer.artifact,
-            )
-        )
-    Message.objects.bulk_create(messages)
+            if any(answer.order is None for answer in answers):
+                order = next_order(Thread(pk=thread_id)) - 1
+                for answer in answers:
+                    if answer.order is None:
+                        order += 1
+                        answer.order = order
+            Message.objects.bulk_create(answers)
 
 
 def finish_run(
@@ -664,21 +582,10 @@ def claim_waiting_run(*, run_id: int) -> bool:
     )
 
 
-@dataclass(frozen=True)
-class ApprovedCall:
-    tool_call_id: uuid.UUID
-    index: int
-    call_id: str
-    name: str
-    args: dict
-    approval: dict | None = None
-
-
-def approved_calls(*, run_id: int) -> tuple[int, list[ApprovedCall]]:
-    """The paused step's message and its approved calls, which run when the run resumes."""
-    message = Message.objects.filter(run_id=run_id, role=Message.Role.ASSISTANT).order_by("-order").first()
-    calls = ToolCall.objects.filter(message=message, status=ToolCall.Status.REQUESTED).order_by("index")
-    return message.pk, [ApprovedCall(c.pk, c.index, c.call_id, c.name, c.args, c.approval) for c in calls]
+def approved_calls(*, run_id: int) -> list[ToolCall]:
+    """The paused step's approved calls, which run when the run resumes."""
+    step = Message.objects.filter(run_id=run_id, role=Message.Role.ASSISTANT).order_by("-order").values("pk")[:1]
+    return list(ToolCall.objects.filter(message__in=step, status=ToolCall.Status.REQUESTED).order_by("index"))
 
 
 def cancel_waiting_run(

@@ -21,8 +21,7 @@ def test_calls_written_early_are_updated_and_answered_later(django_user_model):
     services.record_tool_calls(
         message_id=message.pk,
         thread_id=thread.pk,
-        run_id=run.pk,
-        new=[services.CallRow(ids[i], i, f"c{i}", "calculator", {}, "streaming") for i in range(2)],
+        new=[ToolCall(id=ids[i], index=i, call_id=f"c{i}", name="calculator", status="streaming") for i in range(2)],
         changed=[],
         answers=[],
     )
@@ -31,15 +30,33 @@ def test_calls_written_early_are_updated_and_answered_later(django_user_model):
     services.record_tool_calls(
         message_id=message.pk,
         thread_id=thread.pk,
-        run_id=run.pk,
         new=[],
         changed=[
-            services.CallRow(ids[0], 0, "c0", "calculator", {"expression": "1+1"}, "success", None, now, now, 3, "2"),
-            services.CallRow(
-                ids[1], 1, "c1", "calculator", {"expression": "x"}, "awaiting_approval", {"approve": True}
+            ToolCall(
+                id=ids[0],
+                index=0,
+                call_id="c0",
+                name="calculator",
+                args={"expression": "1+1"},
+                status="success",
+                started_at=now,
+                finished_at=now,
+                duration_ms=3,
+                result="2",
+            ),
+            ToolCall(
+                id=ids[1],
+                index=1,
+                call_id="c1",
+                name="calculator",
+                args={"expression": "x"},
+                status="awaiting_approval",
+                approval={"approve": True},
             ),
         ],
-        answers=[services.AnswerRow(2, "c0", "calculator", "2", "success")],
+        answers=[
+            Message(thread=thread, run=run, order=2, role="tool", content="2", tool_call_id="c0", name="calculator")
+        ],
     )
     first, second = ToolCall.objects.order_by("index")
     assert (first.status, first.args, first.result, first.duration_ms) == ("success", {"expression": "1+1"}, "2", 3)
