@@ -47,7 +47,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         try:
             frame = parse_frame(text_data, max_bytes=settings.AGENTWEB_MAX_FRAME_BYTES)
             refuse_unstorable_text(frame)
-            if frame["type"] not in self.needs_no_session_check and not await self.still_signed_in():
+            if frame["type"] not in self.checks_own_session and not await self.still_signed_in():
                 await self.close(code=UNAUTHENTICATED)
                 return
             await self.handlers[frame["type"]](self, frame)
@@ -115,17 +115,29 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.replays_awaited[key] = asyncio.get_running_loop().create_task(fall_back())
 
     async def send_message(self, frame):
-        if not await SEND_LIMIT.aallow(self.scope["user"].pk):
-            raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
-        content, client_msg_id = message_fields(frame)
+        # The session is checked in the trip to the database thread that opens the turn (runs.begin_turn); a frame
+        # refused before it checks it first, as every other frame does.
         try:
-            turn = await runs.begin_turn(
+            if not await SEND_LIMIT.aallow(self.scope["user"].pk):
+                raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
+            content, client_msg_id = message_fields(frame)
+        except ClientError:
+            if not await self.still_signed_in():
+                await self.close(code=UNAUTHENTICATED)
+                return
+            raise
+        try:
+            turn, setup = await runs.begin_turn(
                 user=self.scope["user"],
+                session_key=self.session_key(),
                 thread_id=frame.get("thread"),
                 content=content,
                 client_msg_id=client_msg_id,
                 model=frame.get("model"),
             )
+        except runs.SignedOut:
+            await self.close(code=UNAUTHENTICATED)
+            return
         except NotFound:
             raise ClientError("not_found", "No such thread.") from None
         except runs.UnknownModel:
@@ -136,7 +148,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if turn.run is None:  # a replayed frame: the message is stored already, show where things stand
             await self.subscribe({"thread": str(turn.thread.pk)})
             return
-        await runs.launch_run(turn)
+        await runs.launch_run(turn, setup=setup)
 
     async def set_model(self, frame):
         try:
@@ -237,8 +249,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     # --- helpers ----------------------------------------------------------------------
 
-    # Frames that need no session check (a ping only keeps the socket open).
-    needs_no_session_check = frozenset({"ping"})
+    # Frames whose handler checks the session itself (message.send: in the trip that opens the turn), or need no
+    # check (a ping only keeps the socket open).
+    checks_own_session = frozenset({"ping", "message.send"})
 
     def session_key(self) -> str | None:
         return getattr(self.scope.get("session"), "session_key", None)

@@ -128,7 +128,11 @@ class RunRecorder:
         await self._announce()
         await self.coalescer.flush()
         call = ToolCall(
-            id=uuid.uuid4(), index=index, call_id=storable(call_id), name=storable(name), status="streaming"
+            id=uuid.uuid4(),
+            index=index,
+            call_id=storable(call_id),
+            name=storable(name),
+            status=ToolCall.Status.STREAMING,
         )
         self.calls[index] = call
         self._dirty.add(call.id)
@@ -147,7 +151,7 @@ class RunRecorder:
             if index not in self.calls:  # a provider that ended a call it never started
                 await self.tool_call_started(index, call.id, call.name)
             state = self.calls[index]
-            state.args, state.status = storable_value(shown_args(call)), "requested"
+            state.args, state.status = storable_value(shown_args(call)), ToolCall.Status.REQUESTED
             self._dirty.add(state.id)
         content = storable(step.message.content)
         await self._wait_for_save()
@@ -174,13 +178,13 @@ class RunRecorder:
 
     async def tool_call_running(self, index: int) -> None:
         call = self.calls[index]
-        call.status, call.started_at = "running", timezone.now()
+        call.status, call.started_at = ToolCall.Status.RUNNING, timezone.now()
         self._dirty.add(call.id)
         await self.channel.emit("tool_call.running", tool_call=str(call.id))
 
     async def tool_call_awaiting(self, index: int, allow: dict[str, bool]) -> None:
         call = self.calls[index]
-        call.status, call.approval = "awaiting_approval", allow
+        call.status, call.approval = ToolCall.Status.AWAITING_APPROVAL, allow
         self._dirty.add(call.id)
         # Told once the call is written (step_finished): a decision finds it waiting in the database.
         self._awaiting.append((str(call.id), allow))
@@ -204,7 +208,7 @@ class RunRecorder:
                 order=self._next_order(),
                 role=Message.Role.TOOL,
                 content=content,
-                status=Message.Status.COMPLETE if result.status == "success" else Message.Status.ERROR,
+                status=Message.Status.COMPLETE if result.status == ToolCall.Status.SUCCESS else Message.Status.ERROR,
                 tool_call_id=call.call_id,
                 name=call.name,
                 artifact=artifact,

@@ -19,6 +19,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.utils import timezone
 
 from modelconfig.services import UnknownModel, check_choice, config_for
@@ -31,6 +32,7 @@ from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
 from tools.store import DatabaseStore
 
 from . import mailbox, run_owners, services
+from .access import current_user
 from .agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from .broadcast import ThreadChannel, channel_for, group_name, known_channel, tell_user
 from .models import Run, Thread, ToolCall
@@ -121,24 +123,62 @@ class ActiveRun:
 ACTIVE_RUNS: dict[uuid.UUID, ActiveRun] = {}
 
 
+class SignedOut(Exception):
+    """The socket's session ended (see chat.access.current_user): nothing was written."""
+
+
 async def begin_turn(
-    *, user, thread_id: str | None, content: str, client_msg_id: uuid.UUID, model: str | None = None
-) -> services.TurnStart:
-    """Store the user's message and open a run (see services.start_turn). `model`, when given, becomes the
-    thread's model: UnknownModel, and nothing written, when it is not one that can be picked."""
+    *,
+    user,
+    session_key: str | None,
+    thread_id: str | None,
+    content: str,
+    client_msg_id: uuid.UUID,
+    model: str | None = None,
+) -> tuple[services.TurnStart, RunSetup | None]:
+    """Store the user's message and open a run (see services.start_turn), once the session of `session_key` is
+    found to be still `user`'s (SignedOut, and nothing written, when it is not). `model`, when given, becomes the
+    thread's model: UnknownModel, and nothing written, when it is not one that can be picked.
+
+    With the run's setup (prepare_run) when this process runs it: read in the same trip to the database thread,
+    which its model request waits for (one trip, not two: bench first-token). Pass it on to launch_run."""
     await ensure_recovered()
-    info = await db(check_choice)(model) if model else None
-    turn = await db(services.start_turn)(
+    turn, setup, info = await db(open_turn)(
         user=user,
+        session_key=session_key,
         thread_id=thread_id,
         content=content,
         client_msg_id=client_msg_id,
-        step_limit=settings.AGENTWEB_MAX_STEPS,
-        model_choice=model or None,
+        model=model,
     )
     if info is not None and turn.run is not None and not turn.created_thread:
         await announce_model(turn.thread.pk, info)
-    return turn
+    return turn, setup
+
+
+def open_turn(
+    *, user, session_key: str | None, thread_id: str | None, content: str, client_msg_id: uuid.UUID, model: str | None
+) -> tuple[services.TurnStart, RunSetup | None, dict[str, Any] | None]:
+    """begin_turn's one trip to the database thread: the session's check, the model's, the turn, and the run's
+    setup when this process runs it (a run handed to a worker, or taken by one process among others through
+    chat/run_owners.py, prepares itself)."""
+    current = current_user(session_key)
+    if current is None or current.pk != user.pk:
+        raise SignedOut
+    info = check_choice(model) if model else None
+    # One transaction: a turn whose run could not be prepared is not left open (with an active run no task runs).
+    with transaction.atomic():
+        turn = services.start_turn(
+            user=current,
+            thread_id=thread_id,
+            content=content,
+            client_msg_id=client_msg_id,
+            step_limit=settings.AGENTWEB_MAX_STEPS,
+            model_choice=model or None,
+        )
+        here = single_process() and not settings.AGENTWEB_RUN_WORKERS
+        setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None
+    return turn, setup, info
 
 
 async def set_model(*, user, thread_id: str, model: str) -> dict[str, Any]:
@@ -195,9 +235,12 @@ async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None =
     )
 
 
-async def launch_run(turn: services.TurnStart, *, resume: list[ToolCall] | None = None) -> ActiveRun | None:
+async def launch_run(
+    turn: services.TurnStart, *, resume: list[ToolCall] | None = None, setup: RunSetup | None = None
+) -> ActiveRun | None:
     """Start the run here, or with AGENTWEB_RUN_WORKERS hand it to whichever worker reads the runs channel. A run
-    that waits for decisions (a retry that asks again) is not a task: its events say so, the decisions resume it."""
+    that waits for decisions (a retry that asks again) is not a task: its events say so, the decisions resume it.
+    `setup`: what the run reads before its model request, read already (begin_turn)."""
     if turn.awaiting:
         await announce_waiting(turn)
         return None
@@ -215,7 +258,7 @@ async def launch_run(turn: services.TurnStart, *, resume: list[ToolCall] | None 
         )
         _watch_handover(turn.thread.pk, turn.run.pk)
         return None
-    return await start_here(turn, resume=resume)
+    return await start_here(turn, resume=resume, setup=setup)
 
 
 async def announce_waiting(turn: services.TurnStart) -> None:
@@ -263,7 +306,9 @@ async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:
     return await start_here(turn, resume=resume)
 
 
-async def start_here(turn: services.TurnStart, *, resume: list[ToolCall] | None = None) -> ActiveRun | None:
+async def start_here(
+    turn: services.TurnStart, *, resume: list[ToolCall] | None = None, setup: RunSetup | None = None
+) -> ActiveRun | None:
     thread, run = turn.thread, turn.run
     channel = await channel_for(thread.pk)
     if not single_process():
@@ -294,6 +339,7 @@ async def start_here(turn: services.TurnStart, *, resume: list[ToolCall] | None 
             announce=turn.created_thread,
             user_message=turn.user_message_id,
             resume=resume,
+            setup=setup,
         ),
         name=f"run-{run.pk}",
     )
@@ -310,6 +356,7 @@ async def execute_run(
     announce: bool,
     user_message: int | None = None,
     resume: list[ToolCall] | None,
+    setup: RunSetup | None = None,
 ) -> None:
     channel = recorder.channel
     heartbeat = asyncio.create_task(_beat(run.pk))
@@ -323,7 +370,8 @@ async def execute_run(
         if user_message is not None:  # the tab that sent it shows it already, without its id
             started["message"] = user_message
         await channel.emit("run.started", **started)
-        setup = await db(prepare_run)(thread, run=None if resume else run)
+        if setup is None:
+            setup = await db(prepare_run)(thread, run=None if resume else run)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history
         recorder.last_order = setup.last_order
         recorder.reserved_message_id = setup.message_id

@@ -81,9 +81,10 @@ def start_turn(
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
     # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
-    # database refuses), no thread, run or message of this turn is left, least of all a run left active.
+    # database refuses), no thread, run or message of this turn is left, least of all a run left active. No savepoint:
+    # inside a caller's transaction (chat/runs.py open_turn) a failure undoes the caller's whole transaction too.
     try:
-        with transaction.atomic():
+        with transaction.atomic(savepoint=False):
             return _open_turn(
                 user=user,
                 thread_id=thread_id,
@@ -190,7 +191,7 @@ def create_assistant_message(*, thread_id: uuid.UUID, run_id: int, order: int | 
     if order is None:
         order = next_order(Thread.objects.get(pk=thread_id))
     message = Message.objects.create(
-        thread_id=thread_id, run_id=run_id, order=order, role=Message.Role.ASSISTANT, status="streaming"
+        thread_id=thread_id, run_id=run_id, order=order, role=Message.Role.ASSISTANT, status=Message.Status.STREAMING
     )
     return message.pk
 
