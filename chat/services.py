@@ -121,8 +121,6 @@ def _open_turn(
         thread = _thread_for_turn(user, thread_id, client_msg_id)
         if thread.replayed:
             return TurnStart(thread=thread, run=None, created_thread=False)
-        if thread.has_active_run:
-            raise RunActive
         last_order = thread.last_order or 0
     changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
     if model_choice is not None and model_choice != thread.model_choice:
@@ -145,19 +143,18 @@ def _open_turn(
 
 
 def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Thread:
-    """The user's thread (with its owner) and what opening a turn on it checks: whether this message was stored
-    already (a replayed frame), whether a run is active, the order of its last message, and the tool settings'
-    stamp (the thread's model configuration as this process found it for that stamp)."""
+    """The user's thread and what opening a turn on it reads: whether this message was stored already (a replayed
+    frame), the order of its last message, and the tool settings' stamp (the thread's model configuration as this
+    process found it for that stamp). An active run is not looked for: the database refuses a second one
+    (one_active_run_per_thread), and start_turn says RunActive."""
     from tools.models import SettingsStamp
 
     from .access import parse_uuid
 
     thread = (
         Thread.objects.filter(id=parse_uuid(thread_id), owner=user)
-        .select_related("owner")
         .annotate(
             replayed=Exists(Message.objects.filter(thread=OuterRef("pk"), client_msg_id=client_msg_id)),
-            has_active_run=Exists(Run.objects.filter(thread=OuterRef("pk"), status__in=Run.ACTIVE_STATUSES)),
             last_order=Subquery(Message.objects.filter(thread=OuterRef("pk")).order_by("-order").values("order")[:1]),
             stamp=Subquery(SettingsStamp.objects.filter(pk=1).values("stamp")[:1]),
         )
@@ -165,6 +162,7 @@ def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Threa
     )
     if thread is None:
         raise NotFound
+    thread.owner = user  # found by its owner: the run's tools are this user's
     return thread
 
 

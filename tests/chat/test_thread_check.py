@@ -16,7 +16,7 @@ def test_the_check_reads_the_thread_with_its_checks_in_one_statement(owner, djan
     with django_assert_num_queries(1):
         found = services._thread_for_turn(owner, str(thread.pk), uuid.uuid4())
         assert found.owner == owner  # read with the thread: the run's tools are the owner's
-    assert found.pk == thread.pk and not found.replayed and not found.has_active_run and not found.last_order
+    assert found.pk == thread.pk and not found.replayed and not found.last_order
 
 
 def test_another_users_thread_is_not_found(owner, stranger):
