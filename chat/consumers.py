@@ -28,6 +28,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def connect(self):
         self.groups_joined: set[str] = set()
         self.replays_awaited: dict[str, asyncio.Task] = {}
+        # Per thread, the last seq a subscribe sent: events of the thread's group up to it were sent already.
+        self.sent_up_to: dict[str, int] = {}
         await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
@@ -61,10 +63,34 @@ class ChatConsumer(AsyncWebsocketConsumer):
         # here rather than through a handler: channels closes stale database connections (a hop to a worker
         # thread) before every handler, and these touch no database and are nearly all a socket gets.
         if message["type"] == "thread.event":
+            if self.sent_up_to and self.sent_already(message["text"]):
+                return
             if message.get("unless_following") not in self.groups_joined:
                 await self.send(text_data=message["text"])
         else:
             await super().dispatch(message)
+
+    def sent_already(self, text: str) -> bool:
+        """An event that a subscribe sent (in its snapshot or its tail) before the group delivered it. Read only
+        while a subscribe's events may still come in twice: until the first event past them."""
+        event = json.loads(text)
+        thread, seq = event.get("thread"), event.get("seq")
+        if seq is None or thread not in self.sent_up_to:
+            return False
+        if seq <= self.sent_up_to[thread]:
+            return True
+        del self.sent_up_to[thread]
+        return False
+
+    def send_texts(self, thread: str, texts: list[str]):
+        """A subscribe's snapshot or tail; what the group delivers of them later is dropped (sent_already)."""
+        if texts:
+            self.sent_up_to[thread] = json.loads(texts[-1])["seq"]
+        return self.send_all(texts)
+
+    async def send_all(self, texts: list[str]) -> None:
+        for text in texts:
+            await self.send(text_data=text)
 
     async def session_ended(self, message):
         """The person signed out (of this session, or everywhere) or was deactivated: this socket stops."""
@@ -78,8 +104,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if waiting is None:
             return  # too late: the stored state was sent instead
         waiting.cancel()
-        for text in message["texts"]:
-            await self.send(text_data=text)
+        await self.send_texts(message["thread"], message["texts"])
 
     async def send_event(self, event: dict) -> None:
         await self.send(text_data=json.dumps(event))
@@ -91,15 +116,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def subscribe(self, frame):
         thread = await self.get_thread(frame["thread"])
-        # Read before following the thread: an event sent in between would arrive twice.
         model = await database_sync_to_async(services.thread_model_info)(thread)
+        # Follow first, then read: an event published in between reaches this socket through the group as well
+        # as in what is read, and is dropped the second time (sent_already); none is lost.
         await self.follow(thread.pk)
         texts = await runs.subscribe_texts(thread, frame.get("after_seq"), model, reply_to=self.channel_name)
         if texts is None:
             self.await_replay(thread, model)
             return
-        for text in texts:
-            await self.send(text_data=text)
+        await self.send_texts(str(thread.pk), texts)
 
     def await_replay(self, thread, model) -> None:
         key = str(thread.pk)
@@ -110,7 +135,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(REPLAY_WAIT_SECONDS)
             if self.replays_awaited.get(key) is asyncio.current_task():
                 del self.replays_awaited[key]
-                await self.send(text_data=await runs.stored_snapshot_text(thread, model))
+                await self.send_texts(key, [await runs.stored_snapshot_text(thread, model)])
 
         self.replays_awaited[key] = asyncio.get_running_loop().create_task(fall_back())
 

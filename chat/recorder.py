@@ -5,7 +5,7 @@ turn's statements do not grow with the answer's length. Before that it is writte
 thread's state (the snapshot path calls save_now first), when the run stops (abort), and, for crash safety
 only, once `flush_interval` (AGENTWEB_FLUSH_INTERVAL, 30 s) has passed since the last write: a server
 killed while a message streams loses at most that much of its text. Deltas go out coalesced
-(chat/coalesce.py).
+(chat/live/coalesce.py).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from django.utils import timezone
 from providers.types import ToolCallRequest
 from tools.executor import ToolResult
 
-from . import services
+from . import live, services
 from .agent import StepResult
-from .broadcast import ThreadChannel
-from .coalesce import DeltaCoalescer
+from .live import events
+from .live.coalesce import DeltaCoalescer
 from .text import storable, storable_value
 
 db = database_sync_to_async
@@ -75,7 +75,6 @@ class CallState:
 class RunRecorder:
     """The agent's sink: writes the run down and tells the thread's group."""
 
-    channel: ThreadChannel
     thread_id: uuid.UUID
     run_id: int
     flush_interval: float
@@ -95,6 +94,7 @@ class RunRecorder:
 
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
+        self._log = live.log()
         self._last_save = time.monotonic()
         self._save_task: asyncio.Task | None = None
         # The streaming message's INSERT, started when the step starts and awaited when its first content (or
@@ -131,7 +131,11 @@ class RunRecorder:
         if not self._announced:
             self._announced = True
             message_id = await self._message_id()
-            await self.channel.emit("message.started", message={"id": message_id, "role": "assistant"})
+            await self.emit(events.message_started(message_id))
+
+    async def emit(self, event: events.Event) -> None:
+        """One event of the run, to the thread's log (chat/live/log.py)."""
+        await self._log.publish(self.thread_id, [event])
 
     async def text_delta(self, text: str) -> None:
         text = storable(text)  # the model's text is stored and sent as it is cleaned here, never raw
@@ -158,10 +162,7 @@ class RunRecorder:
         await self.coalescer.flush()
         call = CallState(uuid.uuid4(), storable(call_id), storable(name), index=index)
         self.calls[index] = call
-        await self.channel.emit(
-            "tool_call.started",
-            tool_call={"id": str(call.id), "call_id": call_id, "name": name, "message": self.message_id},
-        )
+        await self.emit(events.tool_call_started(str(call.id), call_id, name, self.message_id))
 
     async def tool_call_args_delta(self, index: int, text: str) -> None:
         await self.coalescer.push(("tool_call", str(self.calls[index].id)), storable(text))
@@ -185,22 +186,15 @@ class RunRecorder:
             reasoning=storable(step.reasoning),
         )
         self.emitted, self.message_open = [content], False
-        await self.channel.emit(
-            "message.completed",
-            message=self.message_id,
-            content=content,
-            status="complete",
-            finish_reason=step.finish_reason,
-            usage=step.usage or None,
-        )
+        await self.emit(events.answer_completed(self.message_id, content, step.finish_reason, step.usage))
         for index in step.indexes:
             state = self.calls[index]
-            await self.channel.emit("tool_call.requested", tool_call=str(state.id), args=state.args)
+            await self.emit(events.tool_call_requested(str(state.id), state.args))
 
     async def tool_call_running(self, index: int) -> None:
         call = self.calls[index]
         call.status, call.started_at, call.dirty = "running", timezone.now(), True
-        await self.channel.emit("tool_call.running", tool_call=str(call.id))
+        await self.emit(events.tool_call_running(str(call.id)))
 
     async def tool_call_awaiting(self, index: int, allow: dict[str, bool]) -> None:
         call = self.calls[index]
@@ -211,7 +205,7 @@ class RunRecorder:
     async def note(self, text: str) -> None:
         text = storable(text)
         await db(services.add_run_note)(run_id=self.run_id, text=text)
-        await self.channel.emit("run.note", run=self.run_id, text=text)
+        await self.emit(events.run_note(self.run_id, text))
 
     async def tool_call_completed(self, index: int, result: ToolResult) -> None:
         call = self.calls[index]
@@ -233,13 +227,10 @@ class RunRecorder:
             await self._write_calls()  # the card offers its viewer at once, which reads the stored answer
         elif time.monotonic() - self._last_save >= self.flush_interval:
             self._save_in_background()
-        await self.channel.emit(
-            "tool_call.completed",
-            tool_call=str(call.id),
-            status=result.status,
-            content=content,
-            has_artifact=artifact is not None,
-            duration_ms=result.duration_ms,
+        await self.emit(
+            events.tool_call_completed(
+                str(call.id), result.status, content, has_artifact=artifact is not None, duration_ms=result.duration_ms
+            )
         )
 
     async def step_finished(self, another_step: bool = False) -> None:
@@ -248,7 +239,7 @@ class RunRecorder:
         await self._write_calls(reserve_next=another_step)
         awaiting, self._awaiting = self._awaiting, []
         for tool_call, allow in awaiting:
-            await self.channel.emit("tool_call.awaiting_approval", tool_call=tool_call, allow=allow)
+            await self.emit(events.tool_call_awaiting_approval(tool_call, allow))
 
     async def _write_calls(self, *, reserve_next: bool = False) -> None:
         """The calls' rows and answers that lag what the run holds, in one trip (services.record_tool_calls).
@@ -292,23 +283,14 @@ class RunRecorder:
             message_id = await self._message_id()
             if not self._announced:
                 self._announced = True
-                await self.channel.emit("message.started", message={"id": message_id, "role": "assistant"})
-            await db(services.save_partial_content)(
-                message_id=message_id, content=content, thread_id=self.thread_id, last_seq=self.channel.seq
-            )
-            await self.channel.emit("message.completed", message=message_id, content=content, status=status)
+                await self.emit(events.message_started(message_id))
+            await db(services.save_partial_content)(message_id=message_id, content=content)
+            await self.emit(events.message_completed(message_id, content, status))
         # The results in hand are kept; the calls still open are closed by finish_run.
         await self._write_calls()
         for call in self.calls.values():
             if not call.done:
-                await self.channel.emit(
-                    "tool_call.completed",
-                    tool_call=str(call.id),
-                    status="cancelled",
-                    content=services.INTERRUPTED_RESULT,
-                    has_artifact=False,
-                    duration_ms=None,
-                )
+                await self.emit(events.tool_call_cancelled(str(call.id)))
 
     # --- persistence of the streaming message -----------------------------------------
 
@@ -322,21 +304,19 @@ class RunRecorder:
         kind, ident = key
         if kind == "message":
             self.emitted.append(text)
-            await self.channel.emit("message.delta", message=ident, text=text)
+            await self._log.publish(self.thread_id, [events.message_delta(ident, text)])
         elif kind == "reasoning":
-            await self.channel.emit("message.reasoning_delta", message=ident, text=text)
+            await self._log.publish(self.thread_id, [events.message_reasoning_delta(ident, text)])
         else:
-            await self.channel.emit("tool_call.args_delta", tool_call=ident, text=text)
+            await self._log.publish(self.thread_id, [events.tool_call_args_delta(ident, text)])
 
     async def save_now(self) -> None:
-        """Write the text sent so far and the calls as they are (the caller holds the channel lock, so it matches
-        channel.seq)."""
+        """Write the text sent so far and the calls as they are (the caller holds the thread's publishing lock, so
+        it matches the log's last number)."""
         if self.message_id is not None or self._insert is not None:
             await db(services.save_partial_content)(
                 message_id=await self._message_id(),
                 content="".join(self.emitted),
-                thread_id=self.thread_id,
-                last_seq=self.channel.seq,
             )
         await self._write_calls()
 

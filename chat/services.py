@@ -30,10 +30,10 @@ from providers.secrets import without_url_credentials
 from providers.types import ChatMessage, ToolCallRequest
 
 from .access import NotFound, get_thread_for_user
+from .live.events import INTERRUPTED_RESULT
 from .models import Message, Run, Thread, ThreadToolGrant, ToolCall, ToolCallDecision
 
 TITLE_LENGTH = 60
-INTERRUPTED_RESULT = "No result: the run stopped before this tool call finished."
 STOPPED_SERVER_ERROR = "The server stopped during this run; the partial answer is kept."
 
 
@@ -304,9 +304,8 @@ def discard_message(*, message_id: int) -> None:
     Message.objects.filter(pk=message_id, content="").delete()
 
 
-def save_partial_content(*, message_id: int, content: str, thread_id: uuid.UUID, last_seq: int) -> None:
+def save_partial_content(*, message_id: int, content: str) -> None:
     Message.objects.filter(pk=message_id).update(content=content, updated_at=timezone.now())
-    Thread.objects.filter(pk=thread_id, last_seq__lt=last_seq).update(last_seq=last_seq)
 
 
 def complete_assistant_message(
@@ -493,12 +492,10 @@ def finish_run(
     reason: str = "",
     error: str = "",
     steps: int,
-    last_seq: int | None,
     thread_id: uuid.UUID | None = None,
     left_open: bool = True,
 ) -> None:
-    """`last_seq` None: the events saying so are numbered by whoever emits them (chat/run_owners.py).
-    `thread_id`: the run's thread, when the caller knows it. `left_open` False: the caller knows the run left
+    """`thread_id`: the run's thread, when the caller knows it. `left_open` False: the caller knows the run left
     no message streaming and no call unfinished (a run that completed), so none is looked for."""
     # No transaction: the calls and messages are closed first, the run after, so that a process that dies in
     # between leaves a run still running, which recovery finishes again.
@@ -512,24 +509,10 @@ def finish_run(
         Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
             status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
         )
-    # The thread's numbers first: until the run stops being live, other processes send their events to its
-    # process instead of numbering them from the database (chat/run_owners.py), so none can take a number the
-    # run gave out before the database knows of it.
-    changes = {"updated_at": timezone.now()}
-    if last_seq is not None:
-        changes["last_seq"] = last_seq
-    Thread.objects.filter(pk=thread_id).update(**changes)
+    Thread.objects.filter(pk=thread_id).update(updated_at=timezone.now())
     Run.objects.filter(pk=run_id).update(
         status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
     )
-
-
-def bump_seq(*, thread_id: uuid.UUID, last_seq: int) -> None:
-    Thread.objects.filter(pk=thread_id, last_seq__lt=last_seq).update(last_seq=last_seq)
-
-
-def current_seq(*, thread_id: uuid.UUID) -> int:
-    return Thread.objects.filter(pk=thread_id).values_list("last_seq", flat=True).get()
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -715,10 +698,10 @@ REJECTED_RESULT = "The user declined this tool call; it did not run."
 RESPONDED_RESULT = "The user did not run this tool and replied instead: {message}"
 
 
-def pause_run(*, run_id: int, steps: int, last_seq: int) -> None:
+def pause_run(*, run_id: int, steps: int) -> None:
     run = Run.objects.get(pk=run_id)
     Run.objects.filter(pk=run_id).update(status=Run.Status.WAITING, steps=steps, heartbeat_at=None)
-    Thread.objects.filter(pk=run.thread_id).update(last_seq=last_seq, updated_at=timezone.now())
+    Thread.objects.filter(pk=run.thread_id).update(updated_at=timezone.now())
 
 
 @dataclass(frozen=True)
@@ -862,9 +845,7 @@ def approved_calls(*, run_id: int) -> tuple[int, list[ApprovedCall]]:
     return message.pk, [ApprovedCall(c.pk, c.index, c.call_id, c.name, c.args, c.approval) for c in calls]
 
 
-def cancel_waiting_run(
-    *, thread_id: uuid.UUID, last_seq: int | None, running_too: bool = False
-) -> tuple[int, list[str]] | None:
+def cancel_waiting_run(*, thread_id: uuid.UUID, running_too: bool = False) -> tuple[int, list[str]] | None:
     """Cancel the thread's waiting run, if any: its waiting calls are cancelled. Returns (run id, call ids).
     `running_too`: a running run as well, which the caller knows no task runs (see chat/runs.py cancel)."""
     statuses = Run.ACTIVE_STATUSES if running_too else (Run.Status.WAITING,)
@@ -878,7 +859,7 @@ def cancel_waiting_run(
                 "pk", flat=True
             )
         ]
-        finish_run(run_id=run.pk, status=Run.Status.CANCELLED, steps=run.steps, last_seq=last_seq)
+        finish_run(run_id=run.pk, status=Run.Status.CANCELLED, steps=run.steps)
         return run.pk, waiting
 
 
@@ -954,12 +935,6 @@ def heartbeat(*, run_id: int) -> None:
     Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
 
 
-# The stopped process numbered the run's events in memory, and the database has only the number the run started
-# from: numbers that far past it are skipped, so that a tab still open (on another process) that saw those events
-# takes what follows as new, after a gap that makes it fetch the thread's state, rather than as repeats it drops.
-STALE_SEQ_GAP = 1_000_000
-
-
 def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID | None = None) -> list[uuid.UUID]:
     """Runs left running by a process that is gone become interrupted (partial text kept); waiting runs
     stay waiting. `stale_before` None: every running run not in `keep` (one process owns them all)."""
@@ -977,7 +952,6 @@ def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID |
             status=Run.Status.INTERRUPTED,
             error=STOPPED_SERVER_ERROR,
             steps=run.steps,
-            last_seq=current_seq(thread_id=run.thread_id) + STALE_SEQ_GAP,
         )
         threads.append(run.thread_id)
     return threads
