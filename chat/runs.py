@@ -667,13 +667,17 @@ async def _snapshot_here(thread: Thread, model: dict[str, Any]) -> str:
     active = ACTIVE_RUNS.get(thread.pk)
     if active is None:
         return await stored_snapshot_text(thread, model)
-    # The run's text is written when its message ends: written now, with no event of this process let out
-    # meanwhile, so that the snapshot is the state as of its number.
     async with await live.log().hold(thread.pk):
-        await active.recorder.save_now()
-        seq = await live.last_seq(thread.pk)
-        snapshot = await db(services.build_snapshot)(thread=thread, seq=seq, model=model)
-    return json.dumps(snapshot, ensure_ascii=False)
+        return await _live_snapshot_text(thread, active, model)
+
+
+async def _live_snapshot_text(thread: Thread, active: ActiveRun, model: dict[str, Any]) -> str:
+    """The thread whose run streams in this process. The run's text is written when its message ends: it is
+    written now, while the caller holds back this process's events of the thread, so that the snapshot is the
+    state as of its number."""
+    await active.recorder.save_now()
+    seq = await live.last_seq(thread.pk)
+    return json.dumps(await db(services.build_snapshot)(thread=thread, seq=seq, model=model), ensure_ascii=False)
 
 
 async def _replay(thread_id: uuid.UUID, message: dict[str, Any]) -> None:
@@ -686,11 +690,8 @@ async def _replay(thread_id: uuid.UUID, message: dict[str, Any]) -> None:
         await get_channel_layer().send(message["reply_to"], {**reply, "texts": [text]})
         return
     async with await live.log().hold(thread_id):
-        await active.recorder.save_now()
-        seq = await live.last_seq(thread_id)
-        snapshot = await db(services.build_snapshot)(thread=thread, seq=seq, model=message["model"])
-        # Sent before the lock lets the run's next event out, so the subscriber gets them in order.
-        text = json.dumps(snapshot, ensure_ascii=False)
+        text = await _live_snapshot_text(thread, active, message["model"])
+        # Sent before the run's next event is let out, so that the subscriber gets them in order.
         await get_channel_layer().send(message["reply_to"], {**reply, "texts": [text]})
 
 
