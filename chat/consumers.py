@@ -30,6 +30,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.replays_awaited: dict[str, asyncio.Task] = {}
         # Per thread, the last seq a subscribe sent: events of the thread's group up to it were sent already.
         self.sent_up_to: dict[str, int] = {}
+        # Events of a thread whose state another process is asked for, held until that state is sent.
+        self.held: dict[str, list[str]] = {}
         await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
@@ -63,6 +65,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         # here rather than through a handler: channels closes stale database connections (a hop to a worker
         # thread) before every handler, and these touch no database and are nearly all a socket gets.
         if message["type"] == "thread.event":
+            if self.held and self.hold(message["text"]):
+                return
             if self.sent_up_to and self.sent_already(message["text"]):
                 return
             if message.get("unless_following") not in self.groups_joined:
@@ -82,15 +86,24 @@ class ChatConsumer(AsyncWebsocketConsumer):
         del self.sent_up_to[thread]
         return False
 
-    def send_texts(self, thread: str, texts: list[str]):
+    def hold(self, text: str) -> bool:
+        """Hold an event of a thread whose snapshot is awaited from another process: sent before it, it would be
+        lost to the snapshot replacing the tab's view."""
+        held = self.held.get(json.loads(text).get("thread"))
+        if held is None:
+            return False
+        held.append(text)
+        return True
+
+    async def send_texts(self, thread: str, texts: list[str]) -> None:
         """A subscribe's snapshot or tail; what the group delivers of them later is dropped (sent_already)."""
         if texts:
             self.sent_up_to[thread] = json.loads(texts[-1])["seq"]
-        return self.send_all(texts)
-
-    async def send_all(self, texts: list[str]) -> None:
         for text in texts:
             await self.send(text_data=text)
+        for text in self.held.pop(thread, ()):
+            if not self.sent_already(text):
+                await self.send(text_data=text)
 
     async def session_ended(self, message):
         """The person signed out (of this session, or everywhere) or was deactivated: this socket stops."""
@@ -101,7 +114,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def thread_replayed(self, message):
         """The state of a thread whose run streams in another process, sent by that process."""
         waiting = self.replays_awaited.pop(message["thread"], None)
-        if waiting is None:
+        if waiting is None or waiting.done():
             return  # too late: the stored state was sent instead
         waiting.cancel()
         await self.send_texts(message["thread"], message["texts"])
@@ -130,6 +143,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         key = str(thread.pk)
         if key in self.replays_awaited:
             self.replays_awaited[key].cancel()
+        self.held.setdefault(key, [])
 
         async def fall_back() -> None:
             await asyncio.sleep(REPLAY_WAIT_SECONDS)

@@ -1,11 +1,12 @@
 """The agent's sink for one run: writes what happens down and tells the thread's group.
 
 The streaming message's text is written when it ends, never per token nor per second of streaming, so a
-turn's statements do not grow with the answer's length. Before that it is written when a page asks for the
-thread's state (the snapshot path calls save_now first), when the run stops (abort), and, for crash safety
-only, once `flush_interval` (AGENTWEB_FLUSH_INTERVAL, 30 s) has passed since the last write: a server
-killed while a message streams loses at most that much of its text. Deltas go out coalesced
-(chat/live/coalesce.py).
+turn's statements do not grow with the answer's length. Before that it is written when the run stops
+(abort) and, for crash safety only, once `flush_interval` (AGENTWEB_FLUSH_INTERVAL, 30 s) has passed since
+the last write: a server killed while a message streams loses at most that much of its text. A page that
+asks for the thread's state meanwhile gets what the database holds with the run's own state laid over it
+(`live_view`), as of the last event the run published: nothing is written for it, and the stream does not
+wait. Deltas go out coalesced (chat/live/coalesce.py).
 """
 
 from __future__ import annotations
@@ -54,6 +55,22 @@ class CallState:
     stored: bool = False  # its row exists
     dirty: bool = True  # its row (if any) lags what is held here
 
+    def view(self) -> dict[str, Any]:
+        """The call as a snapshot shows it (services.tool_call_view), from what the run holds."""
+        return {
+            "id": str(self.id),
+            "call_id": self.call_id,
+            "name": self.name,
+            "args": self.args,
+            "status": self.status,
+            "content": self.result or self.error,
+            "has_artifact": self.answer is not None and self.answer.artifact is not None,
+            "duration_ms": self.duration_ms,
+            "allow": self.approval if self.status == "awaiting_approval" else None,
+            "original_args": None,
+            "decision": None,
+        }
+
     def row(self) -> services.CallRow:
         return services.CallRow(
             id=self.id,
@@ -69,6 +86,33 @@ class CallState:
             result=self.result,
             error=self.error,
         )
+
+
+@dataclass(frozen=True)
+class LiveView:
+    """What a run holds that the database may not have yet, as of its event `seq`."""
+
+    seq: int
+    message_id: int | None
+    text: str | None  # the streaming message's text, None when no message streams
+    calls: dict[str, dict[str, Any]]  # the step's calls as a snapshot shows them, by id
+
+    def lay_over(self, snapshot: dict[str, Any]) -> None:
+        """Lay this over a snapshot read from the database after it was taken: the database may be behind (the
+        text is written when the message ends) or ahead (written since); either way the snapshot becomes the
+        state as of `seq`, and the events after it, which follow, bring what the database was ahead by."""
+        snapshot["seq"] = self.seq
+        for message in snapshot["messages"]:
+            if message["id"] == self.message_id and self.text is not None:
+                message["content"], message["status"] = self.text, "streaming"
+            for call in message.get("tool_calls", ()):
+                held = self.calls.get(call["id"])
+                if held is not None:  # what a person decided, and where the result went, the database knows
+                    kept = {key: call[key] for key in ("original_args", "decision")}
+                    call.update(held, has_artifact=held["has_artifact"] or call["has_artifact"], **kept)
+            if message["id"] == self.message_id:
+                stored = {call["id"] for call in message.get("tool_calls", ())}
+                message.setdefault("tool_calls", []).extend(v for k, v in self.calls.items() if k not in stored)
 
 
 @dataclass
@@ -95,6 +139,9 @@ class RunRecorder:
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
         self._log = live.log()
+        # The number of the last event the run published, and how many of `emitted` it had sent by then.
+        self._seq: int | None = None
+        self._shown = 0
         self._last_save = time.monotonic()
         self._save_task: asyncio.Task | None = None
         # The streaming message's INSERT, started when the step starts and awaited when its first content (or
@@ -118,6 +165,7 @@ class RunRecorder:
                 )
             )
         self.emitted, self.calls, self.message_open, self._awaiting = [], {}, True, []
+        self._shown = 0
         self._last_save = time.monotonic()
 
     async def _message_id(self) -> int:
@@ -135,7 +183,17 @@ class RunRecorder:
 
     async def emit(self, event: events.Event) -> None:
         """One event of the run, to the thread's log (chat/live/log.py)."""
-        await self._log.publish(self.thread_id, [event])
+        self._seq = await self._log.publish(self.thread_id, [event])
+
+    def live_view(self) -> LiveView | None:
+        """What the run holds, as of the last event it published (None: it has published none). Synchronous: the
+        text and the calls are those of that very event. Its number is the one that publish returned, so the
+        text that goes with it is exactly the deltas numbered up to it."""
+        if self._seq is None:
+            return None
+        text = "".join(self.emitted[: self._shown]) if self.message_open else None
+        calls = {str(call.id): call.view() for call in self.calls.values()}
+        return LiveView(self._seq, self.message_id, text, calls)
 
     async def text_delta(self, text: str) -> None:
         text = storable(text)  # the model's text is stored and sent as it is cleaned here, never raw
@@ -304,15 +362,16 @@ class RunRecorder:
         kind, ident = key
         if kind == "message":
             self.emitted.append(text)
-            await self._log.publish(self.thread_id, [events.message_delta(ident, text)])
+            shown = len(self.emitted)
+            self._seq = await self._log.publish(self.thread_id, [events.message_delta(ident, text)])
+            self._shown = shown
         elif kind == "reasoning":
-            await self._log.publish(self.thread_id, [events.message_reasoning_delta(ident, text)])
+            self._seq = await self._log.publish(self.thread_id, [events.message_reasoning_delta(ident, text)])
         else:
-            await self._log.publish(self.thread_id, [events.tool_call_args_delta(ident, text)])
+            self._seq = await self._log.publish(self.thread_id, [events.tool_call_args_delta(ident, text)])
 
     async def save_now(self) -> None:
-        """Write the text sent so far and the calls as they are (the caller holds the thread's publishing lock, so
-        it matches the log's last number)."""
+        """Write the text sent so far and the calls as they are (crash safety: see the module's docstring)."""
         if self.message_id is not None or self._insert is not None:
             await db(services.save_partial_content)(
                 message_id=await self._message_id(),

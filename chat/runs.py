@@ -644,8 +644,11 @@ async def subscribe_texts(
         texts = await live.read_after(thread.pk, after_seq)
         if texts is not None:
             return texts
-    if single_process() or thread.pk in ACTIVE_RUNS:
-        return [await _snapshot_here(thread, model)]
+    active = ACTIVE_RUNS.get(thread.pk)
+    if active is not None:
+        return await _live_snapshot_texts(thread, active, model)
+    if single_process():
+        return [await stored_snapshot_text(thread, model)]
     live_run = await db(run_owners.live_run)(thread_id=thread.pk, stale_before=stale_before())
     if reply_to and live_run is not None and live_run.owner:
         request = {"type": "run.replay", "thread": str(thread.pk), "model": model, "reply_to": reply_to}
@@ -663,36 +666,28 @@ async def stored_snapshot_text(thread: Thread, model: dict[str, Any]) -> str:
     return json.dumps(await db(services.build_snapshot)(thread=thread, seq=seq, model=model), ensure_ascii=False)
 
 
-async def _snapshot_here(thread: Thread, model: dict[str, Any]) -> str:
-    active = ACTIVE_RUNS.get(thread.pk)
-    if active is None:
-        return await stored_snapshot_text(thread, model)
-    async with await live.log().hold(thread.pk):
-        return await _live_snapshot_text(thread, active, model)
-
-
-async def _live_snapshot_text(thread: Thread, active: ActiveRun, model: dict[str, Any]) -> str:
-    """The thread whose run streams in this process. The run's text is written when its message ends: it is
-    written now, while the caller holds back this process's events of the thread, so that the snapshot is the
-    state as of its number."""
-    await active.recorder.save_now()
-    seq = await live.last_seq(thread.pk)
-    return json.dumps(await db(services.build_snapshot)(thread=thread, seq=seq, model=model), ensure_ascii=False)
+async def _live_snapshot_texts(thread: Thread, active: ActiveRun, model: dict[str, Any]) -> list[str]:
+    """The thread whose run streams in this process: the database's state with what the run holds laid over it,
+    as of the run's last event, then the events published after that one. Nothing is written for it, and the
+    stream goes on meanwhile."""
+    view = active.recorder.live_view()
+    if view is None:  # the run has published nothing yet: it holds nothing the database lacks
+        return [await stored_snapshot_text(thread, model)]
+    snapshot = await db(services.build_snapshot)(thread=thread, seq=view.seq, model=model)
+    view.lay_over(snapshot)
+    return [json.dumps(snapshot, ensure_ascii=False), *(await live.read_after(thread.pk, view.seq) or [])]
 
 
 async def _replay(thread_id: uuid.UUID, message: dict[str, Any]) -> None:
     """A subscriber on another process asks for the state of the thread whose run streams here."""
     thread = await Thread.objects.aget(pk=thread_id)
-    reply = {"type": "thread.replayed", "thread": message["thread"]}
     active = ACTIVE_RUNS.get(thread_id)
     if active is None:
-        text = await stored_snapshot_text(thread, message["model"])
-        await get_channel_layer().send(message["reply_to"], {**reply, "texts": [text]})
-        return
-    async with await live.log().hold(thread_id):
-        text = await _live_snapshot_text(thread, active, message["model"])
-        # Sent before the run's next event is let out, so that the subscriber gets them in order.
-        await get_channel_layer().send(message["reply_to"], {**reply, "texts": [text]})
+        texts = [await stored_snapshot_text(thread, message["model"])]
+    else:
+        texts = await _live_snapshot_texts(thread, active, message["model"])
+    reply = {"type": "thread.replayed", "thread": message["thread"], "texts": texts}
+    await get_channel_layer().send(message["reply_to"], reply)
 
 
 # --- a clean stop of the server ----------------------------------------------------------------

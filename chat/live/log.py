@@ -103,11 +103,6 @@ class MemoryLog:
                 await self._record(thread_id, thread.ceiling)
             return thread.seq
 
-    async def hold(self, thread_id: uuid.UUID) -> asyncio.Lock:
-        """The lock this process's publishes to the thread take (see chat/runs.py's snapshot of a live run)."""
-        thread = self._threads.get(thread_id) or await self._open(thread_id)
-        return thread.lock
-
     async def read_after(self, thread_id: uuid.UUID, seq: int) -> list[str] | None:
         thread = self._threads.get(thread_id)
         if thread is None or seq > thread.seq:
@@ -195,7 +190,7 @@ class RedisLog:
         parts: list[str] = []
         for type_, fields in events:
             parts += _halves(type_, key, fields)
-        async with await self.hold(thread_id):
+        async with self._lock(thread_id):
             last = await self._script(keys=self._keys(thread_id), args=[seed, self._keep, TAIL_SECONDS, *parts])
             layer, group = get_channel_layer(), group_name(thread_id)
             first = last - len(events) + 1
@@ -207,8 +202,7 @@ class RedisLog:
                 await self._record(thread_id, self._seeds[thread_id])
         return last
 
-    async def hold(self, thread_id: uuid.UUID) -> asyncio.Lock:
-        """The lock this process's publishes to the thread take (see chat/runs.py's snapshot of a live run)."""
+    def _lock(self, thread_id: uuid.UUID) -> asyncio.Lock:
         lock = self._locks.get(thread_id)
         if lock is None:
             lock = self._locks[thread_id] = asyncio.Lock()

@@ -3,6 +3,8 @@ and seq"; the thread's log is chat/live/log.py)."""
 
 import pytest
 
+from chat.models import Message
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -35,3 +37,20 @@ async def test_a_tab_resubscribing_mid_stream_gets_the_events_it_missed_once(con
 
     assert [e["seq"] for e in later] == list(range(seen[-1]["seq"] + 1, seen[-1]["seq"] + 1 + len(later)))
     assert later == [e for e in await first.run_to_end() if e["seq"] > seen[-1]["seq"]]
+
+
+async def test_a_tab_subscribing_mid_stream_does_not_make_the_run_write_its_text(connect, owner, settings):
+    """The snapshot lays the run's own state over the database's: the stream is not held up by a write."""
+    settings.AGENTWEB_DEMO_DELAY = 0.005
+    first = await connect(owner)
+    await first.ask("hello there, tell me something")
+    opening = await first.until("message.delta")
+    second = await connect(owner)
+    await second.send(type="thread.subscribe", thread=opening[0]["thread"], after_seq=None)
+    snapshot = await second.receive()
+
+    streaming = snapshot["messages"][-1]
+    assert streaming["status"] == "streaming" and streaming["content"]
+    stored = await Message.objects.aget(pk=streaming["id"])
+    assert (stored.status, stored.content) == ("streaming", "")
+    await first.run_to_end()
