@@ -6,11 +6,11 @@ A thread's own events go through its log (chat/live/).
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from channels.layers import get_channel_layer
 
 from .live import group_name
+from .live.events import Event
 
 
 def user_group_name(user_id: int) -> str:
@@ -18,9 +18,10 @@ def user_group_name(user_id: int) -> str:
     return f"user.{user_id}"
 
 
-async def tell_user(user_id: int, type_: str, *, news_to_followers: bool = True, **fields: Any) -> None:
-    """An event about the person's list of threads, to all their tabs (not numbered: it is not a thread's).
-    `news_to_followers` False: not for the sockets that follow the thread already (they know)."""
+async def tell_user(user_id: int, event: Event, *, news_to_followers: bool = True) -> None:
+    """An event about the person's list of threads (chat/live/events.py), to all their tabs (not numbered: it is
+    not a thread's). `news_to_followers` False: not for the sockets that follow the thread already (they know)."""
+    type_, fields = event
     text = json.dumps({"type": type_, **fields}, ensure_ascii=False)
     message = {"type": "thread.event", "text": text}
     if not news_to_followers:

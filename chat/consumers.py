@@ -14,6 +14,7 @@ from . import rewind, runs, services
 from .access import NotFound, current_user, get_thread_for_user
 from .broadcast import user_group_name
 from .frames import ClientError, frame_ref, parse_frame
+from .live import events
 from .ratelimit import send_limiter
 from .text import unstorable_message, unstorable_text
 
@@ -56,9 +57,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 return
             await self.handlers[frame["type"]](self, frame)
         except ClientError as error:
-            await self.send_event(
-                {"type": "error", "code": error.code, "message": error.message, "ref": frame_ref(text_data)}
-            )
+            await self.send_event(events.error(error.code, error.message, frame_ref(text_data)))
 
     async def dispatch(self, message):
         # A thread's event (or a person's thread-list event), already serialised once by its sender, is sent
@@ -119,13 +118,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
         waiting.cancel()
         await self.send_texts(message["thread"], message["texts"])
 
-    async def send_event(self, event: dict) -> None:
-        await self.send(text_data=json.dumps(event))
+    async def send_event(self, event: events.Event) -> None:
+        """An answer to this socket's frame (chat/live/events.py)."""
+        type_, fields = event
+        await self.send(text_data=json.dumps({"type": type_, **fields}))
 
     # --- frame handlers ---------------------------------------------------------------
 
     async def ping(self, frame):
-        await self.send_event({"type": "pong"})
+        await self.send_event(events.pong())
 
     async def subscribe(self, frame):
         thread = await self.get_thread(frame["thread"])

@@ -347,7 +347,7 @@ async def execute_run(
         if announce:
             await emit(events.thread_created(thread.title))
             await tell_user(
-                thread.owner_id, "thread.listed", thread=str(thread.pk), title=thread.title, news_to_followers=False
+                thread.owner_id, events.thread_listed(str(thread.pk), thread.title), news_to_followers=False
             )
         # The user message's id: the tab that sent it shows it already, without its id.
         await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=bool(resume), message=user_message))

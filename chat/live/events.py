@@ -30,6 +30,32 @@ def thread_rewound(message: int | None, content: str, removed: list[int]) -> Eve
     return "thread.rewound", {"message": message, "content": content, "removed": removed}
 
 
+# --- the person's list of threads: to all their tabs, not numbered (chat/broadcast.py) --------
+
+
+def thread_listed(thread: str, title: str) -> Event:
+    return "thread.listed", {"thread": thread, "title": title}
+
+
+def thread_renamed(thread: str, title: str) -> Event:
+    return "thread.renamed", {"thread": thread, "title": title}
+
+
+def thread_deleted(thread: str) -> Event:
+    return "thread.deleted", {"thread": thread}
+
+
+# --- answers to one socket's frame ---------------------------------------------------------
+
+
+def error(code: str, message: str, ref: str | None) -> Event:
+    return "error", {"code": code, "message": message, "ref": ref}
+
+
+def pong() -> Event:
+    return "pong", {}
+
+
 # --- the run -------------------------------------------------------------------------------
 
 
