@@ -130,6 +130,8 @@ AGENTWEB_HTTP_THREADS = env_int("AGENTWEB_HTTP_THREADS", 8)
 
 # --- channel layer: Redis when configured, else in-memory (one process) ---
 REDIS_URL = env_str("REDIS_URL")
+# Several deployments (or test runs) can share one Redis under different prefixes (channel layer, event log).
+AGENTWEB_REDIS_PREFIX = env_str("AGENTWEB_REDIS_PREFIX", "agentweb")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -140,8 +142,7 @@ if REDIS_URL:
                 # events (it catches up from a snapshot) rather than Redis holding them without bound.
                 "capacity": env_int("AGENTWEB_CHANNEL_CAPACITY", 1000),
                 "expiry": 60,
-                # Several deployments (or test runs) can share one Redis under different prefixes.
-                "prefix": env_str("AGENTWEB_REDIS_PREFIX", "agentweb"),
+                "prefix": AGENTWEB_REDIS_PREFIX,
             },
         }
     }

@@ -14,6 +14,7 @@ from . import rewind, runs, services
 from .access import NotFound, current_user, get_thread_for_user
 from .broadcast import user_group_name
 from .frames import ClientError, frame_ref, parse_frame
+from .live import events
 from .ratelimit import send_limiter
 from .text import unstorable_message, unstorable_text
 
@@ -28,6 +29,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def connect(self):
         self.groups_joined: set[str] = set()
         self.replays_awaited: dict[str, asyncio.Task] = {}
+        # Per thread, the last seq a subscribe sent: events of the thread's group up to it were sent already.
+        self.sent_up_to: dict[str, int] = {}
+        # Events of a thread whose state another process is asked for, held until that state is sent.
+        self.held: dict[str, list[str]] = {}
         await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
@@ -52,19 +57,52 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 return
             await self.handlers[frame["type"]](self, frame)
         except ClientError as error:
-            await self.send_event(
-                {"type": "error", "code": error.code, "message": error.message, "ref": frame_ref(text_data)}
-            )
+            await self.send_event(events.error(error.code, error.message, frame_ref(text_data)))
 
     async def dispatch(self, message):
         # A thread's event (or a person's thread-list event), already serialised once by its sender, is sent
         # here rather than through a handler: channels closes stale database connections (a hop to a worker
         # thread) before every handler, and these touch no database and are nearly all a socket gets.
         if message["type"] == "thread.event":
+            if self.held and self.hold(message["text"]):
+                return
+            if self.sent_up_to and self.sent_already(message["text"]):
+                return
             if message.get("unless_following") not in self.groups_joined:
                 await self.send(text_data=message["text"])
         else:
             await super().dispatch(message)
+
+    def sent_already(self, text: str) -> bool:
+        """An event that a subscribe sent (in its snapshot or its tail) before the group delivered it. Read only
+        while a subscribe's events may still come in twice: until the first event past them."""
+        event = json.loads(text)
+        thread, seq = event.get("thread"), event.get("seq")
+        if seq is None or thread not in self.sent_up_to:
+            return False
+        if seq <= self.sent_up_to[thread]:
+            return True
+        del self.sent_up_to[thread]
+        return False
+
+    def hold(self, text: str) -> bool:
+        """Hold an event of a thread whose snapshot is awaited from another process: sent before it, it would be
+        lost to the snapshot replacing the tab's view."""
+        held = self.held.get(json.loads(text).get("thread"))
+        if held is None:
+            return False
+        held.append(text)
+        return True
+
+    async def send_texts(self, thread: str, texts: list[str]) -> None:
+        """A subscribe's snapshot or tail; what the group delivers of them later is dropped (sent_already)."""
+        if texts:
+            self.sent_up_to[thread] = json.loads(texts[-1])["seq"]
+        for text in texts:
+            await self.send(text_data=text)
+        for text in self.held.pop(thread, ()):
+            if not self.sent_already(text):
+                await self.send(text_data=text)
 
     async def session_ended(self, message):
         """The person signed out (of this session, or everywhere) or was deactivated: this socket stops."""
@@ -75,42 +113,44 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def thread_replayed(self, message):
         """The state of a thread whose run streams in another process, sent by that process."""
         waiting = self.replays_awaited.pop(message["thread"], None)
-        if waiting is None:
+        if waiting is None or waiting.done():
             return  # too late: the stored state was sent instead
         waiting.cancel()
-        for text in message["texts"]:
-            await self.send(text_data=text)
+        await self.send_texts(message["thread"], message["texts"])
 
-    async def send_event(self, event: dict) -> None:
-        await self.send(text_data=json.dumps(event))
+    async def send_event(self, event: events.Event) -> None:
+        """An answer to this socket's frame (chat/live/events.py)."""
+        type_, fields = event
+        await self.send(text_data=json.dumps({"type": type_, **fields}))
 
     # --- frame handlers ---------------------------------------------------------------
 
     async def ping(self, frame):
-        await self.send_event({"type": "pong"})
+        await self.send_event(events.pong())
 
     async def subscribe(self, frame):
         thread = await self.get_thread(frame["thread"])
-        # Read before following the thread: an event sent in between would arrive twice.
         model = await database_sync_to_async(services.thread_model_info)(thread)
+        # Follow first, then read: an event published in between reaches this socket through the group as well
+        # as in what is read, and is dropped the second time (sent_already); none is lost.
         await self.follow(thread.pk)
         texts = await runs.subscribe_texts(thread, frame.get("after_seq"), model, reply_to=self.channel_name)
         if texts is None:
             self.await_replay(thread, model)
             return
-        for text in texts:
-            await self.send(text_data=text)
+        await self.send_texts(str(thread.pk), texts)
 
     def await_replay(self, thread, model) -> None:
         key = str(thread.pk)
         if key in self.replays_awaited:
             self.replays_awaited[key].cancel()
+        self.held.setdefault(key, [])
 
         async def fall_back() -> None:
             await asyncio.sleep(REPLAY_WAIT_SECONDS)
             if self.replays_awaited.get(key) is asyncio.current_task():
                 del self.replays_awaited[key]
-                await self.send(text_data=await runs.stored_snapshot_text(thread, model))
+                await self.send_texts(key, [await runs.stored_snapshot_text(thread, model)])
 
         self.replays_awaited[key] = asyncio.get_running_loop().create_task(fall_back())
 

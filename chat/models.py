@@ -16,7 +16,8 @@ class Thread(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="threads")
     title = models.CharField(max_length=200, blank=True)
-    # The seq of the last event of this thread that was written down (events themselves live in the channel layer).
+    # A number none of the thread's events has reached yet: where its event log starts counting after a restart
+    # (or after Redis lost its data), so that no number a tab has seen is given out again (chat/live/log.py).
     last_seq = models.BigIntegerField(default=0)
     # The model the person picked: a model configuration's id, or "default"; blank is the default too.
     model_choice = models.CharField(max_length=200, blank=True, default="")
@@ -55,8 +56,8 @@ class Run(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # Written every few seconds by the process executing the run: a stale one means that process died.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
-    # The channel-layer address of that process (chat/mailbox.py): where a cancel or a subscriber's
-    # request for the live state is sent when it reaches another process.
+    # The channel on which that process's live run reads its group `run.<thread>` (chat/runs.py): blank until a
+    # process takes the run. A cancel or a subscriber's request for the live state is sent to that group.
     owner = models.CharField(max_length=200, blank=True)
     # What the person should know about how the run went (a tool call found in the text, a trimmed history).
     notes = models.JSONField(default=list, blank=True)

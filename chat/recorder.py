@@ -1,11 +1,12 @@
 """The agent's sink for one run: writes what happens down and tells the thread's group.
 
 The streaming message's text is written when it ends, never per token nor per second of streaming, so a
-turn's statements do not grow with the answer's length. Before that it is written when a page asks for the
-thread's state (the snapshot path calls save_now first), when the run stops (abort), and, for crash safety
-only, once `flush_interval` (AGENTWEB_FLUSH_INTERVAL, 30 s) has passed since the last write: a server
-killed while a message streams loses at most that much of its text. Deltas go out coalesced
-(chat/coalesce.py).
+turn's statements do not grow with the answer's length. Before that it is written when the run stops
+(abort) and, for crash safety only, once `flush_interval` (AGENTWEB_FLUSH_INTERVAL, 30 s) has passed since
+the last write: a server killed while a message streams loses at most that much of its text. A page that
+asks for the thread's state meanwhile gets what the database holds with the run's own state laid over it
+(`live_view`), as of the last event the run published: nothing is written for it, and the stream does not
+wait. Deltas go out coalesced (chat/live/coalesce.py).
 """
 
 from __future__ import annotations
@@ -23,21 +24,47 @@ from django.utils import timezone
 from providers.types import ToolCallRequest
 from tools.executor import ToolResult
 
-from . import services
+from . import live, services
 from .agent import StepResult
-from .broadcast import ThreadChannel
-from .coalesce import DeltaCoalescer
+from .live import events
+from .live.coalesce import DeltaCoalescer
 from .models import Message, ToolCall
 from .text import storable, storable_value
 
 db = database_sync_to_async
 
 
+@dataclass(frozen=True)
+class LiveView:
+    """What a run holds that the database may not have yet, as of its event `seq`."""
+
+    seq: int
+    message_id: int | None
+    text: str | None  # the streaming message's text, None when no message streams
+    calls: dict[str, dict[str, Any]]  # the step's calls as a snapshot shows them, by id
+
+    def lay_over(self, snapshot: dict[str, Any]) -> None:
+        """Lay this over a snapshot read from the database after it was taken: the database may be behind (the
+        text is written when the message ends) or ahead (written since); either way the snapshot becomes the
+        state as of `seq`, and the events after it, which follow, bring what the database was ahead by."""
+        snapshot["seq"] = self.seq
+        for message in snapshot["messages"]:
+            if message["id"] == self.message_id and self.text is not None:
+                message["content"], message["status"] = self.text, "streaming"
+            for call in message.get("tool_calls", ()):
+                held = self.calls.get(call["id"])
+                if held is not None:  # what a person decided, and where the result went, the database knows
+                    kept = {key: call[key] for key in ("original_args", "decision")}
+                    call.update(held, has_artifact=held["has_artifact"] or call["has_artifact"], **kept)
+            if message["id"] == self.message_id:
+                stored = {call["id"] for call in message.get("tool_calls", ())}
+                message.setdefault("tool_calls", []).extend(v for k, v in self.calls.items() if k not in stored)
+
+
 @dataclass
 class RunRecorder:
     """The agent's sink: writes the run down and tells the thread's group."""
 
-    channel: ThreadChannel
     thread_id: uuid.UUID
     run_id: int
     flush_interval: float
@@ -60,6 +87,10 @@ class RunRecorder:
 
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
+        self._log = live.log()
+        # The number of the last event the run published, and how many of `emitted` it had sent by then.
+        self._seq: int | None = None
+        self._shown = 0
         self._last_save = time.monotonic()
         self._save_task: asyncio.Task | None = None
         # The streaming message's INSERT, started when the step starts and awaited when its first content (or
@@ -89,6 +120,7 @@ class RunRecorder:
             )
         self.emitted, self.calls, self.message_open, self._awaiting = [], {}, True, []
         self._stored, self._dirty, self._answers = set(), set(), []
+        self._shown = 0
         self._last_save = time.monotonic()
 
     async def _message_id(self) -> int:
@@ -102,7 +134,21 @@ class RunRecorder:
         if not self._announced:
             self._announced = True
             message_id = await self._message_id()
-            await self.channel.emit("message.started", message={"id": message_id, "role": "assistant"})
+            await self.emit(events.message_started(message_id))
+
+    async def emit(self, event: events.Event) -> None:
+        """One event of the run, to the thread's log (chat/live/log.py)."""
+        self._seq = await self._log.publish(self.thread_id, [event])
+
+    def live_view(self) -> LiveView | None:
+        """What the run holds, as of the last event it published (None: it has published none). Synchronous: the
+        text and the calls are those of that very event. Its number is the one that publish returned, so the
+        text that goes with it is exactly the deltas numbered up to it."""
+        if self._seq is None:
+            return None
+        text = "".join(self.emitted[: self._shown]) if self.message_open else None
+        calls = {str(call.id): services.tool_call_view(call, decided=False) for call in self.calls.values()}
+        return LiveView(self._seq, self.message_id, text, calls)
 
     async def text_delta(self, text: str) -> None:
         text = storable(text)  # the model's text is stored and sent as it is cleaned here, never raw
@@ -136,10 +182,7 @@ class RunRecorder:
         )
         self.calls[index] = call
         self._dirty.add(call.id)
-        await self.channel.emit(
-            "tool_call.started",
-            tool_call={"id": str(call.id), "call_id": call_id, "name": name, "message": self.message_id},
-        )
+        await self.emit(events.tool_call_started(str(call.id), call_id, name, self.message_id))
 
     async def tool_call_args_delta(self, index: int, text: str) -> None:
         await self.coalescer.push(("tool_call", str(self.calls[index].id)), storable(text))
@@ -164,23 +207,16 @@ class RunRecorder:
             reasoning=storable(step.reasoning),
         )
         self.emitted, self.message_open = [content], False
-        await self.channel.emit(
-            "message.completed",
-            message=self.message_id,
-            content=content,
-            status="complete",
-            finish_reason=step.finish_reason,
-            usage=step.usage or None,
-        )
+        await self.emit(events.answer_completed(self.message_id, content, step.finish_reason, step.usage))
         for index in step.indexes:
             state = self.calls[index]
-            await self.channel.emit("tool_call.requested", tool_call=str(state.id), args=state.args)
+            await self.emit(events.tool_call_requested(str(state.id), state.args))
 
     async def tool_call_running(self, index: int) -> None:
         call = self.calls[index]
         call.status, call.started_at = ToolCall.Status.RUNNING, timezone.now()
         self._dirty.add(call.id)
-        await self.channel.emit("tool_call.running", tool_call=str(call.id))
+        await self.emit(events.tool_call_running(str(call.id)))
 
     async def tool_call_awaiting(self, index: int, allow: dict[str, bool]) -> None:
         call = self.calls[index]
@@ -192,7 +228,7 @@ class RunRecorder:
     async def note(self, text: str) -> None:
         text = storable(text)
         await db(services.add_run_note)(run_id=self.run_id, text=text)
-        await self.channel.emit("run.note", run=self.run_id, text=text)
+        await self.emit(events.run_note(self.run_id, text))
 
     async def tool_call_completed(self, index: int, result: ToolResult) -> None:
         call = self.calls[index]
@@ -218,13 +254,10 @@ class RunRecorder:
             await self._write_calls()  # the card offers its viewer at once, which reads the stored answer
         elif time.monotonic() - self._last_save >= self.flush_interval:
             self._save_in_background()
-        await self.channel.emit(
-            "tool_call.completed",
-            tool_call=str(call.id),
-            status=result.status,
-            content=content,
-            has_artifact=artifact is not None,
-            duration_ms=result.duration_ms,
+        await self.emit(
+            events.tool_call_completed(
+                str(call.id), result.status, content, has_artifact=artifact is not None, duration_ms=result.duration_ms
+            )
         )
 
     async def step_finished(self) -> None:
@@ -232,7 +265,7 @@ class RunRecorder:
         await self._write_calls()
         awaiting, self._awaiting = self._awaiting, []
         for tool_call, allow in awaiting:
-            await self.channel.emit("tool_call.awaiting_approval", tool_call=tool_call, allow=allow)
+            await self.emit(events.tool_call_awaiting_approval(tool_call, allow))
 
     async def _write_calls(self) -> None:
         """The calls' rows and answers that lag what the run holds, in one trip (services.record_tool_calls)."""
@@ -270,23 +303,14 @@ class RunRecorder:
             message_id = await self._message_id()
             if not self._announced:
                 self._announced = True
-                await self.channel.emit("message.started", message={"id": message_id, "role": "assistant"})
-            await db(services.save_partial_content)(
-                message_id=message_id, content=content, thread_id=self.thread_id, last_seq=self.channel.seq
-            )
-            await self.channel.emit("message.completed", message=message_id, content=content, status=status)
+                await self.emit(events.message_started(message_id))
+            await db(services.save_partial_content)(message_id=message_id, content=content)
+            await self.emit(events.message_completed(message_id, content, status))
         # The results in hand are kept; the calls still open are closed by finish_run.
         await self._write_calls()
         for call in self.calls.values():
             if call.is_open():
-                await self.channel.emit(
-                    "tool_call.completed",
-                    tool_call=str(call.id),
-                    status="cancelled",
-                    content=services.INTERRUPTED_RESULT,
-                    has_artifact=False,
-                    duration_ms=None,
-                )
+                await self.emit(events.tool_call_cancelled(str(call.id)))
 
     # --- persistence of the streaming message -----------------------------------------
 
@@ -300,21 +324,20 @@ class RunRecorder:
         kind, ident = key
         if kind == "message":
             self.emitted.append(text)
-            await self.channel.emit("message.delta", message=ident, text=text)
+            shown = len(self.emitted)
+            self._seq = await self._log.publish(self.thread_id, [events.message_delta(ident, text)])
+            self._shown = shown
         elif kind == "reasoning":
-            await self.channel.emit("message.reasoning_delta", message=ident, text=text)
+            self._seq = await self._log.publish(self.thread_id, [events.message_reasoning_delta(ident, text)])
         else:
-            await self.channel.emit("tool_call.args_delta", tool_call=ident, text=text)
+            self._seq = await self._log.publish(self.thread_id, [events.tool_call_args_delta(ident, text)])
 
     async def save_now(self) -> None:
-        """Write the text sent so far and the calls as they are (the caller holds the channel lock, so it matches
-        channel.seq)."""
+        """Write the text sent so far and the calls as they are (crash safety: see the module's docstring)."""
         if self.message_id is not None or self._insert is not None:
             await db(services.save_partial_content)(
                 message_id=await self._message_id(),
                 content="".join(self.emitted),
-                thread_id=self.thread_id,
-                last_seq=self.channel.seq,
             )
         await self._write_calls()
 

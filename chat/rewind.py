@@ -17,8 +17,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from . import runs, services
+from . import live, runs, services
 from .access import get_thread_for_user
+from .live import events
 from .models import Message, Run, Thread
 
 
@@ -91,6 +92,6 @@ async def begin_rewind(
     )
     turn = rewound.turn
     if turn.run is not None:
-        fields = {"message": rewound.message_id, "content": rewound.content, "removed": rewound.removed}
-        await runs.emit_outside_run(turn.thread.pk, [("thread.rewound", fields)])
+        rewound_event = events.thread_rewound(rewound.message_id, rewound.content, rewound.removed)
+        await live.publish(turn.thread.pk, [rewound_event])
     return turn

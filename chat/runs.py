@@ -31,10 +31,11 @@ from tools.executor import validation_errors
 from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
 from tools.store import DatabaseStore
 
-from . import mailbox, run_owners, services
+from . import live, run_owners, services
 from .access import current_user
 from .agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
-from .broadcast import ThreadChannel, channel_for, group_name, known_channel, tell_user
+from .broadcast import tell_user
+from .live import events, group_name
 from .models import Run, Thread, ToolCall
 from .recorder import RunRecorder
 
@@ -116,8 +117,9 @@ class ThreadApprovalPolicy:
 class ActiveRun:
     run_id: int
     task: asyncio.Task
-    channel: ThreadChannel
     recorder: RunRecorder
+    # With several processes: what reads the run's group, where cancels and requests for its state arrive.
+    inbox: asyncio.Task | None = None
 
 
 ACTIVE_RUNS: dict[uuid.UUID, ActiveRun] = {}
@@ -190,38 +192,7 @@ async def set_model(*, user, thread_id: str, model: str) -> dict[str, Any]:
 
 
 async def announce_model(thread_id: uuid.UUID, info: dict[str, Any]) -> None:
-    model = {key: info[key] for key in ("id", "label", "is_demo")}
-    await emit_outside_run(thread_id, [("thread.model_changed", {"model": model})])
-
-
-async def emit_outside_run(thread_id: uuid.UUID, events: list[tuple[str, dict[str, Any]]]) -> None:
-    """Events of a thread that no run of this process emits: decisions, model changes, rewinds.
-
-    One process numbers a thread's events at a time: while a run streams, the process running it (these
-    events are sent there when that is another process); otherwise the database hands out the numbers.
-    """
-    if single_process() or thread_id in ACTIVE_RUNS:
-        channel = await channel_for(thread_id)
-        for type_, fields in events:
-            await channel.emit(type_, **fields)
-        await db(services.bump_seq)(thread_id=thread_id, last_seq=channel.seq)
-        return
-    first, owner = await db(run_owners.reserve_seqs_unless_owned)(
-        thread_id=thread_id, count=len(events), stale_before=stale_before(), own_address=mailbox.own_address()
-    )
-    if owner is not None:
-        await mailbox.send(
-            owner, {"type": "thread.emit", "thread": str(thread_id), "events": [list(e) for e in events]}
-        )
-        return
-    channel = await channel_for(thread_id)
-    await channel.emit_numbered(first, events)
-
-
-@mailbox.handles("thread.emit")
-async def _emit_for_another_process(message: dict[str, Any]) -> None:
-    thread_id = uuid.UUID(message["thread"])
-    await emit_outside_run(thread_id, [(type_, fields) for type_, fields in message["events"]])
+    await live.publish(thread_id, [events.thread_model_changed(info)])
 
 
 async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None = None) -> services.TurnStart:
@@ -263,12 +234,10 @@ async def launch_run(
 
 async def announce_waiting(turn: services.TurnStart) -> None:
     run_id = turn.run.pk
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("run.started", {"run": {"id": run_id, "status": Run.Status.WAITING, "resumed": False}})
-    ]
-    events += [("tool_call.awaiting_approval", {"tool_call": call, "allow": allow}) for call, allow in turn.awaiting]
-    events.append(("run.waiting", {"run": run_id, "tool_calls": [call for call, _ in turn.awaiting]}))
-    await emit_outside_run(turn.thread.pk, events)
+    told = [events.run_started(run_id, Run.Status.WAITING)]
+    told += [events.tool_call_awaiting_approval(call, allow) for call, allow in turn.awaiting]
+    told.append(events.run_waiting(run_id, [call for call, _ in turn.awaiting]))
+    await live.publish(turn.thread.pk, told)
 
 
 NO_WORKER = (
@@ -292,7 +261,7 @@ async def _fail_if_untaken(thread_id: uuid.UUID, run_id: int, seconds: float) ->
     try:
         if await db(run_owners.fail_untaken)(run_id=run_id, error=error):
             log.warning("run %s: no worker took it within %g s", run_id, seconds)
-            await emit_outside_run(thread_id, [("run.failed", {"run": run_id, "error": error})])
+            await live.publish(thread_id, [events.run_failed(run_id, error)])
     except Exception:  # the database or channel layer is down: the stale limit still interrupts the run
         log.exception("run %s: could not check that a worker took it", run_id)
 
@@ -310,20 +279,19 @@ async def start_here(
     turn: services.TurnStart, *, resume: list[ToolCall] | None = None, setup: RunSetup | None = None
 ) -> ActiveRun | None:
     thread, run = turn.thread, turn.run
-    channel = await channel_for(thread.pk)
+    inbox = None
     if not single_process():
-        # Written on the run so that other processes can reach it; the numbering goes on from the
-        # database's, as another process may have numbered events of this thread since.
-        last_seq = await db(run_owners.take)(run_id=run.pk, owner=await mailbox.address())
-        if last_seq is None:
+        # The run's channel is written on the run, so that other processes know it is taken and live.
+        layer = get_channel_layer()
+        address = await layer.new_channel()
+        if not await db(run_owners.take)(run_id=run.pk, owner=address):
             return None  # cancelled before any process took it
-        async with channel.lock:
-            channel.resync(last_seq)
+        await layer.group_add(run_group(thread.pk), address)
+        inbox = asyncio.get_running_loop().create_task(_read_inbox(thread.pk, run.pk, address), name=f"inbox-{run.pk}")
     if run.pk in _stopped_before_start:  # Stop came first (see cancel); no await from here to the task's start
         _stopped_before_start.discard(run.pk)
         return None
     recorder = RunRecorder(
-        channel=channel,
         thread_id=thread.pk,
         run_id=run.pk,
         # Crash safety only: the text is written at the message's end and when a page asks (chat/recorder.py).
@@ -343,7 +311,7 @@ async def start_here(
         ),
         name=f"run-{run.pk}",
     )
-    active = ActiveRun(run.pk, task, channel, recorder)
+    active = ActiveRun(run.pk, task, recorder, inbox)
     ACTIVE_RUNS[thread.pk] = active
     return active
 
@@ -358,18 +326,16 @@ async def execute_run(
     resume: list[ToolCall] | None,
     setup: RunSetup | None = None,
 ) -> None:
-    channel = recorder.channel
+    emit = recorder.emit
     heartbeat = asyncio.create_task(_beat(run.pk))
     try:
         if announce:
-            await channel.emit("thread.created", title=thread.title)
+            await emit(events.thread_created(thread.title))
             await tell_user(
-                thread.owner_id, "thread.listed", thread=str(thread.pk), title=thread.title, news_to_followers=False
+                thread.owner_id, events.thread_listed(str(thread.pk), thread.title), news_to_followers=False
             )
-        started = {"run": {"id": run.pk, "status": Run.Status.RUNNING, "resumed": bool(resume)}}
-        if user_message is not None:  # the tab that sent it shows it already, without its id
-            started["message"] = user_message
-        await channel.emit("run.started", **started)
+        # The user message's id: the tab that sent it shows it already, without its id.
+        await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=bool(resume), message=user_message))
         if setup is None:
             setup = await db(prepare_run)(thread, run=None if resume else run)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history
@@ -392,16 +358,16 @@ async def execute_run(
             await _pause(recorder)
         else:
             await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
-            await channel.emit("run.completed", run=run.pk, reason=outcome.reason, steps=recorder.steps)
+            await emit(events.run_completed(run.pk, outcome.reason, recorder.steps))
     except asyncio.CancelledError:
         if _server_stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
             await recorder.abort("error")
             await _finish(recorder, Run.Status.INTERRUPTED, error=services.STOPPED_SERVER_ERROR)
-            await channel.emit("run.failed", run=run.pk, error=services.STOPPED_SERVER_ERROR)
+            await emit(events.run_failed(run.pk, services.STOPPED_SERVER_ERROR))
             return
         await recorder.abort("cancelled")
         await _finish(recorder, Run.Status.CANCELLED)
-        await channel.emit("run.cancelled", run=run.pk)
+        await emit(events.run_cancelled(run.pk))
     except (ModelError, AgentGaveUp) as error:
         await _fail(recorder, str(error))
     except Exception as error:
@@ -410,8 +376,11 @@ async def execute_run(
     finally:
         heartbeat.cancel()
         recorder.coalescer.close()
-        if ACTIVE_RUNS.get(thread.pk) and ACTIVE_RUNS[thread.pk].run_id == run.pk:
+        active = ACTIVE_RUNS.get(thread.pk)
+        if active and active.run_id == run.pk:
             del ACTIVE_RUNS[thread.pk]
+            if active.inbox is not None:
+                active.inbox.cancel()
 
 
 @dataclass(frozen=True)
@@ -461,8 +430,8 @@ async def _beat(run_id: int) -> None:
 
 async def _pause(recorder: RunRecorder) -> None:
     waiting = [str(c.id) for c in recorder.calls.values() if c.is_open()]
-    await db(services.pause_run)(run_id=recorder.run_id, steps=recorder.steps, last_seq=recorder.channel.seq + 1)
-    await recorder.channel.emit("run.waiting", run=recorder.run_id, tool_calls=waiting)
+    await db(services.pause_run)(run_id=recorder.run_id, steps=recorder.steps)
+    await recorder.emit(events.run_waiting(recorder.run_id, waiting))
 
 
 async def _fail(recorder: RunRecorder, message: str) -> None:
@@ -471,7 +440,7 @@ async def _fail(recorder: RunRecorder, message: str) -> None:
     except Exception:  # what the run holds could not be written: the run still fails, rather than stay running
         log.exception("run %s: its partial answer could not be written", recorder.run_id)
     await _finish(recorder, Run.Status.FAILED, error=message)
-    await recorder.channel.emit("run.failed", run=recorder.run_id, error=message)
+    await recorder.emit(events.run_failed(recorder.run_id, message))
 
 
 async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error: str = "") -> None:
@@ -484,8 +453,6 @@ async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error
         reason=reason,
         error=error,
         steps=recorder.steps,
-        # The run's own closing event is emitted after this, so reserve its number.
-        last_seq=recorder.channel.seq + 1,
     )
 
 
@@ -512,33 +479,14 @@ async def decide(*, user, tool_call_id: str, decision: str, args=None, message: 
         user=user, tool_call_id=tool_call_id, decision=decision, args=args, message=message, for_thread=for_thread
     )
     call = decided.tool_call
-    events = [
-        (
-            "tool_call.decided",
-            {
-                "tool_call": str(call.pk),
-                "decision": decision,
-                "args": call.args,
-                "original_args": call.original_args,
-                "message": message or None,
-                "by": user.get_username(),
-            },
+    told = [
+        events.tool_call_decided(
+            str(call.pk), decision, call.args, call.original_args, message or None, user.get_username()
         )
     ]
     if decided.result is not None:
-        events.append(
-            (
-                "tool_call.completed",
-                {
-                    "tool_call": str(call.pk),
-                    "status": decided.status,
-                    "content": decided.result,
-                    "has_artifact": False,
-                    "duration_ms": None,
-                },
-            )
-        )
-    await emit_outside_run(decided.thread_id, events)
+        told.append(events.tool_call_completed(str(call.pk), decided.status, decided.result))
+    await live.publish(decided.thread_id, told)
     if decided.all_decided:
         await resume_run(decided.thread_id, decided.run_id)
 
@@ -567,28 +515,19 @@ async def cancel(thread_id: uuid.UUID) -> bool:
         return True
     if not single_process():
         return await _cancel_elsewhere(thread_id)
-    channel = await channel_for(thread_id)
-    async with channel.lock:  # reserve the numbers of the events below before writing them down
-        cancelled = await db(services.cancel_waiting_run)(
-            thread_id=thread_id, last_seq=channel.seq + 1, running_too=True
-        )
+    cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, running_too=True)
     if cancelled is None:
         return False
     run_id, call_ids = cancelled
     if _stop_task_started_meanwhile(thread_id, run_id):
         return True
-    for call_id in call_ids:
-        await channel.emit(
-            "tool_call.completed",
-            tool_call=call_id,
-            status="cancelled",
-            content=services.INTERRUPTED_RESULT,
-            has_artifact=False,
-            duration_ms=None,
-        )
-    await channel.emit("run.cancelled", run=run_id)
-    await db(services.bump_seq)(thread_id=thread_id, last_seq=channel.seq)
+    await live.publish(thread_id, _cancelled(run_id, call_ids))
     return True
+
+
+def _cancelled(run_id: int, call_ids: list[str]) -> list[events.Event]:
+    """What tabs are told of a run stopped in the database: its waiting calls, then the run."""
+    return [*(events.tool_call_cancelled(call_id) for call_id in call_ids), events.run_cancelled(run_id)]
 
 
 def _stop_task_started_meanwhile(thread_id: uuid.UUID, run_id: int) -> bool:
@@ -603,48 +542,47 @@ def _stop_task_started_meanwhile(thread_id: uuid.UUID, run_id: int) -> bool:
 
 
 async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
-    """With several processes: the run streams in another process (tell it), waits for a worker to take it
-    (cancel it before one does), or waits for a person (cancel its waiting calls here)."""
-    live = await db(run_owners.live_run)(thread_id=thread_id, stale_before=stale_before())
-    if live is not None and live.owner and live.owner != mailbox.own_address():
-        await mailbox.send(live.owner, {"type": "run.cancel", "thread": str(thread_id)})
+    """With several processes: the run streams in another process (tell its group), waits for a worker to take
+    it (cancel it before one does), or waits for a person (cancel its waiting calls here)."""
+    live_run = await db(run_owners.live_run)(thread_id=thread_id, stale_before=stale_before())
+    if live_run is not None and live_run.owner:
+        await get_channel_layer().group_send(run_group(thread_id), {"type": "run.cancel", "run": live_run.run_id})
         return True
-    if live is not None and not live.owner and await db(run_owners.cancel_untaken)(run_id=live.run_id):
-        await emit_outside_run(thread_id, [("run.cancelled", {"run": live.run_id})])
+    if live_run is not None and await db(run_owners.cancel_untaken)(run_id=live_run.run_id):
+        await live.publish(thread_id, [events.run_cancelled(live_run.run_id)])
         return True
-    # This process owns a running run that no task of it runs (see cancel): it is cancelled here too.
-    orphan = live is not None and live.owner == mailbox.own_address()
-    cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id, last_seq=None, running_too=orphan)
+    cancelled = await db(services.cancel_waiting_run)(thread_id=thread_id)
     if cancelled is None:
         return False
-    run_id, call_ids = cancelled
-    if orphan and _stop_task_started_meanwhile(thread_id, run_id):
-        return True
-    events = [
-        (
-            "tool_call.completed",
-            {
-                "tool_call": call_id,
-                "status": "cancelled",
-                "content": services.INTERRUPTED_RESULT,
-                "has_artifact": False,
-                "duration_ms": None,
-            },
-        )
-        for call_id in call_ids
-    ]
-    await emit_outside_run(thread_id, [*events, ("run.cancelled", {"run": run_id})])
+    await live.publish(thread_id, _cancelled(*cancelled))
     return True
 
 
-@mailbox.handles("run.cancel")
-async def _cancel_for_another_process(message: dict[str, Any]) -> None:
-    thread_id = uuid.UUID(message["thread"])
-    active = ACTIVE_RUNS.get(thread_id)
-    if active is not None and not active.task.done():
-        active.task.cancel()
-    else:  # the run says this process runs it, and no task does: it is cancelled in the database
-        await _cancel_elsewhere(thread_id)
+# --- a live run's group: how other processes reach it ---------------------------------------
+
+
+def run_group(thread_id: uuid.UUID | str) -> str:
+    """The group that the thread's live run reads (when several processes share the load)."""
+    return f"run.{thread_id}"
+
+
+async def _read_inbox(thread_id: uuid.UUID, run_id: int, address: str) -> None:
+    """What other processes send to the run: a Stop (`run.cancel`), a request for the thread's state (`run.replay`)."""
+    layer = get_channel_layer()
+    try:
+        while True:
+            message = await layer.receive(address)
+            try:
+                if message["type"] == "run.cancel" and message.get("run") == run_id:
+                    active = ACTIVE_RUNS.get(thread_id)
+                    if active is not None and active.run_id == run_id:
+                        active.task.cancel()
+                elif message["type"] == "run.replay":
+                    await _replay(thread_id, message)
+            except Exception:
+                log.exception("run %s: handling %r from another process failed", run_id, message.get("type"))
+    finally:
+        await asyncio.shield(layer.group_discard(run_group(thread_id), address))
 
 
 # --- what a subscriber is sent first ------------------------------------------------------------
@@ -653,62 +591,61 @@ async def _cancel_for_another_process(message: dict[str, Any]) -> None:
 async def subscribe_texts(
     thread: Thread, after_seq: int | None, model: dict[str, Any], *, reply_to: str | None = None
 ) -> list[str] | None:
-    """The events after `after_seq` when this process still has them all, else a snapshot.
+    """The events after `after_seq` when the thread's log still has them all, else a snapshot. The caller follows
+    the thread's group first: events published meanwhile reach it too, and it drops those it already sent.
 
-    None: the thread's run streams in another process, which sends them to `reply_to` itself, in order
+    None: the thread's run streams in another process, which sends the snapshot to `reply_to` itself, in order
     with the run's next events (a `thread.replayed` message).
     """
     await ensure_recovered()
-    if single_process() or thread.pk in ACTIVE_RUNS:
-        return await _texts_here(thread, after_seq, model)
-    live = await db(run_owners.live_run)(thread_id=thread.pk, stale_before=stale_before())
-    if reply_to and live is not None and live.owner and live.owner != mailbox.own_address():
-        request = {"thread": str(thread.pk), "after_seq": after_seq, "model": model, "reply_to": reply_to}
-        await mailbox.send(live.owner, {"type": "thread.replay", **request})
+    if after_seq is not None:
+        texts = await live.read_after(thread.pk, after_seq)
+        if texts is not None:
+            return texts
+    active = ACTIVE_RUNS.get(thread.pk)
+    if active is not None:
+        return await _live_snapshot_texts(thread, active, model)
+    if single_process():
+        return [await stored_snapshot_text(thread, model)]
+    live_run = await db(run_owners.live_run)(thread_id=thread.pk, stale_before=stale_before())
+    if reply_to and live_run is not None and live_run.owner:
+        request = {"type": "run.replay", "thread": str(thread.pk), "model": model, "reply_to": reply_to}
+        await get_channel_layer().group_send(run_group(thread.pk), request)
         return None
-    # No run streams anywhere: the database holds the thread exactly as of its last number.
+    # No run streams anywhere: the database holds the thread as of the log's last number.
     return [await stored_snapshot_text(thread, model)]
 
 
 async def stored_snapshot_text(thread: Thread, model: dict[str, Any]) -> str:
-    seq = await db(services.current_seq)(thread_id=thread.pk)
+    """The thread as the database holds it. The number is read first: every event up to it was written down
+    before it was published, and an event after it that the snapshot holds already is one a tab applies again
+    harmlessly (the events that do not repeat harmlessly, a stream's deltas, come only from a live run)."""
+    seq = await live.last_seq(thread.pk)
     return json.dumps(await db(services.build_snapshot)(thread=thread, seq=seq, model=model), ensure_ascii=False)
 
 
-async def _texts_here(thread: Thread, after_seq: int | None, model: dict[str, Any]) -> list[str]:
-    channel = known_channel(thread.pk)
-    if channel is None:
+async def _live_snapshot_texts(thread: Thread, active: ActiveRun, model: dict[str, Any]) -> list[str]:
+    """The thread whose run streams in this process: the database's state with what the run holds laid over it,
+    as of the run's last event, then the events published after that one. Nothing is written for it, and the
+    stream goes on meanwhile."""
+    view = active.recorder.live_view()
+    if view is None:  # the run has published nothing yet: it holds nothing the database lacks
         return [await stored_snapshot_text(thread, model)]
-    # Hold the thread's events while reading, so the snapshot is exactly the state as of its seq.
-    async with channel.lock:
-        return await _texts_locked(thread, channel, after_seq, model)
+    snapshot = await db(services.build_snapshot)(thread=thread, seq=view.seq, model=model)
+    view.lay_over(snapshot)
+    return [json.dumps(snapshot, ensure_ascii=False), *(await live.read_after(thread.pk, view.seq) or [])]
 
 
-async def _texts_locked(thread: Thread, channel: ThreadChannel, after_seq: int | None, model) -> list[str]:
-    texts = channel.events_after(after_seq) if after_seq is not None else None
-    if texts is not None:
-        return texts
-    active = ACTIVE_RUNS.get(thread.pk)
-    if active is not None:
-        await active.recorder.save_now()
-    snapshot = await db(services.build_snapshot)(thread=thread, seq=channel.seq, model=model)
-    return [json.dumps(snapshot, ensure_ascii=False)]
-
-
-@mailbox.handles("thread.replay")
-async def _replay_for_another_process(message: dict[str, Any]) -> None:
-    """A subscriber on another process asks for the state of a thread whose run streams here."""
-    thread = await Thread.objects.aget(pk=message["thread"])
-    reply = {"type": "thread.replayed", "thread": message["thread"]}
-    channel = known_channel(thread.pk)
-    if channel is None or thread.pk not in ACTIVE_RUNS:
-        text = await stored_snapshot_text(thread, message["model"])
-        await mailbox.send(message["reply_to"], {**reply, "texts": [text]})
-        return
-    async with channel.lock:
-        texts = await _texts_locked(thread, channel, message["after_seq"], message["model"])
-        # Sent before the lock lets the run's next event out, so the subscriber gets them in order.
-        await mailbox.send(message["reply_to"], {**reply, "texts": texts})
+async def _replay(thread_id: uuid.UUID, message: dict[str, Any]) -> None:
+    """A subscriber on another process asks for the state of the thread whose run streams here."""
+    thread = await Thread.objects.aget(pk=thread_id)
+    active = ACTIVE_RUNS.get(thread_id)
+    if active is None:
+        texts = [await stored_snapshot_text(thread, message["model"])]
+    else:
+        texts = await _live_snapshot_texts(thread, active, message["model"])
+    reply = {"type": "thread.replayed", "thread": message["thread"], "texts": texts}
+    await get_channel_layer().send(message["reply_to"], reply)
 
 
 # --- a clean stop of the server ----------------------------------------------------------------

@@ -27,10 +27,10 @@ from providers.secrets import without_url_credentials
 from providers.types import ChatMessage, ToolCallRequest
 
 from .access import NotFound, get_thread_for_user
+from .live.events import INTERRUPTED_RESULT
 from .models import Message, Run, Thread, ThreadToolGrant, ToolCall, ToolCallDecision
 
 TITLE_LENGTH = 60
-INTERRUPTED_RESULT = "No result: the run stopped before this tool call finished."
 STOPPED_SERVER_ERROR = "The server stopped during this run; the partial answer is kept."
 
 
@@ -199,9 +199,8 @@ def discard_message(*, message_id: int) -> None:
     Message.objects.filter(pk=message_id, content="").delete()
 
 
-def save_partial_content(*, message_id: int, content: str, thread_id: uuid.UUID, last_seq: int) -> None:
+def save_partial_content(*, message_id: int, content: str) -> None:
     Message.objects.filter(pk=message_id).update(content=content, updated_at=timezone.now())
-    Thread.objects.filter(pk=thread_id, last_seq__lt=last_seq).update(last_seq=last_seq)
 
 
 def complete_assistant_message(
@@ -256,11 +255,8 @@ def record_tool_calls(
             Message.objects.bulk_create(answers)
 
 
-def finish_run(
-    *, run_id: int, status: str, reason: str = "", error: str = "", steps: int, last_seq: int | None
-) -> None:
-    """End the run as `status`. `last_seq` None: the events saying so are numbered by whoever emits them
-    (chat/run_owners.py)."""
+def finish_run(*, run_id: int, status: str, reason: str = "", error: str = "", steps: int) -> None:
+    """End the run as `status`. Its events are numbered by the thread's log (chat/live/), not here."""
     # One transaction: a process that dies half-way leaves the run running, which recovery finishes again.
     with transaction.atomic():
         if status != Run.Status.COMPLETED:
@@ -272,21 +268,10 @@ def finish_run(
             Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
                 status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
             )
-        changes = {"updated_at": timezone.now()}
-        if last_seq is not None:
-            changes["last_seq"] = last_seq
-        Thread.objects.filter(runs=run_id).update(**changes)
+        Thread.objects.filter(runs=run_id).update(updated_at=timezone.now())
         Run.objects.filter(pk=run_id).update(
             status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
         )
-
-
-def bump_seq(*, thread_id: uuid.UUID, last_seq: int) -> None:
-    Thread.objects.filter(pk=thread_id, last_seq__lt=last_seq).update(last_seq=last_seq)
-
-
-def current_seq(*, thread_id: uuid.UUID) -> int:
-    return Thread.objects.filter(pk=thread_id).values_list("last_seq", flat=True).get()
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -365,7 +350,9 @@ def stored_call(call_id: str, name: str, args: Any) -> ToolCallRequest:
     return ToolCallRequest(call_id, name, args or {})
 
 
-def tool_call_view(call: ToolCall, *, has_artifact: bool = False) -> dict[str, Any]:
+def tool_call_view(call: ToolCall, *, has_artifact: bool = False, decided: bool = True) -> dict[str, Any]:
+    """A call as a snapshot shows it. `decided` False: without who decided what (a call a run holds in memory,
+    whose decision, if any, only the database knows: reading it would be a query)."""
     return {
         "id": str(call.id),
         "call_id": call.call_id,
@@ -377,7 +364,7 @@ def tool_call_view(call: ToolCall, *, has_artifact: bool = False) -> dict[str, A
         "duration_ms": call.duration_ms,
         "allow": call.approval if call.status == ToolCall.Status.AWAITING_APPROVAL else None,
         "original_args": call.original_args,
-        "decision": decision_view(call),
+        "decision": decision_view(call) if decided else None,
     }
 
 
@@ -461,11 +448,10 @@ def list_threads(*, user) -> list[Thread]:
 # --- approvals -------------------------------------------------------------------------
 
 
-def pause_run(*, run_id: int, steps: int, last_seq: int) -> None:
-    # Together: a thread whose run waits has its events' numbers written down as of the pause.
+def pause_run(*, run_id: int, steps: int) -> None:
     with transaction.atomic():
         Run.objects.filter(pk=run_id).update(status=Run.Status.WAITING, steps=steps, heartbeat_at=None)
-        Thread.objects.filter(runs=run_id).update(last_seq=last_seq, updated_at=timezone.now())
+        Thread.objects.filter(runs=run_id).update(updated_at=timezone.now())
 
 
 @dataclass(frozen=True)
@@ -587,9 +573,7 @@ def approved_calls(*, run_id: int) -> list[ToolCall]:
     return list(ToolCall.objects.filter(message__in=step, status=ToolCall.Status.REQUESTED).order_by("index"))
 
 
-def cancel_waiting_run(
-    *, thread_id: uuid.UUID, last_seq: int | None, running_too: bool = False
-) -> tuple[int, list[str]] | None:
+def cancel_waiting_run(*, thread_id: uuid.UUID, running_too: bool = False) -> tuple[int, list[str]] | None:
     """Cancel the thread's waiting run, if any: its waiting calls are cancelled. Returns (run id, call ids).
     `running_too`: a running run as well, which the caller knows no task runs (see chat/runs.py cancel)."""
     statuses = Run.ACTIVE_STATUSES if running_too else (Run.Status.WAITING,)
@@ -603,7 +587,7 @@ def cancel_waiting_run(
                 "pk", flat=True
             )
         ]
-        finish_run(run_id=run.pk, status=Run.Status.CANCELLED, steps=run.steps, last_seq=last_seq)
+        finish_run(run_id=run.pk, status=Run.Status.CANCELLED, steps=run.steps)
         return run.pk, waiting
 
 
@@ -676,12 +660,6 @@ def heartbeat(*, run_id: int) -> None:
     Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
 
 
-# The stopped process numbered the run's events in memory, and the database has only the number the run started
-# from: numbers that far past it are skipped, so that a tab still open (on another process) that saw those events
-# takes what follows as new, after a gap that makes it fetch the thread's state, rather than as repeats it drops.
-STALE_SEQ_GAP = 1_000_000
-
-
 def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID | None = None) -> list[uuid.UUID]:
     """Runs left running by a process that is gone become interrupted (partial text kept); waiting runs
     stay waiting. `stale_before` None: every running run not in `keep` (one process owns them all)."""
@@ -699,7 +677,6 @@ def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID |
             status=Run.Status.INTERRUPTED,
             error=STOPPED_SERVER_ERROR,
             steps=run.steps,
-            last_seq=current_seq(thread_id=run.thread_id) + STALE_SEQ_GAP,
         )
         threads.append(run.thread_id)
     return threads

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from .access import NotFound, get_thread_for_user, parse_uuid
 from .broadcast import tell_user
+from .live import events
 from .models import Message, Thread, ToolCall
 from .text import unstorable_message, unstorable_text
 
@@ -62,7 +63,7 @@ def rename(request: HttpRequest, thread_id) -> JsonResponse:
     # Renaming is not activity: the thread keeps its place in the list.
     Thread.objects.filter(pk=thread.pk).update(title=title)
     thread.title = title
-    async_to_sync(tell_user)(request.user.pk, "thread.renamed", thread=str(thread.pk), title=title)
+    async_to_sync(tell_user)(request.user.pk, events.thread_renamed(str(thread.pk), title))
     return JsonResponse({"thread": _thread_json(thread)})
 
 
@@ -72,7 +73,7 @@ def delete(request: HttpRequest, thread_id) -> JsonResponse:
     thread = _owned(request, thread_id)
     thread_key = str(thread.pk)
     thread.delete()  # messages, runs, tool calls, decisions and grants go with it (CASCADE)
-    async_to_sync(tell_user)(request.user.pk, "thread.deleted", thread=thread_key)
+    async_to_sync(tell_user)(request.user.pk, events.thread_deleted(thread_key))
     return JsonResponse({"deleted": thread_key})
 
 

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from chat import broadcast, runs
+from chat import live, runs
 from chat.models import Message, Run, Thread
 from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, openai_sse_body
 
@@ -28,7 +28,7 @@ async def test_a_client_that_drops_and_resubscribes_misses_nothing_and_sees_noth
     await second.send(type="thread.subscribe", thread=before[0]["thread"], after_seq=before[-1]["seq"])
     after = await second.run_to_end()
 
-    everything = [json.loads(text) for _, text in broadcast.known_channel(uuid.UUID(before[0]["thread"])).backlog]
+    everything = [json.loads(text) for text in await live.read_after(uuid.UUID(before[0]["thread"]), 0)]
     assert before + after == everything
 
 

@@ -135,6 +135,31 @@ def test_a_tab_on_the_other_daphne_sees_the_same_turn(app):
     assert [e["seq"] for e in seen_by_other] == [e["seq"] for e in seen_by_first]
 
 
+def test_a_tab_reconnecting_to_the_other_daphne_gets_exactly_the_events_it_missed(app):
+    """The thread's log is shared through Redis: any process sends a returning tab what it missed, not a snapshot."""
+    script(app, {"text": " ".join(f"word{n}" for n in range(20)), "delay_ms": 5})
+
+    async def reconnect_elsewhere():
+        async with ChatSocket(app["first"], app["cookie"]) as watcher:
+            async with ChatSocket(app["first"], app["cookie"]) as tab:
+                await tab.send(**send("hello"))
+                seen = await tab.until("message.delta")
+            everything = seen + await watcher_until_done(watcher, seen[0]["thread"], seen[-1]["seq"])
+        async with ChatSocket(app["second"], app["cookie"]) as tab:
+            await tab.send(type="thread.subscribe", thread=seen[0]["thread"], after_seq=seen[-1]["seq"])
+            return seen, everything, await tab.until("run.completed", "run.failed", "thread.snapshot")
+
+    async def watcher_until_done(watcher, thread, after_seq):
+        await watcher.send(type="thread.subscribe", thread=thread, after_seq=after_seq)
+        return await watcher.until("run.completed", "run.failed")
+
+    seen, everything, missed = asyncio.run(reconnect_elsewhere())
+
+    assert missed[-1]["type"] == "run.completed"
+    numbered = [e for e in everything if "seq" in e]  # the watcher also hears of the new thread (thread.listed)
+    assert seen + missed == numbered
+
+
 def test_a_run_outlives_the_daphne_process_that_started_it(app):
     answer = " ".join(f"word{n}" for n in range(60))
     script(app, {"text": answer, "delay_ms": 40})

@@ -1,6 +1,6 @@
 import asyncio
 
-from chat.coalesce import DeltaCoalescer
+from chat.live.coalesce import DeltaCoalescer
 
 
 class Frames:

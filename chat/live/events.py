@@ -1,0 +1,170 @@
+"""One builder per event of a thread's history (docs/protocol.md, "Server → client").
+
+Every emitter builds its events here, so an event's fields are written down once. An event is
+(`type`, fields); the log (chat/live/log.py) adds `thread` and `seq` when it numbers it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Event = tuple[str, dict[str, Any]]
+
+#: What the model is told, and a page shows, for a tool call that never finished (Stop, a restart, a failure).
+INTERRUPTED_RESULT = "No result: the run stopped before this tool call finished."
+
+
+# --- the thread ----------------------------------------------------------------------------
+
+
+def thread_created(title: str) -> Event:
+    return "thread.created", {"title": title}
+
+
+def thread_model_changed(info: dict[str, Any]) -> Event:
+    """`info`: the model as the page's list gives it; only what a tab shows is sent."""
+    return "thread.model_changed", {"model": {key: info[key] for key in ("id", "label", "is_demo")}}
+
+
+def thread_rewound(message: int | None, content: str, removed: list[int]) -> Event:
+    return "thread.rewound", {"message": message, "content": content, "removed": removed}
+
+
+# --- the person's list of threads: to all their tabs, not numbered (chat/broadcast.py) --------
+
+
+def thread_listed(thread: str, title: str) -> Event:
+    return "thread.listed", {"thread": thread, "title": title}
+
+
+def thread_renamed(thread: str, title: str) -> Event:
+    return "thread.renamed", {"thread": thread, "title": title}
+
+
+def thread_deleted(thread: str) -> Event:
+    return "thread.deleted", {"thread": thread}
+
+
+# --- answers to one socket's frame ---------------------------------------------------------
+
+
+def error(code: str, message: str, ref: str | None) -> Event:
+    return "error", {"code": code, "message": message, "ref": ref}
+
+
+def pong() -> Event:
+    return "pong", {}
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+def run_started(run: int, status: str, *, resumed: bool = False, message: int | None = None) -> Event:
+    fields: dict[str, Any] = {"run": {"id": run, "status": status, "resumed": resumed}}
+    if message is not None:  # the user message that opened the run (message.send only)
+        fields["message"] = message
+    return "run.started", fields
+
+
+def run_waiting(run: int, tool_calls: list[str]) -> Event:
+    return "run.waiting", {"run": run, "tool_calls": tool_calls}
+
+
+def run_completed(run: int, reason: str, steps: int) -> Event:
+    return "run.completed", {"run": run, "reason": reason, "steps": steps}
+
+
+def run_failed(run: int, error: str) -> Event:
+    return "run.failed", {"run": run, "error": error}
+
+
+def run_cancelled(run: int) -> Event:
+    return "run.cancelled", {"run": run}
+
+
+def run_note(run: int, text: str) -> Event:
+    return "run.note", {"run": run, "text": text}
+
+
+# --- messages ------------------------------------------------------------------------------
+
+
+def message_started(message: int, role: str = "assistant") -> Event:
+    return "message.started", {"message": {"id": message, "role": role}}
+
+
+def message_delta(message: int, text: str) -> Event:
+    return "message.delta", {"message": message, "text": text}
+
+
+def message_reasoning_delta(message: int, text: str) -> Event:
+    return "message.reasoning_delta", {"message": message, "text": text}
+
+
+def message_completed(message: int, content: str, status: str) -> Event:
+    """A message cut short (`cancelled`, `error`): the text streamed so far."""
+    return "message.completed", {"message": message, "content": content, "status": status}
+
+
+def answer_completed(message: int, content: str, finish_reason: str | None, usage: dict | None) -> Event:
+    """A model's answer that ended (message.completed, status `complete`)."""
+    return "message.completed", {
+        "message": message,
+        "content": content,
+        "status": "complete",
+        "finish_reason": finish_reason,
+        "usage": usage or None,
+    }
+
+
+# --- tool calls ----------------------------------------------------------------------------
+
+
+def tool_call_started(tool_call: str, call_id: str, name: str, message: int | None) -> Event:
+    return "tool_call.started", {"tool_call": {"id": tool_call, "call_id": call_id, "name": name, "message": message}}
+
+
+def tool_call_args_delta(tool_call: str, text: str) -> Event:
+    return "tool_call.args_delta", {"tool_call": tool_call, "text": text}
+
+
+def tool_call_requested(tool_call: str, args: Any) -> Event:
+    return "tool_call.requested", {"tool_call": tool_call, "args": args}
+
+
+def tool_call_awaiting_approval(tool_call: str, allow: dict[str, bool]) -> Event:
+    return "tool_call.awaiting_approval", {"tool_call": tool_call, "allow": allow}
+
+
+def tool_call_running(tool_call: str) -> Event:
+    return "tool_call.running", {"tool_call": tool_call}
+
+
+def tool_call_completed(
+    tool_call: str, status: str, content: str, *, has_artifact: bool = False, duration_ms: int | None = None
+) -> Event:
+    return "tool_call.completed", {
+        "tool_call": tool_call,
+        "status": status,
+        "content": content,
+        "has_artifact": has_artifact,
+        "duration_ms": duration_ms,
+    }
+
+
+def tool_call_cancelled(tool_call: str) -> Event:
+    """A call that never finished, closed by a Stop or a failure (tool_call.completed, status `cancelled`)."""
+    return tool_call_completed(tool_call, "cancelled", INTERRUPTED_RESULT)
+
+
+def tool_call_decided(
+    tool_call: str, decision: str, args: Any, original_args: Any, message: str | None, by: str
+) -> Event:
+    return "tool_call.decided", {
+        "tool_call": tool_call,
+        "decision": decision,
+        "args": args,
+        "original_args": original_args,
+        "message": message,
+        "by": by,
+    }

@@ -1,0 +1,246 @@
+"""One event log per thread: the only place where a thread's events get their numbers.
+
+`publish(thread, events)` numbers the events, keeps them in the thread's tail and sends them to the thread's
+channel-layer group (every socket following the thread, in any process); `read_after(thread, seq)` gives a
+reconnecting tab the events after the last one it applied, or None when the tail no longer reaches back that
+far (the tab then takes a snapshot). Zulip's event queues work the same way ("register", then the events
+after the state's id).
+
+Two implementations with one contract (tests/chat/live/test_log.py):
+
+- `MemoryLog`, for one process (no REDIS_URL): a counter and a bounded deque per thread. Its counter starts
+  from the thread's `last_seq` in the database, read once per thread and process.
+- `RedisLog`, when REDIS_URL is set: every process numbers from the same counter (`INCRBY`, seeded with the
+  database's `last_seq` when Redis does not have it), and the tail is a capped stream (`XADD … MAXLEN ~`)
+  whose entry ids are the events' numbers. A publish is one round trip (a script), whatever the number of
+  events; a stream's frames are coalesced before they get here (chat/live/coalesce.py), so that is one round
+  trip per frame at most, never one per token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from channels.layers import get_channel_layer
+
+from .events import Event
+
+_dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without its set-up
+
+#: Events of each thread kept for reconnecting tabs: about a minute and a half of one stream at the coalescing
+#: window's pace (docs/protocol.md, "Reconnecting", promises 5,000).
+TAIL_EVENTS = 5000
+#: Threads whose tail a process keeps in memory (the least recently published go first).
+THREADS_KEPT = 1000
+
+Seed = Callable[[uuid.UUID], Awaitable[int]]
+Record = Callable[[uuid.UUID, int], Awaitable[None]]
+
+#: The database keeps, per thread, a number no event has reached yet (Thread.last_seq): a log seeded from it after
+#: a restart, or a Redis that lost its data, never gives out a number a tab has seen. It is raised this far ahead
+#: whenever the numbers reach it: once per thread and process, then every million events.
+CEILING_STEP = 1_000_000
+
+
+def next_ceiling(last: int) -> int:
+    return (last // CEILING_STEP + 1) * CEILING_STEP
+
+
+async def _no_record(thread_id: uuid.UUID, ceiling: int) -> None:
+    return None
+
+
+def group_name(thread_id: uuid.UUID | str) -> str:
+    """The channel-layer group of a thread's followers."""
+    return f"thread.{thread_id}"
+
+
+class _Thread:
+    """What a MemoryLog holds of one thread."""
+
+    __slots__ = ("ceiling", "group", "key", "lock", "seq", "tail")
+
+    def __init__(self, thread_id: uuid.UUID, seq: int, keep: int):
+        # Made once rather than for every event (a stream sends dozens of frames a second).
+        self.key = str(thread_id)
+        self.group = group_name(thread_id)
+        self.seq = seq
+        self.ceiling = seq
+        self.tail: deque[tuple[int, str]] = deque(maxlen=keep)
+        # Events reach the group in the order of their numbers, even from two publishers at once.
+        self.lock = asyncio.Lock()
+
+
+class MemoryLog:
+    """The log of a single process: it hands out every number of every thread it serves."""
+
+    def __init__(
+        self, seed: Seed, record: Record = _no_record, *, keep: int = TAIL_EVENTS, threads_kept: int = THREADS_KEPT
+    ):
+        self._seed = seed
+        self._record = record
+        self._keep = keep
+        self._threads_kept = threads_kept
+        self._threads: dict[uuid.UUID, _Thread] = {}
+
+    async def publish(self, thread_id: uuid.UUID, events: list[Event]) -> int:
+        thread = self._threads.get(thread_id) or await self._open(thread_id)
+        layer = get_channel_layer()
+        async with thread.lock:
+            for type_, fields in events:
+                thread.seq += 1
+                # Serialised once here rather than once per subscribed socket.
+                text = _dumps({"type": type_, "thread": thread.key, "seq": thread.seq, **fields})
+                thread.tail.append((thread.seq, text))
+                await layer.group_send(thread.group, {"type": "thread.event", "text": text})
+            if thread.seq > thread.ceiling:
+                thread.ceiling = next_ceiling(thread.seq)
+                await self._record(thread_id, thread.ceiling)
+            return thread.seq
+
+    async def read_after(self, thread_id: uuid.UUID, seq: int) -> list[str] | None:
+        thread = self._threads.get(thread_id)
+        if thread is None or seq > thread.seq:
+            # Not published here since this process started, or a number it never gave out (it restarted).
+            return None
+        if seq == thread.seq:
+            return []
+        tail = thread.tail
+        if not tail or tail[0][0] > seq + 1:
+            return None
+        return [text for number, text in tail if number > seq]
+
+    async def last_seq(self, thread_id: uuid.UUID) -> int:
+        thread = self._threads.get(thread_id) or await self._open(thread_id)
+        return thread.seq
+
+    async def _open(self, thread_id: uuid.UUID) -> _Thread:
+        seq = await self._seed(thread_id)
+        thread = self._threads.get(thread_id)  # another publisher may have opened it meanwhile
+        if thread is None:
+            thread = self._threads[thread_id] = _Thread(thread_id, seq, self._keep)
+            self._forget_oldest()
+        return thread
+
+    def _forget_oldest(self) -> None:
+        """Keep the tails of at most `threads_kept` threads (a tab reconnecting to an older one takes a snapshot).
+        Their counters stay: the database may not know a thread's last number yet, so one seeded again from it
+        could give out a number twice."""
+        if len(self._threads) > self._threads_kept:
+            for thread in list(self._threads.values())[: len(self._threads) - self._threads_kept]:
+                thread.tail.clear()
+
+
+# KEYS: the thread's counter, its stream. ARGV: the seed (the database's last number), the stream's cap, its
+# lifetime in seconds, then each event as the JSON text before its number and the text after it.
+_PUBLISH = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local seed = tonumber(ARGV[1])
+  local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
+  if newest then seed = math.max(seed, tonumber(string.match(newest[1], '^(%d+)'))) end
+  redis.call('SET', KEYS[1], string.format('%d', seed), 'NX')
+end
+local count = (#ARGV - 3) / 2
+local last = redis.call('INCRBY', KEYS[1], count)
+local seq = last - count
+for i = 4, #ARGV, 2 do
+  seq = seq + 1
+  local number = string.format('%d', seq)
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], number .. '-0', 't', ARGV[i] .. number .. ARGV[i + 1])
+end
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return last
+"""
+# What Redis keeps of a thread nobody publishes to: its tail goes after a day (its counter stays).
+TAIL_SECONDS = 86_400
+
+
+class RedisLog:
+    """The log that every process shares through Redis."""
+
+    def __init__(
+        self, client, seed: Seed, record: Record = _no_record, *, prefix: str = "agentweb", keep: int = TAIL_EVENTS
+    ):
+        self._client = client
+        self._seed = seed
+        self._record = record
+        self._prefix = prefix
+        self._keep = keep
+        self._script = client.register_script(_PUBLISH)
+        # The database's number for each thread, read once per process (Redis is asked to use it only when it
+        # has no counter of the thread: a first publish, or after Redis lost its data).
+        self._seeds: dict[uuid.UUID, int] = {}
+        # This process's publishes to a thread go out one at a time, in the order of their numbers.
+        self._locks: dict[uuid.UUID, asyncio.Lock] = {}
+
+    def _keys(self, thread_id: uuid.UUID) -> list[str]:
+        base = f"{self._prefix}:log:{thread_id}"
+        return [f"{base}:seq", f"{base}:events"]
+
+    async def publish(self, thread_id: uuid.UUID, events: list[Event]) -> int:
+        seed = self._seeds.get(thread_id)
+        if seed is None:
+            seed = self._seeds[thread_id] = await self._seed(thread_id)
+        key = str(thread_id)
+        parts: list[str] = []
+        for type_, fields in events:
+            parts += _halves(type_, key, fields)
+        async with self._lock(thread_id):
+            last = await self._script(keys=self._keys(thread_id), args=[seed, self._keep, TAIL_SECONDS, *parts])
+            layer, group = get_channel_layer(), group_name(thread_id)
+            first = last - len(events) + 1
+            for i in range(len(events)):
+                text = f"{parts[2 * i]}{first + i}{parts[2 * i + 1]}"
+                await layer.group_send(group, {"type": "thread.event", "text": text})
+            if last > self._seeds[thread_id]:  # the ceiling this process last knew of (see CEILING_STEP)
+                self._seeds[thread_id] = next_ceiling(last)
+                await self._record(thread_id, self._seeds[thread_id])
+        return last
+
+    def _lock(self, thread_id: uuid.UUID) -> asyncio.Lock:
+        lock = self._locks.get(thread_id)
+        if lock is None:
+            lock = self._locks[thread_id] = asyncio.Lock()
+        return lock
+
+    async def read_after(self, thread_id: uuid.UUID, seq: int) -> list[str] | None:
+        counter, stream = self._keys(thread_id)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.get(counter)
+            pipe.xrange(stream, min=f"{seq + 1}-0", max="+")
+            last, entries = await pipe.execute()
+        if last is None or seq > int(last):
+            return None
+        if seq == int(last):
+            return []
+        if not entries or _number(entries[0][0]) != seq + 1:
+            return None  # the stream was trimmed past it
+        return [_text(fields) for _, fields in entries]
+
+    async def last_seq(self, thread_id: uuid.UUID) -> int:
+        last = await self._client.get(self._keys(thread_id)[0])
+        if last is not None:
+            return int(last)
+        seed = self._seeds.get(thread_id)
+        return seed if seed is not None else await self._seed(thread_id)
+
+
+def _halves(type_: str, thread: str, fields: dict[str, Any]) -> tuple[str, str]:
+    """The event's JSON text before its number and after it: the same text MemoryLog writes in one piece."""
+    rest = _dumps(fields)
+    return f'{{"type": {_dumps(type_)}, "thread": "{thread}", "seq": ', (f", {rest[1:]}" if fields else "}")
+
+
+def _number(entry_id: bytes | str) -> int:
+    entry_id = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return int(entry_id.split("-", 1)[0])
+
+
+def _text(fields: dict) -> str:
+    text = fields.get(b"t", fields.get("t"))
+    return text.decode() if isinstance(text, bytes) else text

@@ -1,0 +1,176 @@
+"""The thread event log's contract, held by both implementations: in memory (one process) and Redis (several).
+
+The Redis one runs against the real Redis at 127.0.0.1:6379, under a key prefix no other test uses.
+"""
+
+import json
+import uuid
+
+import pytest
+import redis.asyncio as aioredis
+from channels.layers import get_channel_layer
+
+from chat.live import events
+from chat.live.log import MemoryLog, RedisLog, group_name
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+class Seeds:
+    """What the database says each thread's last number is."""
+
+    def __init__(self):
+        self.last: dict[uuid.UUID, int] = {}
+
+    async def __call__(self, thread_id):
+        return self.last.get(thread_id, 0)
+
+    async def record(self, thread_id, ceiling):
+        self.last[thread_id] = max(self.last.get(thread_id, 0), ceiling)
+
+
+@pytest.fixture
+async def redis_client():
+    client = aioredis.from_url(REDIS_URL)
+    try:
+        await client.ping()
+    except Exception:
+        pytest.skip("no Redis at 127.0.0.1:6379")
+    prefix = f"agentweb-test-{uuid.uuid4().hex}"
+    yield client, prefix
+    keys = [key async for key in client.scan_iter(f"{prefix}:*")]
+    if keys:
+        await client.delete(*keys)
+    await client.aclose()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def make_log(request):
+    """A factory of logs sharing one store: two calls are two processes of one deployment (for Redis), or
+    the same process (in memory, where one process is all there is)."""
+    seeds = Seeds()
+    if request.param == "memory":
+        log = MemoryLog(seeds, seeds.record, keep=5)
+        return lambda: log, seeds
+    client, prefix = request.getfixturevalue("redis_client")
+    return lambda: RedisLog(client, seeds, seeds.record, prefix=prefix, keep=5), seeds
+
+
+@pytest.fixture(params=["memory", "redis"])
+def restarted_log(request):
+    """A log, and one that lost everything it held but the database: the process restarted (in memory), or
+    Redis lost its data."""
+    seeds = Seeds()
+    if request.param == "memory":
+        return MemoryLog(seeds, seeds.record), lambda: MemoryLog(seeds, seeds.record)
+    client, prefix = request.getfixturevalue("redis_client")
+    return (
+        RedisLog(client, seeds, seeds.record, prefix=prefix),
+        lambda: RedisLog(client, seeds, seeds.record, prefix=f"{prefix}:after"),
+    )
+
+
+def texts_of(found):
+    return [json.loads(text) for text in found]
+
+
+async def test_events_are_numbered_one_by_one_from_the_database_s_last_number(make_log):
+    factory, seeds = make_log
+    thread = uuid.uuid4()
+    seeds.last[thread] = 41
+    log = factory()
+    assert await log.publish(thread, [events.run_cancelled(1)]) == 42
+    assert await log.publish(thread, [events.run_note(1, "a"), events.run_note(1, "b")]) == 44
+    assert [e["seq"] for e in texts_of(await log.read_after(thread, 41))] == [42, 43, 44]
+
+
+async def test_the_tail_holds_the_event_texts_a_follower_was_sent(make_log):
+    factory, _ = make_log
+    thread = uuid.uuid4()
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(group_name(thread), channel)
+    log = factory()
+    await log.publish(thread, [events.message_delta(7, "héllo"), events.tool_call_cancelled("c1")])
+    sent = [(await layer.receive(channel))["text"], (await layer.receive(channel))["text"]]
+    assert await log.read_after(thread, 0) == sent
+    assert json.loads(sent[0]) == {
+        "type": "message.delta",
+        "thread": str(thread),
+        "seq": 1,
+        "message": 7,
+        "text": "héllo",
+    }
+
+
+async def test_nothing_after_the_last_number_is_an_empty_tail(make_log):
+    factory, _ = make_log
+    thread = uuid.uuid4()
+    log = factory()
+    await log.publish(thread, [events.run_cancelled(1)])
+    assert await log.read_after(thread, 1) == []
+
+
+async def test_a_number_never_given_out_asks_for_a_snapshot(make_log):
+    factory, _ = make_log
+    thread = uuid.uuid4()
+    log = factory()
+    await log.publish(thread, [events.run_cancelled(1)])
+    assert await log.read_after(thread, 7) is None
+
+
+async def test_a_tail_that_no_longer_reaches_back_asks_for_a_snapshot(make_log):
+    factory, _ = make_log
+    thread = uuid.uuid4()
+    log = factory()
+    for n in range(1, 201):  # keep=5: Redis trims approximately, but never keeps 200
+        await log.publish(thread, [events.run_note(1, str(n))])
+    assert await log.read_after(thread, 0) is None
+    assert [e["text"] for e in texts_of(await log.read_after(thread, 197))] == ["198", "199", "200"]
+
+
+async def test_a_thread_never_published_asks_for_a_snapshot(make_log):
+    factory, _ = make_log
+    assert await factory().read_after(uuid.uuid4(), 0) is None
+
+
+async def test_last_seq_is_the_last_number_given_out(make_log):
+    factory, seeds = make_log
+    thread = uuid.uuid4()
+    seeds.last[thread] = 9
+    log = factory()
+    assert await log.last_seq(thread) == 9
+    await log.publish(thread, [events.run_cancelled(1)])
+    assert await log.last_seq(thread) == 10
+
+
+async def test_two_processes_never_give_out_the_same_number(make_log):
+    factory, seeds = make_log
+    thread = uuid.uuid4()
+    seeds.last[thread] = 3
+    first, second = factory(), factory()
+    numbers = [
+        await first.publish(thread, [events.run_note(1, "a")]),
+        await second.publish(thread, [events.run_note(1, "b")]),
+    ]
+    numbers.append(await first.publish(thread, [events.run_note(1, "c")]))
+    assert numbers == [4, 5, 6]
+    assert [e["text"] for e in texts_of(await second.read_after(thread, 3))] == ["a", "b", "c"]
+
+
+async def test_redis_that_lost_its_counter_goes_on_after_the_numbers_it_still_holds(redis_client):
+    client, prefix = redis_client
+    thread = uuid.uuid4()
+    log = RedisLog(client, Seeds(), prefix=prefix)
+    await log.publish(thread, [events.run_note(1, "a"), events.run_note(1, "b")])
+    await client.delete(f"{prefix}:log:{thread}:seq")
+    assert await RedisLog(client, Seeds(), prefix=prefix).publish(thread, [events.run_note(1, "c")]) == 3
+
+
+async def test_a_restarted_log_never_gives_out_a_number_a_tab_has_seen(restarted_log):
+    before, restart = restarted_log
+    thread = uuid.uuid4()
+    seen = await before.publish(thread, [events.run_note(1, "a"), events.run_note(1, "b")])
+    after = restart()
+    assert await after.publish(thread, [events.run_note(1, "c")]) > seen
+    assert await after.read_after(thread, seen) is None  # what came before is gone: a snapshot
