@@ -35,7 +35,7 @@ _dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_a
 #: Events of each thread kept for reconnecting tabs: about a minute and a half of one stream at the coalescing
 #: window's pace (docs/protocol.md, "Reconnecting", promises 5,000).
 TAIL_EVENTS = 5000
-#: Threads whose tail a process keeps in memory (the least recently published go first).
+#: Threads whose tail a process keeps in memory (those it opened first lose theirs first).
 THREADS_KEPT = 1000
 
 Seed = Callable[[uuid.UUID], Awaitable[int]]

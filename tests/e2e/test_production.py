@@ -189,6 +189,8 @@ def test_a_run_outlives_the_daphne_process_that_started_it(app):
     assert last_message(events) == answer
     # The state came from the worker running the run, exactly as of its number: what follows goes on from it.
     assert events[0]["seq"] == snapshot["seq"] + 1
+    streamed = "".join(e["text"] for e in events if e["type"] == "message.delta")
+    assert snapshot["messages"][-1]["content"] + streamed == answer
 
 
 def test_an_approval_waiting_on_one_daphne_is_decided_on_the_other_and_the_worker_resumes(app):
