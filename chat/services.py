@@ -11,13 +11,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import (
     BooleanField,
     CharField,
-    Exists,
     ExpressionWrapper,
     Max,
-    OuterRef,
     Prefetch,
     Q,
-    Subquery,
     Value,
 )
 from django.utils import timezone
@@ -146,20 +143,12 @@ def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Threa
     """The user's thread and what opening a turn on it reads: whether this message was stored already (a replayed
     frame), the order of its last message, and the tool settings' stamp (the thread's model configuration as this
     process found it for that stamp). An active run is not looked for: the database refuses a second one
-    (one_active_run_per_thread), and start_turn says RunActive."""
-    from tools.models import SettingsStamp
-
+    (one_active_run_per_thread), and start_turn says RunActive. Written out in SQL (chat/queries.py): the ORM
+    spent milliseconds of CPU building it, on the path of every turn's first model request."""
     from .access import parse_uuid
+    from .queries import thread_for_turn
 
-    thread = (
-        Thread.objects.filter(id=parse_uuid(thread_id), owner=user)
-        .annotate(
-            replayed=Exists(Message.objects.filter(thread=OuterRef("pk"), client_msg_id=client_msg_id)),
-            last_order=Subquery(Message.objects.filter(thread=OuterRef("pk")).order_by("-order").values("order")[:1]),
-            stamp=Subquery(SettingsStamp.objects.filter(pk=1).values("stamp")[:1]),
-        )
-        .first()
-    )
+    thread = thread_for_turn(user.pk, parse_uuid(thread_id), client_msg_id)
     if thread is None:
         raise NotFound
     thread.owner = user  # found by its owner: the run's tools are this user's
