@@ -47,3 +47,42 @@ def thread_for_turn(owner_id: int, thread_id: uuid.UUID, client_msg_id: uuid.UUI
     if thread is not None:
         thread.replayed = bool(thread.replayed)  # SQLite says 0 or 1
     return thread
+
+
+@cache
+def _grants_groups_and_stamp_sql(vendor: str) -> str:
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from .models import ThreadToolGrant
+
+    q = connection.ops.quote_name
+    groups = get_user_model()._meta.get_field("groups")
+    member = q(groups.remote_field.through._meta.db_table)
+    grant_thread = q(ThreadToolGrant._meta.get_field("thread").column)
+    stamp_table, stamp = q(SettingsStamp._meta.db_table), q(SettingsStamp._meta.get_field("stamp").column)
+    return (
+        f"SELECT g.{q(ThreadToolGrant._meta.get_field('tool_name').column)}, 'g' FROM"
+        f" {q(ThreadToolGrant._meta.db_table)} g WHERE g.{grant_thread} = %s "
+        f"UNION ALL SELECT u.{q(Group._meta.get_field('name').column)}, 'u' FROM {q(Group._meta.db_table)} u"
+        f" JOIN {member} ug ON ug.{q(groups.m2m_reverse_name())} = u.{q(Group._meta.pk.column)}"
+        f" WHERE ug.{q(groups.m2m_column_name())} = %s "
+        f"UNION ALL SELECT s.{stamp}, 's' FROM {stamp_table} s WHERE s.{q(SettingsStamp._meta.pk.column)} = 1"
+    )
+
+
+def grants_groups_and_stamp(thread_id: uuid.UUID, user_id: int) -> tuple[set[str], frozenset[str], str | None]:
+    """What a run reads besides its history: the tools granted for the thread, the names of the user's groups,
+    and the tool settings' stamp (None when there is no row).
+
+    ORM twin: ThreadToolGrant tool names, Group names of the user, SettingsStamp pk=1, as one UNION ALL of
+    values_list querysets, each marked with a Value."""
+    params = [Thread._meta.pk.get_db_prep_value(thread_id, connection), user_id]
+    with connection.cursor() as cursor:
+        cursor.execute(_grants_groups_and_stamp_sql(connection.vendor), params)
+        rows = cursor.fetchall()
+    return (
+        {value for value, which in rows if which == "g"},
+        frozenset(value for value, which in rows if which == "u"),
+        next((value for value, which in rows if which == "s"), None),
+    )

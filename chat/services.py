@@ -10,12 +10,10 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import (
     BooleanField,
-    CharField,
     ExpressionWrapper,
     Max,
     Prefetch,
     Q,
-    Value,
 )
 from django.utils import timezone
 
@@ -541,23 +539,11 @@ def _store_tool_result(call: ToolCall, *, status: str, content: str, artifact: A
 
 def grants_groups_and_stamp(*, thread_id: uuid.UUID, user_id: int) -> tuple[set[str], frozenset[str], str | None]:
     """What a run reads besides its history, in one statement: the tools granted for the thread, the names of the
-    user's groups, and the tool settings' stamp (tools.models.SettingsStamp; None when there is no row)."""
-    from django.contrib.auth import get_user_model
-    from django.contrib.auth.models import Group
+    user's groups, and the tool settings' stamp (tools.models.SettingsStamp; None when there is no row). Written out
+    in SQL (chat/queries.py): on the path of every turn's first model request."""
+    from .queries import grants_groups_and_stamp
 
-    from tools.models import SettingsStamp
-
-    kind = CharField()
-    member = get_user_model().groups.field.related_query_name()
-    grants = ThreadToolGrant.objects.filter(thread_id=thread_id).order_by().values_list("tool_name", Value("g", kind))
-    groups = Group.objects.filter(**{member: user_id}).order_by().values_list("name", Value("u", kind))
-    stamp = SettingsStamp.objects.filter(pk=1).order_by().values_list("stamp", Value("s", kind))
-    rows = list(grants.union(groups, stamp, all=True))
-    return (
-        {value for value, which in rows if which == "g"},
-        frozenset(value for value, which in rows if which == "u"),
-        next((value for value, which in rows if which == "s"), None),
-    )
+    return grants_groups_and_stamp(thread_id, user_id)
 
 
 def claim_waiting_run(*, run_id: int) -> bool:

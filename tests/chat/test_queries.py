@@ -4,10 +4,12 @@ PostgreSQL with DATABASE_URL=postgres://postgres@127.0.0.1:5432/agentweb."""
 import uuid
 
 import pytest
-from django.db.models import Exists, Max, OuterRef, Subquery
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db.models import CharField, Exists, Max, OuterRef, Subquery, Value
 
 from chat import queries
-from chat.models import Message, Thread
+from chat.models import Message, Thread, ThreadToolGrant
 from tools.models import SettingsStamp
 
 pytestmark = pytest.mark.django_db
@@ -75,3 +77,36 @@ def test_another_owners_thread_is_not_found(stranger, thread):
 
 def test_a_missing_thread_is_not_found(owner):
     assert both(owner.pk, uuid.uuid4(), uuid.uuid4()) == (None, None)
+
+
+def orm_grants_groups_and_stamp(thread_id, user_id):
+    kind = CharField()
+    member = get_user_model().groups.field.related_query_name()
+    grants = ThreadToolGrant.objects.filter(thread_id=thread_id).order_by().values_list("tool_name", Value("g", kind))
+    groups = Group.objects.filter(**{member: user_id}).order_by().values_list("name", Value("u", kind))
+    stamp = SettingsStamp.objects.filter(pk=1).order_by().values_list("stamp", Value("s", kind))
+    rows = list(grants.union(groups, stamp, all=True))
+    return (
+        {value for value, which in rows if which == "g"},
+        frozenset(value for value, which in rows if which == "u"),
+        next((value for value, which in rows if which == "s"), None),
+    )
+
+
+def test_no_grants_no_groups_no_stamp(owner, thread):
+    SettingsStamp.objects.all().delete()
+    found = queries.grants_groups_and_stamp(thread.pk, owner.pk)
+    assert found == orm_grants_groups_and_stamp(thread.pk, owner.pk) == (set(), frozenset(), None)
+
+
+def test_grants_groups_and_stamp(owner, stranger, thread):
+    for name in ("calculator", "http_get"):
+        ThreadToolGrant.objects.create(thread=thread, tool_name=name)
+    ThreadToolGrant.objects.create(thread=Thread.objects.create(owner=owner), tool_name="elsewhere")
+    for name in ("staff", "beta"):
+        owner.groups.add(Group.objects.create(name=name))
+    stranger.groups.add(Group.objects.create(name="not theirs"))
+    SettingsStamp.objects.update_or_create(pk=1, defaults={"stamp": "s1"})
+    found = queries.grants_groups_and_stamp(thread.pk, owner.pk)
+    assert found == orm_grants_groups_and_stamp(thread.pk, owner.pk)
+    assert found == ({"calculator", "http_get"}, frozenset({"staff", "beta"}), "s1")
