@@ -10,15 +10,10 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import (
     BooleanField,
-    CharField,
-    Exists,
     ExpressionWrapper,
     Max,
-    OuterRef,
     Prefetch,
     Q,
-    Subquery,
-    Value,
 )
 from django.utils import timezone
 
@@ -146,20 +141,12 @@ def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Threa
     """The user's thread and what opening a turn on it reads: whether this message was stored already (a replayed
     frame), the order of its last message, and the tool settings' stamp (the thread's model configuration as this
     process found it for that stamp). An active run is not looked for: the database refuses a second one
-    (one_active_run_per_thread), and start_turn says RunActive."""
-    from tools.models import SettingsStamp
-
+    (one_active_run_per_thread), and start_turn says RunActive. Written out in SQL (chat/queries.py): the ORM
+    spent milliseconds of CPU building it, on the path of every turn's first model request."""
     from .access import parse_uuid
+    from .queries import thread_for_turn
 
-    thread = (
-        Thread.objects.filter(id=parse_uuid(thread_id), owner=user)
-        .annotate(
-            replayed=Exists(Message.objects.filter(thread=OuterRef("pk"), client_msg_id=client_msg_id)),
-            last_order=Subquery(Message.objects.filter(thread=OuterRef("pk")).order_by("-order").values("order")[:1]),
-            stamp=Subquery(SettingsStamp.objects.filter(pk=1).values("stamp")[:1]),
-        )
-        .first()
-    )
+    thread = thread_for_turn(user.pk, parse_uuid(thread_id), client_msg_id)
     if thread is None:
         raise NotFound
     thread.owner = user  # found by its owner: the run's tools are this user's
@@ -538,23 +525,11 @@ def _store_tool_result(call: ToolCall, *, status: str, content: str, artifact: A
 
 def grants_groups_and_stamp(*, thread_id: uuid.UUID, user_id: int) -> tuple[set[str], frozenset[str], str | None]:
     """What a run reads besides its history, in one statement: the tools granted for the thread, the names of the
-    user's groups, and the tool settings' stamp (tools.models.SettingsStamp; None when there is no row)."""
-    from django.contrib.auth import get_user_model
-    from django.contrib.auth.models import Group
+    user's groups, and the tool settings' stamp (tools.models.SettingsStamp; None when there is no row). Written out
+    in SQL (chat/queries.py): on the path of every turn's first model request."""
+    from .queries import grants_groups_and_stamp
 
-    from tools.models import SettingsStamp
-
-    kind = CharField()
-    member = get_user_model().groups.field.related_query_name()
-    grants = ThreadToolGrant.objects.filter(thread_id=thread_id).order_by().values_list("tool_name", Value("g", kind))
-    groups = Group.objects.filter(**{member: user_id}).order_by().values_list("name", Value("u", kind))
-    stamp = SettingsStamp.objects.filter(pk=1).order_by().values_list("stamp", Value("s", kind))
-    rows = list(grants.union(groups, stamp, all=True))
-    return (
-        {value for value, which in rows if which == "g"},
-        frozenset(value for value, which in rows if which == "u"),
-        next((value for value, which in rows if which == "s"), None),
-    )
+    return grants_groups_and_stamp(thread_id, user_id)
 
 
 def claim_waiting_run(*, run_id: int) -> bool:

@@ -1,0 +1,88 @@
+"""The statements written out in SQL, each with its ORM twin in tests/chat/test_queries.py (same results on SQLite
+and PostgreSQL). Only where it is measured to matter: the ORM builds the same statement in milliseconds of CPU, on
+the path of a turn's first model request (bench first-token; docs/performance.md)."""
+
+from __future__ import annotations
+
+import uuid
+from functools import cache
+
+from django.db import connection
+
+from tools.models import SettingsStamp
+
+from .models import Message, Thread
+
+
+@cache
+def _thread_for_turn_sql(vendor: str) -> str:
+    q = connection.ops.quote_name
+    column = {name: q(Message._meta.get_field(name).column) for name in ("thread", "client_msg_id", "order")}
+    message, thread = q(Message._meta.db_table), q(Thread._meta.db_table)
+    thread_pk, owner = q(Thread._meta.pk.column), q(Thread._meta.get_field("owner").column)
+    stamp_table, stamp = q(SettingsStamp._meta.db_table), q(SettingsStamp._meta.get_field("stamp").column)
+    return (
+        f"SELECT t.*, "
+        f"EXISTS(SELECT 1 FROM {message} m WHERE m.{column['thread']} = t.{thread_pk}"
+        f" AND m.{column['client_msg_id']} = %s) AS replayed, "
+        f"(SELECT MAX(m.{column['order']}) FROM {message} m WHERE m.{column['thread']} = t.{thread_pk}) AS last_order, "
+        f"(SELECT s.{stamp} FROM {stamp_table} s WHERE s.{q(SettingsStamp._meta.pk.column)} = 1) AS stamp "
+        f"FROM {thread} t WHERE t.{thread_pk} = %s AND t.{owner} = %s"
+    )
+
+
+def thread_for_turn(owner_id: int, thread_id: uuid.UUID, client_msg_id: uuid.UUID) -> Thread | None:
+    """The owner's thread with what opening a turn on it reads: `replayed` (a message with `client_msg_id` is
+    stored already), `last_order` (its last message's, None for none) and `stamp` (the tool settings' stamp, None
+    when there is no row). None: no such thread of that owner.
+
+    ORM twin: Thread.objects.filter(id=thread_id, owner_id=owner_id).annotate(replayed=Exists(...),
+    last_order=Max-of-its-messages Subquery, stamp=Subquery(SettingsStamp pk=1))."""
+    params = [
+        Message._meta.get_field("client_msg_id").get_db_prep_value(client_msg_id, connection),
+        Thread._meta.pk.get_db_prep_value(thread_id, connection),
+        owner_id,
+    ]
+    thread = next(iter(Thread.objects.raw(_thread_for_turn_sql(connection.vendor), params)), None)
+    if thread is not None:
+        thread.replayed = bool(thread.replayed)  # SQLite says 0 or 1
+    return thread
+
+
+@cache
+def _grants_groups_and_stamp_sql(vendor: str) -> str:
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from .models import ThreadToolGrant
+
+    q = connection.ops.quote_name
+    groups = get_user_model()._meta.get_field("groups")
+    member = q(groups.remote_field.through._meta.db_table)
+    grant_thread = q(ThreadToolGrant._meta.get_field("thread").column)
+    stamp_table, stamp = q(SettingsStamp._meta.db_table), q(SettingsStamp._meta.get_field("stamp").column)
+    return (
+        f"SELECT g.{q(ThreadToolGrant._meta.get_field('tool_name').column)}, 'g' FROM"
+        f" {q(ThreadToolGrant._meta.db_table)} g WHERE g.{grant_thread} = %s "
+        f"UNION ALL SELECT u.{q(Group._meta.get_field('name').column)}, 'u' FROM {q(Group._meta.db_table)} u"
+        f" JOIN {member} ug ON ug.{q(groups.m2m_reverse_name())} = u.{q(Group._meta.pk.column)}"
+        f" WHERE ug.{q(groups.m2m_column_name())} = %s "
+        f"UNION ALL SELECT s.{stamp}, 's' FROM {stamp_table} s WHERE s.{q(SettingsStamp._meta.pk.column)} = 1"
+    )
+
+
+def grants_groups_and_stamp(thread_id: uuid.UUID, user_id: int) -> tuple[set[str], frozenset[str], str | None]:
+    """What a run reads besides its history: the tools granted for the thread, the names of the user's groups,
+    and the tool settings' stamp (None when there is no row).
+
+    ORM twin: ThreadToolGrant tool names, Group names of the user, SettingsStamp pk=1, as one UNION ALL of
+    values_list querysets, each marked with a Value."""
+    params = [Thread._meta.pk.get_db_prep_value(thread_id, connection), user_id]
+    with connection.cursor() as cursor:
+        cursor.execute(_grants_groups_and_stamp_sql(connection.vendor), params)
+        rows = cursor.fetchall()
+    return (
+        {value for value, which in rows if which == "g"},
+        frozenset(value for value, which in rows if which == "u"),
+        next((value for value, which in rows if which == "s"), None),
+    )

@@ -1,0 +1,112 @@
+"""Each statement chat/queries.py writes out in SQL gives what its ORM twin gives. Run on SQLite by default and on
+PostgreSQL with DATABASE_URL=postgres://postgres@127.0.0.1:5432/agentweb."""
+
+import uuid
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db.models import CharField, Exists, Max, OuterRef, Subquery, Value
+
+from chat import queries
+from chat.models import Message, Thread, ThreadToolGrant
+from tools.models import SettingsStamp
+
+pytestmark = pytest.mark.django_db
+
+
+def orm_thread_for_turn(owner_id, thread_id, client_msg_id):
+    return (
+        Thread.objects.filter(id=thread_id, owner_id=owner_id)
+        .annotate(
+            replayed=Exists(Message.objects.filter(thread=OuterRef("pk"), client_msg_id=client_msg_id)),
+            last_order=Subquery(
+                Message.objects.filter(thread=OuterRef("pk")).values("thread").annotate(m=Max("order")).values("m")
+            ),
+            stamp=Subquery(SettingsStamp.objects.filter(pk=1).values("stamp")[:1]),
+        )
+        .first()
+    )
+
+
+def both(owner_id, thread_id, client_msg_id):
+    def seen(thread):
+        if thread is None:
+            return None
+        fields = (thread.pk, thread.owner_id, thread.title, thread.model_choice, thread.last_seq)
+        return (*fields, thread.replayed, thread.last_order, thread.stamp)
+
+    return (
+        seen(queries.thread_for_turn(owner_id, thread_id, client_msg_id)),
+        seen(orm_thread_for_turn(owner_id, thread_id, client_msg_id)),
+    )
+
+
+@pytest.fixture
+def thread(owner):
+    return Thread.objects.create(owner=owner, title="t", model_choice="default", last_seq=7)
+
+
+def test_a_thread_without_messages(owner, thread):
+    sql, orm = both(owner.pk, thread.pk, uuid.uuid4())
+    assert sql == orm and sql[-3:-1] == (False, None)
+
+
+def test_a_thread_with_messages_and_the_replayed_one(owner, thread):
+    sent = uuid.uuid4()
+    for order in (1, 2, 5):
+        Message.objects.create(thread=thread, order=order, role="user", client_msg_id=sent if order == 2 else None)
+    sql, orm = both(owner.pk, thread.pk, sent)
+    assert sql == orm and sql[-3:-1] == (True, 5)
+    sql, orm = both(owner.pk, thread.pk, uuid.uuid4())
+    assert sql == orm and sql[-3:-1] == (False, 5)
+
+
+def test_the_settings_stamp_with_and_without_its_row(owner, thread):
+    SettingsStamp.objects.all().delete()
+    sql, orm = both(owner.pk, thread.pk, uuid.uuid4())
+    assert sql == orm and sql[-1] is None
+    SettingsStamp.objects.create(pk=1, stamp="abc")
+    sql, orm = both(owner.pk, thread.pk, uuid.uuid4())
+    assert sql == orm and sql[-1] == "abc"
+
+
+def test_another_owners_thread_is_not_found(stranger, thread):
+    assert both(stranger.pk, thread.pk, uuid.uuid4()) == (None, None)
+
+
+def test_a_missing_thread_is_not_found(owner):
+    assert both(owner.pk, uuid.uuid4(), uuid.uuid4()) == (None, None)
+
+
+def orm_grants_groups_and_stamp(thread_id, user_id):
+    kind = CharField()
+    member = get_user_model().groups.field.related_query_name()
+    grants = ThreadToolGrant.objects.filter(thread_id=thread_id).order_by().values_list("tool_name", Value("g", kind))
+    groups = Group.objects.filter(**{member: user_id}).order_by().values_list("name", Value("u", kind))
+    stamp = SettingsStamp.objects.filter(pk=1).order_by().values_list("stamp", Value("s", kind))
+    rows = list(grants.union(groups, stamp, all=True))
+    return (
+        {value for value, which in rows if which == "g"},
+        frozenset(value for value, which in rows if which == "u"),
+        next((value for value, which in rows if which == "s"), None),
+    )
+
+
+def test_no_grants_no_groups_no_stamp(owner, thread):
+    SettingsStamp.objects.all().delete()
+    found = queries.grants_groups_and_stamp(thread.pk, owner.pk)
+    assert found == orm_grants_groups_and_stamp(thread.pk, owner.pk) == (set(), frozenset(), None)
+
+
+def test_grants_groups_and_stamp(owner, stranger, thread):
+    for name in ("calculator", "http_get"):
+        ThreadToolGrant.objects.create(thread=thread, tool_name=name)
+    ThreadToolGrant.objects.create(thread=Thread.objects.create(owner=owner), tool_name="elsewhere")
+    for name in ("staff", "beta"):
+        owner.groups.add(Group.objects.create(name=name))
+    stranger.groups.add(Group.objects.create(name="not theirs"))
+    SettingsStamp.objects.update_or_create(pk=1, defaults={"stamp": "s1"})
+    found = queries.grants_groups_and_stamp(thread.pk, owner.pk)
+    assert found == orm_grants_groups_and_stamp(thread.pk, owner.pk)
+    assert found == ({"calculator", "http_get"}, frozenset({"staff", "beta"}), "s1")
