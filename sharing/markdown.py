@@ -14,11 +14,11 @@ Model output is untrusted. The rules, the same in markdown-parser.js:
 - Images are never loaded: an image becomes a link "image: alt (click to open)" (class md-image), or a plain
   "image: alt" span when its address is not a safe http(s) URL or it sits inside a link. A link inside a link (an
   autolink in a link's words) keeps only its words: HTML cannot nest links.
-- Supported: ATX and setext headings, paragraphs, hard breaks, emphasis/strong/strikethrough (`<del>`), inline
-  code, fenced and indented code blocks (`<div class="md-code">` with the language in its bar; the Copy button
-  is a script feature of the app and is left out), block quotes, ordered/bullet/task lists, GFM tables
-  (alignment as `align-*` classes, never inline styles: the page's CSP forbids them), thematic breaks, links,
-  autolinks and bare http(s) URLs, backslash escapes. Not reference-style links: the browser renders a finished
+- Supported: ATX and setext headings, paragraphs, hard breaks (a `<br>` alone), emphasis/strong/strikethrough
+  (`<del>`), inline code, fenced and indented code blocks (`<div class="md-code">` with the language in its bar;
+  the Copy button is a script feature of the app and is left out), block quotes, ordered/bullet/task lists, GFM
+  tables (alignment as `align-*` classes, never inline styles: the page's CSP forbids them), thematic breaks,
+  links, autolinks and bare http(s) URLs, backslash escapes. Not reference-style links: the browser renders a finished
   block once while the answer streams, before a definition further down could reach it, so both show them as text.
 - U+FEFF (an invisible byte order mark) is dropped first: markdown-it trims it from a paragraph, markdown-it-py not.
 
@@ -234,6 +234,12 @@ def _render_image(self, tokens: Sequence[Token], idx: int, options, env) -> str:
     )
 
 
+def _render_hardbreak(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    # markdown-it writes "<br>\n": in a paragraph, which keeps its line breaks (white-space: pre-line, as in the
+    # app), that "\n" would be a second break.
+    return "<br>"
+
+
 def _render_task_box(self, tokens: Sequence[Token], idx: int, options, env) -> str:
     checked = " checked" if tokens[idx].meta.get("checked") else ""
     return f'<input type="checkbox" disabled{checked}>'
@@ -262,6 +268,7 @@ def _make_parser() -> MarkdownIt:
     md.add_render_rule("fence", _render_fence)
     md.add_render_rule("code_block", _render_code_block)
     md.add_render_rule("image", _render_image)
+    md.add_render_rule("hardbreak", _render_hardbreak)
     md.add_render_rule("md_task_box", _render_task_box)
     md.add_render_rule("table_open", _render_table_open)
     md.add_render_rule("table_close", _render_table_close)
