@@ -162,6 +162,7 @@ function buildBlocks(tokens, root) {
     }
   });
 }
+
 /** Markdown source → a DocumentFragment built from elements and Text nodes (never HTML parsing). */
 export function renderMarkdown(src) {
   const fragment = document.createDocumentFragment();
