@@ -1,21 +1,26 @@
-"""Markdown for the shared page, rendered on the server with the rules of the browser's renderer
-(static/chat/markdown.js), so a shared answer looks as it did in the app and is just as safe without JavaScript.
+"""Markdown rendered on the server, for the shared page and the first screen of a chat: markdown-it-py, the port
+of the markdown-it version the browser runs (static/chat/vendor/), with the same options and the same token rule as
+static/chat/markdown-parser.js, so an answer looks the same in the app and on the page, and is just as safe without
+JavaScript. tests/e2e/test_markdown_parity.py renders a corpus with both and compares the HTML.
 
-Model output is untrusted. The rules, as in markdown.js:
+Model output is untrusted. The rules, the same in markdown-parser.js:
 
 - Raw HTML is never interpreted: `<script>`, `<img onerror>`, `<iframe>`… are shown as the text they are
   (markdown-it with `html` off; HTML tokens are escaped here too, should one ever appear). Entities are not
-  decoded either: `&lt;` stays the text "&lt;", as in the browser.
+  decoded either: `&lt;` stays the text "&lt;".
 - A link is kept only for an absolute http:, https: or mailto: URL; it opens in a new tab with
   rel="noopener noreferrer nofollow". Any other target (javascript:, data:, vbscript:, file:, relative…) keeps
   its words in a `<span class="md-link-removed">` and loses the link.
 - Images are never loaded: an image becomes a link "image: alt (click to open)" (class md-image), or a plain
-  "image: alt" span when its address is not a safe http(s) URL or it sits inside a link.
-- Supported: ATX and setext headings, paragraphs, hard breaks, emphasis/strong/strikethrough (`<del>`), inline
-  code, fenced and indented code blocks (`<div class="md-code">` with the language in its bar; the Copy button
-  is a script feature of the app and is left out), block quotes, ordered/bullet/task lists, GFM tables
-  (alignment as `align-*` classes, never inline styles: the page's CSP forbids them), thematic breaks, links,
-  autolinks and bare http(s) URLs, backslash escapes.
+  "image: alt" span when its address is not a safe http(s) URL or it sits inside a link. A link inside a link (an
+  autolink in a link's words) keeps only its words: HTML cannot nest links.
+- Supported: ATX and setext headings, paragraphs, hard breaks (a `<br>` alone), emphasis/strong/strikethrough
+  (`<del>`), inline code, fenced and indented code blocks (`<div class="md-code">` with the language in its bar;
+  the Copy button is a script feature of the app and is left out), block quotes, ordered/bullet/task lists, GFM
+  tables (alignment as `align-*` classes, never inline styles: the page's CSP forbids them), thematic breaks,
+  links, autolinks and bare http(s) URLs, backslash escapes. Not reference-style links: the browser renders a finished
+  block once while the answer streams, before a definition further down could reach it, so both show them as text.
+- U+FEFF (an invisible byte order mark) is dropped first: markdown-it trims it from a paragraph, markdown-it-py not.
 
 Plain Python: no Django. `render_markdown(text)` returns an HTML string that is safe to put in a page as is.
 """
@@ -41,7 +46,10 @@ BARE_URL = re.compile(r"(?<![\w/])https?://[^\s<>]+", re.IGNORECASE | re.ASCII)
 BARE_URL_MAX = 2048
 TRAILING_PUNCTUATION = frozenset(".,:;!?'\"*_~")
 TASK = re.compile(r"\[([ xX])\][ \t]+")
+CODE_LANGUAGE = re.compile(r"[ \t\n\r\f\v]*([^ \t\n\r\f\v]*)")
+ASCII_SPACE = " \t\n\r\f\v"
 CODE_LANGUAGE_JUNK = re.compile(r"[^\w+#.-]", re.ASCII)
+BRACKETS = re.compile(r"[\[\]]|%5b|%5d", re.IGNORECASE)
 ALIGN_STYLE = re.compile(r"text-align:\s*(left|center|right)")
 
 
@@ -50,10 +58,11 @@ def _escape(text: str) -> str:
 
 
 def safe_url(href: object) -> str | None:
-    """`href` when it is an absolute http(s) URL with a host or a mailto: URL; None for anything else."""
+    """`href` when it is an absolute http(s) URL with a host name or a mailto: URL; None for anything else (an IPv6
+    literal host included: rare in an answer, and the browser's safeUrl in markdown-parser.js refuses it alike)."""
     if not isinstance(href, str):
         return None
-    href = href.strip()
+    href = href.strip(ASCII_SPACE)
     if not href or any(ord(c) < 0x21 or c == "\x7f" for c in href):
         return None
     try:
@@ -62,7 +71,7 @@ def safe_url(href: object) -> str | None:
         return None
     if parts.scheme not in SAFE_SCHEMES:
         return None
-    if parts.scheme != "mailto" and not parts.hostname:
+    if parts.scheme != "mailto" and (not parts.hostname or BRACKETS.search(parts.netloc)):
         return None
     return href
 
@@ -121,10 +130,13 @@ def _sanitise_inline(md: MarkdownIt, children: list[Token]) -> list[Token]:
 
     # Then every link is kept only with a safe target, and images learn whether they sit inside a link.
     out: list[Token] = []
-    opened: list[str] = []  # for each open link: "a", "span" or "text" (an unsafe autolink, shown as written)
+    opened: list[str] = []  # each open link: "a", "span", "text" (an unsafe autolink, shown as written) or "" (dropped)
     for child in linked:
         if child.type == "link_open":
             url = safe_url(child.attrGet("href"))
+            if opened:
+                opened.append("")  # a link inside a link: its words only
+                continue
             if url:
                 attrs: dict[str, Any] = {"href": url, "target": "_blank", "rel": LINK_REL}
                 title = child.attrGet("title")
@@ -142,6 +154,8 @@ def _sanitise_inline(md: MarkdownIt, children: list[Token]) -> list[Token]:
                 opened.append("span")
         elif child.type == "link_close":
             kind = opened.pop() if opened else "a"
+            if not kind:
+                continue
             if kind == "text":
                 child = Token("text", "", 0, content=">", level=child.level)
             else:
@@ -189,7 +203,7 @@ def _sanitise(state: Any) -> None:
 
 
 def _code_block(text: str, info: str) -> str:
-    lang = CODE_LANGUAGE_JUNK.sub("", (info.split() or [""])[0])[:32]
+    lang = CODE_LANGUAGE_JUNK.sub("", CODE_LANGUAGE.match(info).group(1))[:32]
     code_class = f' class="language-{_escape(lang)}"' if lang else ""
     return (
         '<div class="md-code"><div class="md-code-bar">'
@@ -210,7 +224,7 @@ def _render_code_block(self, tokens: Sequence[Token], idx: int, options, env) ->
 def _render_image(self, tokens: Sequence[Token], idx: int, options, env) -> str:
     """Never an <img>: external images are not loaded by themselves; the reader may open one as a link."""
     token = tokens[idx]
-    label = f"image: {token.content.strip() or 'untitled'}"
+    label = f"image: {token.content.strip(ASCII_SPACE) or 'untitled'}"
     url = safe_url(token.attrGet("src"))
     if not url or url.lower().startswith("mailto:") or token.meta.get("in_link"):
         return f'<span class="md-image md-link-removed">{_escape(label)}</span>'
@@ -218,6 +232,12 @@ def _render_image(self, tokens: Sequence[Token], idx: int, options, env) -> str:
         f'<a class="md-image" href="{_escape(url)}" target="_blank" rel="{LINK_REL}" title="{_escape(url)}">'
         f"{_escape(label)} (click to open)</a>"
     )
+
+
+def _render_hardbreak(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    # markdown-it writes "<br>\n": in a paragraph, which keeps its line breaks (white-space: pre-line, as in the
+    # app), that "\n" would be a second break.
+    return "<br>"
 
 
 def _render_task_box(self, tokens: Sequence[Token], idx: int, options, env) -> str:
@@ -241,13 +261,14 @@ def _render_html_as_text(self, tokens: Sequence[Token], idx: int, options, env) 
 def _make_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "xhtmlOut": False})
     md.enable(["table", "strikethrough"])
-    md.disable("entity")  # `&lt;` is the text "&lt;", as in markdown.js
+    md.disable(["entity", "reference"])  # `&lt;` stays the text "&lt;"; references: see the docstring
     # Every link target reaches the core rule, which keeps the safe ones and turns the others into words.
     md.validateLink = lambda url: True
     md.core.ruler.push("agentweb_sanitise", _sanitise)
     md.add_render_rule("fence", _render_fence)
     md.add_render_rule("code_block", _render_code_block)
     md.add_render_rule("image", _render_image)
+    md.add_render_rule("hardbreak", _render_hardbreak)
     md.add_render_rule("md_task_box", _render_task_box)
     md.add_render_rule("table_open", _render_table_open)
     md.add_render_rule("table_close", _render_table_close)
@@ -261,4 +282,4 @@ _PARSER = _make_parser()
 
 def render_markdown(text: str) -> str:
     """Markdown source → HTML that is safe to include in a page without further escaping."""
-    return _PARSER.render(text or "")
+    return _PARSER.render((text or "").replace("\ufeff", ""))

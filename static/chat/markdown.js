@@ -1,24 +1,24 @@
-// A small, safe Markdown renderer for model output, and its incremental streaming driver.
+// Markdown for model output as DOM nodes, and its incremental streaming driver. markdown-parser.js parses (markdown-it
+// with the server's rules); this module builds the page's nodes from its tokens.
 //
-// Model output is untrusted, so this never parses HTML: it builds DOM nodes directly with createElement and
-// Text nodes. Raw HTML in the source (<script>, <img onerror>, <iframe>…) is shown as the text it is. Links are
-// kept only for http:, https: and mailto: URLs and open in a new tab with rel="noopener noreferrer nofollow";
-// images are never loaded: they become a link ("image: alt") the person may choose to open.
+// Model output is untrusted, so nothing here parses HTML: the tokens become elements made with createElement and
+// Text nodes, never markdown-it's HTML string through innerHTML, so even a token that carried markup would only be
+// text. The tree is the one the server's HTML for the same text parses to (line breaks between block tags
+// included), plus a Copy button on each code block, a script feature the server leaves out. Images are never
+// loaded: they become a link ("image: alt") the person may choose to open.
 //
 // Supported: ATX and setext headings, paragraphs, hard breaks, emphasis/strong/strikethrough, inline code,
 // fenced and indented code blocks (with a Copy button), block quotes, ordered/bullet/task lists (nested),
 // GFM tables, thematic breaks, links, autolinks and bare URLs, backslash escapes.
 
-const FENCE = /^( {0,3})(`{3,}|~{3,})[ \t]*([^`]*?)[ \t]*$/;
-const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
-const HR = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
-const LIST_ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])([ \t]+|$)(.*)$/;
-const QUOTE = /^ {0,3}>/;
-const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/;
-const TABLE_DELIM = /^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
-const PUNCT = /[!-/:-@[-`{-~]/;
-const SAFE_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
-const LINK_REL = "noopener noreferrer nofollow";
+import { LINK_REL, parseMarkdown, safeUrl, stripAsciiSpace } from "./markdown-parser.js";
+
+const CODE_LANGUAGE = /^[ \t\n\r\f\v]*([^ \t\n\r\f\v]*)/;
+const CODE_LANGUAGE_JUNK = /[^\w+#.-]/g;
+// The elements markdown-it's tokens may name, after the parser's rule; anything else would be a bug, shown as a span.
+const TAGS = new Set(
+  "p h1 h2 h3 h4 h5 h6 blockquote ul ol li hr table thead tbody tr th td em strong del a span".split(" "),
+);
 
 function node(tag, className = "", text = null) {
   const n = document.createElement(tag);
@@ -27,297 +27,12 @@ function node(tag, className = "", text = null) {
   return n;
 }
 
-const isBlank = (line) => /^[ \t]*$/.test(line);
-const indentOf = (line) => /^ */.exec(line)[0].length;
-const isListItem = (line) => LIST_ITEM.test(line) && !HR.test(line);
-const expandTabs = (line) => line.replace(/^[ \t]+/, (ws) => ws.replace(/\t/g, "    "));
-
-/** An absolute http(s)/mailto URL as a string, or null for anything else (javascript:, data:, relative…). */
-export function safeUrl(href) {
-  if (typeof href !== "string") return null;
-  let url;
-  try {
-    url = new URL(href.trim());
-  } catch {
-    return null;
-  }
-  return SAFE_PROTOCOLS.has(url.protocol) ? url.href : null;
-}
-
-// ---------------------------------------------------------------- inline
-
-function findBacktickRun(src, from, length) {
-  const re = /`+/g;
-  re.lastIndex = from;
-  let m;
-  while ((m = re.exec(src))) if (m[0].length === length) return m.index;
-  return -1;
-}
-
-/** `[text](dest "title")` starting at src[i] === "["; null when it is not a complete link. */
-function parseLink(src, i) {
-  let depth = 0;
-  let k = i;
-  for (; k < src.length; k += 1) {
-    const c = src[k];
-    if (c === "\\") k += 1;
-    else if (c === "`") {
-      const run = /^`+/.exec(src.slice(k))[0];
-      const close = findBacktickRun(src, k + run.length, run.length);
-      if (close >= 0) k = close + run.length - 1;
-      else k += run.length - 1;
-    } else if (c === "[") depth += 1;
-    else if (c === "]") {
-      depth -= 1;
-      if (depth === 0) break;
-    }
-  }
-  if (k >= src.length || src[k + 1] !== "(") return null;
-  const text = src.slice(i + 1, k);
-  let p = k + 2;
-  while (src[p] === " " || src[p] === "\n") p += 1;
-  let href = "";
-  if (src[p] === "<") {
-    const close = src.indexOf(">", p);
-    if (close < 0) return null;
-    href = src.slice(p + 1, close);
-    p = close + 1;
-  } else {
-    let parens = 0;
-    const startDest = p;
-    for (; p < src.length; p += 1) {
-      const c = src[p];
-      if (c === "\\") p += 1;
-      else if (c === "(") parens += 1;
-      else if (c === ")") {
-        if (parens === 0) break;
-        parens -= 1;
-      } else if (/\s/.test(c)) break;
-    }
-    href = src.slice(startDest, p).replace(/\\([!-/:-@[-`{-~])/g, "$1");
-  }
-  while (src[p] === " " || src[p] === "\n") p += 1;
-  let title = "";
-  const q = src[p];
-  if (q === '"' || q === "'" || q === "(") {
-    const closing = q === "(" ? ")" : q;
-    const end = src.indexOf(closing, p + 1);
-    if (end < 0) return null;
-    title = src.slice(p + 1, end);
-    p = end + 1;
-    while (src[p] === " " || src[p] === "\n") p += 1;
-  }
-  if (src[p] !== ")") return null;
-  return { text, href, title, end: p + 1 };
-}
-
-function linkNode(href, title, fill) {
-  const url = safeUrl(href);
-  if (!url) {
-    // An unsafe or relative target: keep the words, drop the link.
-    const span = node("span", "md-link-removed");
-    span.title = "link removed (not an http, https or mailto address)";
-    fill(span);
-    return span;
-  }
-  const a = node("a");
-  a.href = url;
-  a.target = "_blank";
-  a.rel = LINK_REL;
-  if (title) a.title = title;
-  fill(a);
-  return a;
-}
-
-/** Images are never fetched on their own: a link the person may follow instead. */
-function imageNode(alt, href, opts) {
-  const label = `image: ${alt.trim() || "untitled"}`;
-  const url = safeUrl(href);
-  if (!url || url.startsWith("mailto:") || !opts.links) return node("span", "md-image md-link-removed", label);
-  const a = node("a", "md-image", `${label} (click to open)`);
-  a.href = url;
-  a.target = "_blank";
-  a.rel = LINK_REL;
-  a.title = url;
-  return a;
-}
-
-/** `*em*`, `**strong**`, `***both***`, `_em_`, `__strong__`, `~~del~~` at src[i]; null when it does not close. */
-function parseEmphasis(src, i, opts) {
-  const ch = src[i];
-  const run = new RegExp(`^\\${ch}+`).exec(src.slice(i))[0];
-  const n = Math.min(run.length, 3);
-  if (run.length !== n) return null;
-  if (ch === "~" && n !== 2) return null;
-  const after = src[i + n];
-  if (after === undefined || /\s/.test(after)) return null;
-  if (ch === "_" && i > 0 && /[\p{L}\p{N}]/u.test(src[i - 1])) return null;
-  for (let k = i + n; k < src.length; ) {
-    const c = src[k];
-    if (c === "\\") {
-      k += 2;
-      continue;
-    }
-    if (c === "`") {
-      const ticks = /^`+/.exec(src.slice(k))[0];
-      const close = findBacktickRun(src, k + ticks.length, ticks.length);
-      k = close >= 0 ? close + ticks.length : k + ticks.length;
-      continue;
-    }
-    if (c === ch) {
-      const m = new RegExp(`^\\${ch}+`).exec(src.slice(k))[0].length;
-      const next = src[k + m];
-      const closes =
-        m === n && !/\s/.test(src[k - 1]) && !(ch === "_" && next !== undefined && /[\p{L}\p{N}]/u.test(next));
-      if (closes) {
-        const inner = src.slice(i + n, k);
-        let outer;
-        if (ch === "~") outer = node("del");
-        else if (n === 1) outer = node("em");
-        else outer = node("strong");
-        let target = outer;
-        if (n === 3) {
-          target = node("em");
-          outer.append(target);
-        }
-        parseInline(inner, target, opts);
-        return { node: outer, end: k + m };
-      }
-      k += m;
-      continue;
-    }
-    k += 1;
-  }
-  return null;
-}
-
-/** Appends the inline content of `src` to `out`, as elements and Text nodes only. */
-export function parseInline(src, out, opts = { links: true }) {
-  let buf = "";
-  const flush = () => {
-    if (buf) out.append(document.createTextNode(buf));
-    buf = "";
-  };
-  let i = 0;
-  while (i < src.length) {
-    const c = src[i];
-    if (c === "\\" && i + 1 < src.length) {
-      if (src[i + 1] === "\n") {
-        flush();
-        out.append(node("br"));
-        i += 2;
-        continue;
-      }
-      if (PUNCT.test(src[i + 1])) {
-        buf += src[i + 1];
-        i += 2;
-        continue;
-      }
-    }
-    if (c === "\n") {
-      const hard = / {2,}$/.test(buf);
-      buf = buf.replace(/ +$/, "");
-      if (hard) {
-        flush();
-        out.append(node("br"));
-      } else {
-        buf += "\n";
-      }
-      i += 1;
-      continue;
-    }
-    if (c === "`") {
-      const run = /^`+/.exec(src.slice(i))[0];
-      const close = findBacktickRun(src, i + run.length, run.length);
-      if (close >= 0) {
-        flush();
-        let code = src.slice(i + run.length, close).replace(/\n/g, " ");
-        if (code.length > 2 && code.startsWith(" ") && code.endsWith(" ") && code.trim()) code = code.slice(1, -1);
-        out.append(node("code", "", code));
-        i = close + run.length;
-        continue;
-      }
-      buf += run;
-      i += run.length;
-      continue;
-    }
-    if (c === "!" && src[i + 1] === "[") {
-      const link = parseLink(src, i + 1);
-      if (link) {
-        flush();
-        out.append(imageNode(link.text, link.href, opts));
-        i = link.end;
-        continue;
-      }
-    }
-    if (c === "[" && opts.links) {
-      const link = parseLink(src, i);
-      if (link) {
-        flush();
-        out.append(linkNode(link.href, link.title, (parent) => parseInline(link.text, parent, { links: false })));
-        i = link.end;
-        continue;
-      }
-    }
-    if (c === "<") {
-      const m = /^<((?:https?:\/\/|mailto:)[^\s<>]+)>/i.exec(src.slice(i, i + 2048));
-      if (m) {
-        flush();
-        const text = m[1];
-        out.append(opts.links ? linkNode(text, "", (p) => p.append(text)) : document.createTextNode(text));
-        i += m[0].length;
-        continue;
-      }
-    }
-    if (opts.links && (c === "h" || c === "H") && (i === 0 || !/[\w/]/.test(src[i - 1]))) {
-      const m = /^https?:\/\/[^\s<>]+/i.exec(src.slice(i, i + 2048));
-      if (m) {
-        let url = m[0];
-        // Trailing punctuation belongs to the sentence, and a ")" only to the URL if it opened one.
-        for (;;) {
-          const last = url[url.length - 1];
-          if (/[.,:;!?'"*_~]/.test(last)) url = url.slice(0, -1);
-          else if (last === ")" && (url.match(/\)/g) || []).length > (url.match(/\(/g) || []).length) {
-            url = url.slice(0, -1);
-          } else break;
-        }
-        if (url.length > "https://".length - 1) {
-          flush();
-          out.append(linkNode(url, "", (p) => p.append(url)));
-          i += url.length;
-          continue;
-        }
-      }
-    }
-    if (c === "*" || c === "_" || c === "~") {
-      const em = parseEmphasis(src, i, opts);
-      if (em) {
-        flush();
-        out.append(em.node);
-        i = em.end;
-        continue;
-      }
-      const run = new RegExp(`^\\${c}+`).exec(src.slice(i))[0];
-      buf += run;
-      i += run.length;
-      continue;
-    }
-    buf += c;
-    i += 1;
-  }
-  flush();
-}
-
-// ---------------------------------------------------------------- blocks
-
-function startsBlock(line) {
-  return FENCE.test(line) || HEADING.test(line) || HR.test(line) || QUOTE.test(line) || isListItem(line);
-}
+// ---------------------------------------------------------------- tokens → DOM
 
 function codeBlock(text, info) {
   const wrap = node("div", "md-code");
   const bar = node("div", "md-code-bar");
-  const lang = (info.split(/\s+/)[0] || "").replace(/[^\w+#.-]/g, "").slice(0, 32);
+  const lang = CODE_LANGUAGE.exec(info)[1].replace(CODE_LANGUAGE_JUNK, "").slice(0, 32);
   bar.append(node("span", "md-code-lang", lang || "code"));
   const copy = node("button", "md-copy", "Copy");
   copy.type = "button";
@@ -329,239 +44,144 @@ function codeBlock(text, info) {
   return wrap;
 }
 
-function splitRow(line) {
-  let s = line.trim();
-  if (s.startsWith("|")) s = s.slice(1);
-  if (s.endsWith("|") && !s.endsWith("\\|")) s = s.slice(0, -1);
-  const cells = [];
-  let cell = "";
-  let inCode = 0;
-  for (let k = 0; k < s.length; k += 1) {
-    const c = s[k];
-    if (c === "\\" && s[k + 1] === "|") {
-      cell += inCode ? "|" : "\\|";
-      k += 1;
-    } else if (c === "`") {
-      const run = /^`+/.exec(s.slice(k))[0];
-      if (!inCode) inCode = run.length;
-      else if (inCode === run.length) inCode = 0;
-      cell += run;
-      k += run.length - 1;
-    } else if (c === "|" && !inCode) {
-      cells.push(cell.trim());
-      cell = "";
-    } else cell += c;
+/** Images are never fetched on their own: a link the person may follow instead. */
+function imageNode(token) {
+  const label = `image: ${stripAsciiSpace(token.content) || "untitled"}`;
+  const url = safeUrl(token.attrGet("src"));
+  if (!url || url.toLowerCase().startsWith("mailto:") || token.meta?.inLink) {
+    return node("span", "md-image md-link-removed", label);
   }
-  cells.push(cell.trim());
-  return cells;
+  const a = node("a", "md-image", `${label} (click to open)`);
+  a.setAttribute("href", url);
+  a.target = "_blank";
+  a.rel = LINK_REL;
+  a.title = url;
+  return a;
 }
 
-function parseTable(lines, i, out) {
-  const header = splitRow(lines[i]);
-  const aligns = splitRow(lines[i + 1]).map((d) => {
-    if (d.startsWith(":") && d.endsWith(":")) return "center";
-    if (d.endsWith(":")) return "right";
-    if (d.startsWith(":")) return "left";
-    return "";
+function taskBox(token) {
+  const box = node("input");
+  box.type = "checkbox";
+  box.disabled = true;
+  box.defaultChecked = Boolean(token.meta?.checked);
+  return box;
+}
+
+/**
+ * markdown-it's Renderer.renderToken as DOM: the element with its attributes, and the same "\n" text nodes its
+ * HTML has around block tags, so the tree is the one the server's HTML parses to.
+ */
+function genericToken(tokens, idx, stack) {
+  const token = tokens[idx];
+  if (token.hidden) return; // the paragraphs of a tight list
+  let parent = stack[stack.length - 1];
+  if (token.block && token.nesting !== -1 && idx && tokens[idx - 1].hidden) parent.append("\n");
+  if (token.nesting === -1) {
+    stack.pop();
+    parent = stack[stack.length - 1];
+  } else {
+    const element = document.createElement(TAGS.has(token.tag) ? token.tag : "span");
+    for (const [name, value] of token.attrs || []) element.setAttribute(name, value);
+    parent.append(element);
+    if (token.nesting === 1) {
+      stack.push(element);
+      parent = element;
+    }
+  }
+  if (!token.block) return;
+  const next = tokens[idx + 1];
+  const staysOnItsLine =
+    token.nesting === 1 &&
+    next &&
+    (next.type === "inline" || next.hidden || (next.nesting === -1 && next.tag === token.tag));
+  if (!staysOnItsLine) parent.append("\n");
+}
+
+function buildInline(tokens, root) {
+  const stack = [root];
+  tokens.forEach((token, i) => {
+    const parent = stack[stack.length - 1];
+    switch (token.type) {
+      case "text":
+      case "html_inline": // raw HTML is off; were such a token to appear, it is only text
+        if (token.content) parent.append(token.content);
+        break;
+      case "softbreak":
+        parent.append("\n");
+        break;
+      case "hardbreak": // a <br> without markdown-it's "\n", which would be a second break in a paragraph
+        parent.append(node("br"));
+        break;
+      case "code_inline":
+        parent.append(node("code", "", token.content));
+        break;
+      case "image":
+        parent.append(imageNode(token));
+        break;
+      case "md_task_box":
+        parent.append(taskBox(token));
+        break;
+      default:
+        genericToken(tokens, i, stack);
+    }
   });
-  const table = node("table");
-  const thead = node("thead");
-  const headRow = node("tr");
-  const cellOf = (tag, text, col) => {
-    const cell = node(tag, aligns[col] ? `align-${aligns[col]}` : "");
-    parseInline(text || "", cell);
-    return cell;
-  };
-  header.forEach((text, col) => headRow.append(cellOf("th", text, col)));
-  thead.append(headRow);
-  table.append(thead);
-  const tbody = node("tbody");
-  let k = i + 2;
-  while (k < lines.length && !isBlank(lines[k]) && !startsBlock(lines[k])) {
-    const cells = splitRow(lines[k]);
-    const row = node("tr");
-    header.forEach((_, col) => row.append(cellOf("td", cells[col], col)));
-    tbody.append(row);
-    k += 1;
-  }
-  if (tbody.firstChild) table.append(tbody);
-  const wrap = node("div", "md-table");
-  wrap.append(table);
-  out.append(wrap);
-  return k;
 }
 
-function parseList(lines, i, out) {
-  const first = LIST_ITEM.exec(lines[i]);
-  const ordered = /\d/.test(first[2]);
-  const marker = first[2].slice(-1);
-  const sameKind = (m) => (ordered ? /\d/.test(m[2]) && m[2].endsWith(marker) : m[2] === marker);
-  const list = node(ordered ? "ol" : "ul");
-  if (ordered) {
-    const start = parseInt(first[2], 10);
-    if (start !== 1) list.start = start;
-  }
-  const items = [];
-  let current = null;
-  while (i < lines.length) {
-    const line = lines[i];
-    const m = LIST_ITEM.exec(line);
-    if (m && !HR.test(line) && sameKind(m) && (!current || m[1].length < current.width)) {
-      const gap = m[3].length;
-      const width = m[1].length + m[2].length + (gap === 0 || gap > 4 ? 1 : gap);
-      current = { lines: [gap > 4 ? `${m[3].slice(1)}${m[4]}` : m[4]], width, loose: false };
-      items.push(current);
-      i += 1;
-      continue;
-    }
-    if (isBlank(line)) {
-      let j = i + 1;
-      while (j < lines.length && isBlank(lines[j])) j += 1;
-      if (j >= lines.length) break;
-      const nextItem = LIST_ITEM.exec(lines[j]);
-      if (indentOf(lines[j]) >= current.width || (nextItem && !HR.test(lines[j]) && sameKind(nextItem))) {
-        for (; i < j; i += 1) current.lines.push("");
-        current.loose = true;
-        continue;
-      }
-      break;
-    }
-    if (indentOf(line) >= current.width) {
-      current.lines.push(line.slice(current.width));
-      i += 1;
-      continue;
-    }
-    const previous = current.lines[current.lines.length - 1];
-    if (!startsBlock(line) && previous !== undefined && !isBlank(previous)) {
-      current.lines.push(line); // a lazy continuation of the item's paragraph
-      i += 1;
-      continue;
-    }
-    break;
-  }
-  const loose = items.some((item) => item.loose);
-  for (const item of items) {
-    const li = node("li");
-    const task = /^\[([ xX])\][ \t]+/.exec(item.lines[0]);
-    if (task) {
-      item.lines[0] = item.lines[0].slice(task[0].length);
-      const box = node("input");
-      box.type = "checkbox";
-      box.disabled = true;
-      box.defaultChecked = task[1] !== " ";
-      li.className = "md-task";
-      li.append(box, " ");
-    }
-    parseBlocks(item.lines, li);
-    if (!loose) {
-      for (const p of [...li.children]) if (p.tagName === "P") p.replaceWith(...p.childNodes);
-    }
-    list.append(li);
-  }
-  out.append(list);
-  return i;
-}
-
-function parseBlocks(lines, out) {
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i];
-    if (isBlank(line)) {
-      i += 1;
-      continue;
-    }
-    let m = FENCE.exec(line);
-    if (m && !(m[2][0] === "`" && m[3].includes("`"))) {
-      const indent = m[1].length;
-      const fence = m[2];
-      const body = [];
-      i += 1;
-      while (i < lines.length) {
-        const l = lines[i];
-        const close = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(l);
-        i += 1;
-        if (close && close[1][0] === fence[0] && close[1].length >= fence.length) break;
-        body.push(l.replace(new RegExp(`^ {0,${indent}}`), ""));
-      }
-      out.append(codeBlock(body.join("\n"), m[3]));
-      continue;
-    }
-    if ((m = HEADING.exec(line))) {
-      const h = node(`h${m[1].length}`);
-      parseInline((m[2] || "").trim(), h);
-      out.append(h);
-      i += 1;
-      continue;
-    }
-    if (HR.test(line)) {
-      out.append(node("hr"));
-      i += 1;
-      continue;
-    }
-    if (QUOTE.test(line)) {
-      const inner = [];
-      while (i < lines.length && !isBlank(lines[i])) {
-        if (QUOTE.test(lines[i])) inner.push(lines[i].replace(/^ {0,3}> ?/, ""));
-        else if (!startsBlock(lines[i])) inner.push(lines[i]);
-        else break;
-        i += 1;
-      }
-      const quote = node("blockquote");
-      parseBlocks(inner, quote);
-      out.append(quote);
-      continue;
-    }
-    if (isListItem(line)) {
-      i = parseList(lines, i, out);
-      continue;
-    }
-    if (line.includes("|") && i + 1 < lines.length && TABLE_DELIM.test(lines[i + 1])) {
-      const cols = splitRow(lines[i + 1]).length;
-      if (splitRow(line).length === cols && (lines[i + 1].includes("|") || cols > 1)) {
-        i = parseTable(lines, i, out);
-        continue;
-      }
-    }
-    if (indentOf(line) >= 4) {
-      const body = [];
-      while (i < lines.length && (indentOf(lines[i]) >= 4 || isBlank(lines[i]))) {
-        body.push(lines[i].slice(4));
-        i += 1;
-      }
-      while (body.length && isBlank(body[body.length - 1])) body.pop();
-      out.append(codeBlock(body.join("\n"), ""));
-      continue;
-    }
-    // A paragraph: up to a blank line or the start of another block; a setext underline makes it a heading.
-    const para = [line.trim()];
-    i += 1;
-    let heading = 0;
-    while (i < lines.length && !isBlank(lines[i])) {
-      const setext = SETEXT.exec(lines[i]);
-      if (setext) {
-        heading = setext[1][0] === "=" ? 1 : 2;
-        i += 1;
+function buildBlocks(tokens, root) {
+  const stack = [root];
+  tokens.forEach((token, i) => {
+    const parent = stack[stack.length - 1];
+    switch (token.type) {
+      case "inline":
+        buildInline(token.children || [], parent);
+        break;
+      case "fence":
+        parent.append(codeBlock(token.content.replace(/\n$/, ""), token.info), "\n");
+        break;
+      case "code_block":
+        parent.append(codeBlock(token.content.replace(/\n+$/, ""), ""), "\n");
+        break;
+      case "table_open": {
+        const wrap = node("div", "md-table");
+        const table = node("table");
+        table.append("\n");
+        wrap.append(table);
+        parent.append(wrap);
+        stack.push(table);
         break;
       }
-      if (startsBlock(lines[i])) break;
-      if (lines[i].includes("|") && i + 1 < lines.length && TABLE_DELIM.test(lines[i + 1])) break;
-      para.push(lines[i].replace(/^[ \t]+/, ""));
-      i += 1;
+      case "table_close":
+        stack.pop();
+        stack[stack.length - 1].append("\n");
+        break;
+      case "html_block":
+        if (token.content) parent.append(token.content);
+        break;
+      default:
+        genericToken(tokens, i, stack);
     }
-    const p = node(heading ? `h${heading}` : "p");
-    parseInline(para.join("\n").replace(/[ \t]+$/, ""), p);
-    out.append(p);
-  }
+  });
 }
 
 /** Markdown source → a DocumentFragment built from elements and Text nodes (never HTML parsing). */
 export function renderMarkdown(src) {
   const fragment = document.createDocumentFragment();
-  parseBlocks(src.split("\n").map(expandTabs), fragment);
+  buildBlocks(parseMarkdown(src), fragment);
   return fragment;
 }
 
 // ---------------------------------------------------------------- streaming
+
+// Just enough of the block syntax to tell where a finished block ends (see splitClosed).
+const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+const FENCE_CLOSE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
+const HR = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
+const LIST_ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])([ \t]+|$)(.*)$/;
+
+const isBlank = (line) => /^[ \t]*$/.test(line);
+const isListItem = (line) => LIST_ITEM.test(line) && !HR.test(line);
+/** Line breaks as markdown-it reads them: "\r\n" and a lone "\r" are each one "\n". */
+const newlines = (text) => text.replace(/\r\n?/g, "\n");
 
 /**
  * Splits streamed text into the blocks that are finished (a blank line outside a code fence, followed by the
@@ -585,7 +205,7 @@ export function splitClosed(text) {
   while (i < last) {
     const line = lines[i];
     if (fence) {
-      const close = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line);
+      const close = FENCE_CLOSE.exec(line);
       if (close && close[1][0] === fence[0] && close[1].length >= fence.length) fence = null;
       i += 1;
       continue;
@@ -593,10 +213,11 @@ export function splitClosed(text) {
     if (!isBlank(line)) {
       if (blockStart < 0) {
         blockStart = i;
-        blockIsList = isListItem(line);
+        blockIsList = false;
       }
+      if (isListItem(line)) blockIsList = true; // a list may also begin under a paragraph
       const m = FENCE.exec(line);
-      if (m && !(m[2][0] === "`" && m[3].includes("`"))) fence = m[2];
+      if (m && !(m[1][0] === "`" && m[2].includes("`"))) fence = m[1]; // a ``` fence's info has no backtick
       i += 1;
       continue;
     }
@@ -619,7 +240,8 @@ export function splitClosed(text) {
         continue;
       }
     }
-    closed.push(text.slice(starts[blockStart], starts[i]));
+    // With its blank lines: an unclosed fence inside a list item keeps them, as in the whole text.
+    closed.push(text.slice(starts[blockStart], starts[j]));
     openFrom = starts[j];
     blockStart = -1;
     i = j;
@@ -640,7 +262,8 @@ const CHUNK_SIZE = 24;
 export class MarkdownStream {
   constructor(container) {
     this.container = container;
-    this.source = "";
+    this.source = ""; // as markdown-it reads it: see newlines
+    this.carriageReturn = false; // the last piece ended with "\r": a "\n" first in the next one is the same break
     this.committed = 0;
     this.tail = [];
     this.frame = 0;
@@ -650,7 +273,9 @@ export class MarkdownStream {
 
   append(text) {
     if (!text) return;
-    this.source += text.replace(/\r/g, "");
+    const piece = this.carriageReturn && text[0] === "\n" ? text.slice(1) : text;
+    this.carriageReturn = text.endsWith("\r");
+    this.source += newlines(piece);
     if (!this.frame) {
       this.frame = requestAnimationFrame(() => {
         this.frame = 0;
@@ -662,7 +287,8 @@ export class MarkdownStream {
   /** Replaces everything (snapshots, a different final text). */
   set(text) {
     this.cancel();
-    this.source = (text || "").replace(/\r/g, "");
+    this.source = newlines(text || "");
+    this.carriageReturn = false;
     this.committed = 0;
     this.tail = [];
     this.blocks = 0;
@@ -673,7 +299,7 @@ export class MarkdownStream {
 
   /** The final text: if it is what streamed, only the tail is rendered once more; otherwise all of it. */
   finish(text) {
-    if (typeof text === "string" && text.replace(/\r/g, "") !== this.source) this.set(text);
+    if (typeof text === "string" && newlines(text) !== this.source) this.set(text);
     else {
       this.cancel();
       this.render();
@@ -697,10 +323,10 @@ export class MarkdownStream {
 
   /** Appends a finished block; past CHUNK_AFTER of them, into chunks of CHUNK_SIZE (see CHUNK_AFTER). */
   keep(fragment) {
-    const count = fragment.childNodes.length;
+    const count = fragment.children.length;
     if (this.blocks < CHUNK_AFTER) this.container.append(fragment);
     else {
-      if (!this.chunk || this.chunk.childNodes.length >= CHUNK_SIZE) {
+      if (!this.chunk || this.chunk.children.length >= CHUNK_SIZE) {
         this.chunk = node("div", this.chunk ? "md-chunk" : "md-chunk md-chunk-first");
         this.container.append(this.chunk);
       }

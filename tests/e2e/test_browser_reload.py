@@ -43,7 +43,8 @@ def page(app):
 
 
 def answer_text(page) -> str:
-    return page.locator(".message.assistant .message-text").last.text_content() or ""
+    # The answer is one paragraph of Markdown (the line break after its </p> is markdown-it's, as on the server).
+    return (page.locator(".message.assistant .message-text").last.text_content() or "").strip()
 
 
 def test_a_reload_during_the_answer_shows_it_again_and_it_goes_on_to_the_end(page):

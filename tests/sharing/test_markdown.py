@@ -1,5 +1,5 @@
-"""The shared page's server-side Markdown (sharing/markdown.py): the constructs and the safety rules of the
-browser's renderer, static/chat/markdown.js."""
+"""The server-side Markdown (sharing/markdown.py): the constructs and the safety rules it shares with the browser's
+renderer, static/chat/markdown.js (tests/e2e/test_markdown_parity.py compares the two)."""
 
 from html.parser import HTMLParser
 
@@ -129,12 +129,18 @@ def test_it_renders_block_quotes_and_thematic_breaks():
     assert "<blockquote>\n<p>quoted</p>\n</blockquote>" in html and "<hr>" in html
 
 
-def test_it_renders_a_hard_break():
-    assert "line<br>\nbreak" in render_markdown("line\\\nbreak")
+def test_it_renders_a_hard_break_as_one_line_break():
+    # A "\n" after the <br> would be a second break: paragraphs keep their line breaks (white-space: pre-line).
+    assert render_markdown("line\\\nbreak") == "<p>line<br>break</p>\n"
+    assert render_markdown("line  \nbreak") == "<p>line<br>break</p>\n"
 
 
 def test_it_keeps_a_backslash_escaped_character_as_text():
     assert render_markdown(r"\*not em\*") == "<p>*not em*</p>\n"
+
+
+def test_it_drops_a_byte_order_mark_which_the_browsers_markdown_it_would_trim():
+    assert render_markdown("\ufeffa\ufeff") == "<p>a</p>\n"
 
 
 def test_it_does_not_decode_entities_as_the_browser_renderer_does_not():
@@ -183,10 +189,17 @@ def test_it_keeps_the_words_but_not_the_link_for_an_unsafe_target(target):
     )
 
 
-def test_it_removes_an_unsafe_link_given_by_reference():
-    html = render_markdown("[click][ref]\n\n[ref]: javascript:alert(1)")
-    assert "<a" not in html and "javascript" not in html
-    assert '<span class="md-link-removed"' in html
+def test_it_shows_reference_style_links_and_their_definitions_as_text_as_the_streaming_browser_does():
+    html = render_markdown("[click][ref]\n\n[ref]: https://e.example/")
+    assert html.startswith("<p>[click][ref]</p>\n<p>[ref]: <a href")
+    assert elements("[click][ref]\n\n[ref]: https://e.example/").tags("a")[0]["href"] == "https://e.example/"
+    assert "<a" not in render_markdown("[click][ref]\n\n[ref]: javascript:alert(1)")
+
+
+def test_a_link_inside_a_link_keeps_only_its_words():
+    found = elements("[<https://a.example/>](https://b.example/)")
+    assert [attrs["href"] for attrs in found.tags("a")] == ["https://b.example/"]
+    assert ">https://a.example/</a>" in render_markdown("[<https://a.example/>](https://b.example/)")
 
 
 def test_it_shows_an_unsafe_autolink_as_the_text_it_is():
@@ -201,7 +214,19 @@ def test_safe_url_accepts_absolute_http_https_and_mailto(href):
 
 
 @pytest.mark.parametrize(
-    "href", ["javascript:alert(1)", "data:,x", "vbscript:x", "https:no-host", "java\tscript:x", "", None, 3]
+    "href",
+    [
+        "javascript:alert(1)",
+        "data:,x",
+        "vbscript:x",
+        "https:no-host",
+        "java\tscript:x",
+        "http://[::1]/",
+        "http://%5B::1%5D/",
+        "",
+        None,
+        3,
+    ],
 )
 def test_safe_url_refuses_everything_else(href):
     assert safe_url(href) is None
