@@ -9,7 +9,8 @@ beside fifty streaming answers, of which a few were the view itself.
 Here a request borrows one of a few long-lived threads, each keeping its database connection (SQLite: a
 persistent connection; PostgreSQL: the pool's) from one request to the next, as a threaded WSGI server's
 workers do. A request still has its thread to itself while it runs, which is what Django's thread-sensitive
-mode asks for; when all threads are lent, the next request waits for one.
+mode asks for; when all threads are lent, the next request waits for one. Why it is kept rather than Django's
+own handler: docs/performance.md, "What we keep and why".
 """
 
 from __future__ import annotations

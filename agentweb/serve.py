@@ -21,6 +21,8 @@ from daphne.cli import CommandLineInterface
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
 
+from agentweb.tuning import tune_process
+
 LIMIT_OPTIONS = ("--websocket-max-message-size", "--websocket-max-frame-size")
 
 
@@ -47,20 +49,22 @@ class AppWebSocketProtocol(WebSocketProtocol):
 
 
 class AppServer(Server):
-    """Daphne's server with AppWebSocketProtocol, and a close frame (1009) for a message over the limit."""
+    """Daphne's server with AppWebSocketProtocol, a close frame (1009) for a message over the limit, and the
+    process tuned (agentweb/tuning.py) once the app is loaded."""
 
     def run(self):
         # Daphne makes its websocket factory inside run(); ready_callable is called once it exists, before the
         # first connection is accepted (each connection copies the factory's options when it is made).
         ready = self.ready_callable
 
-        def configure_websockets() -> None:
+        def configure() -> None:
             self.ws_factory.protocol = AppWebSocketProtocol
             self.ws_factory.setProtocolOptions(failByDrop=False)
+            tune_process()  # the app is loaded by now (agentweb/tuning.py)
             if ready is not None:
                 ready()
 
-        self.ready_callable = configure_websockets
+        self.ready_callable = configure
         super().run()
 
 

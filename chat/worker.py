@@ -13,27 +13,34 @@ import signal
 
 from channels.consumer import AsyncConsumer
 
+from agentweb.tuning import tune_process
+
 from . import runs
 
 
 class RunWorker(AsyncConsumer):
     async def run_launch(self, message):
-        interrupt_runs_on_stop()
+        prepare_process()
         await runs.start_handed_over(message)
 
 
-_stop_handled = False
+_prepared = False
+
+
+def prepare_process() -> None:
+    """Done when the worker starts its first run: channels' runworker offers no earlier hook, and before it there
+    is nothing to keep. The process is tuned as agentweb.serve tunes a Daphne process (agentweb/tuning.py)."""
+    global _prepared
+    if _prepared:
+        return
+    _prepared = True
+    tune_process()
+    interrupt_runs_on_stop()
 
 
 def interrupt_runs_on_stop() -> None:
     """On SIGTERM (systemd, Docker, a deploy) the runs streaming in this worker write what they have and become
-    interrupted (chat/runs.py interrupt_live_runs); then the process ends as SIGTERM would have ended it. Installed
-    when the worker starts its first run: channels' runworker offers no earlier hook, and before it there is
-    nothing to keep."""
-    global _stop_handled
-    if _stop_handled:
-        return
-    _stop_handled = True
+    interrupted (chat/runs.py interrupt_live_runs); then the process ends as SIGTERM would have ended it."""
     loop = asyncio.get_running_loop()
 
     async def stop() -> None:

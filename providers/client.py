@@ -3,9 +3,9 @@
 An AsyncClient belongs to the event loop that first used it, so the cache is per loop:
 Daphne has one loop for the process; tests may run several, one after another.
 
-It reads through `StreamingTransport` (providers/transport.py), several times cheaper per chunk than httpx's
-own transport; `AGENTWEB_LLM_TRANSPORT=httpcore` switches back to httpx's (HTTP/2, SOCKS and the like).
-Proxies named in the environment (HTTPS_PROXY, ...) go through httpx's own transport either way.
+It reads through `ModelServerTransport` (providers/transport.py: aiohttp under httpx, about half the CPU per chunk
+of httpx's own transport); `AGENTWEB_LLM_TRANSPORT=httpcore` switches to httpx's own (HTTP/2, SOCKS proxies and the
+like). HTTP proxies named in the environment (HTTPS_PROXY, ...) are used by both.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import weakref
 
 import httpx
 
-from .transport import StreamingTransport
+from .transport import ModelServerTransport
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=10.0)
 LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
-TRANSPORTS = ("streaming", "httpcore")
+TRANSPORTS = ("aiohttp", "httpcore")
+OLD_NAMES = {"streaming": "aiohttp"}  # agentweb's own HTTP/1.1 transport, before aiohttp took its place
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
@@ -28,32 +29,15 @@ def get_http_client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
-        client = new_http_client(os.environ.get("AGENTWEB_LLM_TRANSPORT") or "streaming")
+        client = new_http_client(os.environ.get("AGENTWEB_LLM_TRANSPORT") or "aiohttp")
         _clients[loop] = client
     return client
 
 
-def new_http_client(transport: str = "streaming", timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> httpx.AsyncClient:
+def new_http_client(transport: str = "aiohttp", timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> httpx.AsyncClient:
+    transport = OLD_NAMES.get(transport, transport)
     if transport not in TRANSPORTS:
         raise ValueError(f"AGENTWEB_LLM_TRANSPORT must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
     if transport == "httpcore":
         return httpx.AsyncClient(timeout=timeout, limits=LIMITS, follow_redirects=False)
-    return httpx.AsyncClient(
-        timeout=timeout,
-        transport=StreamingTransport(
-            max_connections=LIMITS.max_connections, max_idle_per_origin=LIMITS.max_keepalive_connections
-        ),
-        mounts=environment_proxies(),
-        follow_redirects=False,
-    )
-
-
-def environment_proxies() -> dict[str, httpx.AsyncBaseTransport | None]:
-    """HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY as httpx reads them, through httpx's own transport.
-    (httpx reads them only when it makes the transport itself; a None mount sends NO_PROXY hosts direct.)"""
-    from httpx._utils import get_environment_proxies  # the pinned httpx's reading of the variables
-
-    return {
-        pattern: None if url is None else httpx.AsyncHTTPTransport(proxy=url)
-        for pattern, url in get_environment_proxies().items()
-    }
+    return httpx.AsyncClient(timeout=timeout, transport=ModelServerTransport(LIMITS), follow_redirects=False)
