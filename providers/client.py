@@ -34,6 +34,15 @@ def get_http_client() -> httpx.AsyncClient:
     return client
 
 
+async def close_http_client() -> None:
+    """Close this loop's shared client, if it has one: its connections go now rather than when the garbage
+    collector finds them (aiohttp then complains of an unclosed session). For code that ends a loop it ran,
+    such as each test's."""
+    client = _clients.pop(asyncio.get_running_loop(), None)
+    if client is not None:
+        await client.aclose()
+
+
 def new_http_client(transport: str = "aiohttp", timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> httpx.AsyncClient:
     transport = OLD_NAMES.get(transport, transport)
     if transport not in TRANSPORTS:

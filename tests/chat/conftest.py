@@ -12,6 +12,7 @@ from django.test import Client as DjangoClient
 
 from chat.routing import websocket_urlpatterns
 from chat.runs import ACTIVE_RUNS
+from providers.client import close_http_client
 
 TERMINAL = {"run.completed", "run.failed", "run.cancelled"}
 
@@ -93,3 +94,10 @@ def calculator_needs_approval(db):
     ToolSetting.objects.filter(name="calculator").update(requires_approval=True)
     bump_settings_stamp()  # QuerySet.update() sends no signal: runs build their tools afresh
     return ToolSetting.objects.get(name="calculator")
+
+
+@pytest.fixture(autouse=True)
+async def close_the_shared_http_client():
+    """Each test runs its own event loop: the providers' shared client of that loop is closed with it."""
+    yield
+    await close_http_client()
