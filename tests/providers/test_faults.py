@@ -34,7 +34,7 @@ from tests.support.model_server import (
     openai_sse_body,
 )
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 HELLO = [ChatMessage(role="user", content="Hello")]
 API_KEY = "sk-test-SECRET-fault-0123456789"
 TOKENS = ["The ", "answer ", "is "]

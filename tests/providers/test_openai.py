@@ -26,7 +26,7 @@ from providers.types import (
 from tests.support import vectors
 from tests.support.model_server import ErrorResponse, Hang, ScriptedModelServer, SSEResponse, openai_sse_body
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 VECTORS = vectors.cases("openai_chat_completions_sse.json")
 SPLITS = ["whole", 11, 12]  # seeds for random byte splits
 API_KEY = "sk-test-SECRET-0123456789"
