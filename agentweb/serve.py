@@ -74,7 +74,7 @@ class AppCommandLineInterface(CommandLineInterface):
 
 def interrupt_runs_on_stop() -> None:
     """On a clean stop (SIGTERM, SIGINT) the runs streaming here write what they have and become interrupted before
-    the process exits (chat/runs.py interrupt_live_runs); Twisted waits for it before it stops the event loop."""
+    the process exits (chat.runs.interrupt_live_runs); Twisted waits for it before it stops the event loop."""
     import asyncio
 
     from twisted.internet import defer, reactor

@@ -1,7 +1,7 @@
 """The ReAct loop: model → tool calls → tools (in parallel) → results → model …
 
 No ORM and no channel layer here: the loop reports what happens to an AgentSink and runs tools
-through a Toolbox; chat/runs.py provides both.
+through a Toolbox; chat/runs/execute.py provides both.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The websocket endpoint /ws/chat/ (docs/protocol.md). Thin: check the frame, call chat/runs.py, forward events."""
+"""The websocket endpoint /ws/chat/ (docs/protocol.md). Thin: check the frame, call chat/runs/, forward events."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from . import rewind, runs, services
+from . import rewind, runs, store
 from .access import NotFound, current_user, get_thread_for_user
 from .broadcast import user_group_name
 from .frames import ClientError, frame_ref, parse_frame
@@ -19,7 +19,7 @@ from .ratelimit import send_limiter
 from .text import unstorable_message, unstorable_text
 
 UNAUTHENTICATED = 4401
-# How long a subscriber waits for the process running its thread's run to answer (chat/runs.py) before
+# How long a subscriber waits for the process running its thread's run to answer (chat/runs/subscribe.py) before
 # it takes the stored state instead (that process may have died a moment ago).
 REPLAY_WAIT_SECONDS = 5.0
 SEND_LIMIT = send_limiter(settings)
@@ -130,7 +130,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def subscribe(self, frame):
         thread = await self.get_thread(frame["thread"])
-        model = await database_sync_to_async(services.thread_model_info)(thread)
+        model = await database_sync_to_async(store.thread_model_info)(thread)
         # Follow first, then read: an event published in between reaches this socket through the group as well
         # as in what is read, and is dropped the second time (sent_already); none is lost.
         await self.follow(thread.pk)
@@ -182,7 +182,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             raise ClientError("not_found", "No such thread.") from None
         except runs.UnknownModel:
             raise unknown_model(frame["model"]) from None
-        except services.RunActive:
+        except store.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
         await self.follow(turn.thread.pk)
         if turn.run is None:  # a replayed frame: the message is stored already, show where things stand
@@ -215,11 +215,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
             )
         except NotFound:
             raise ClientError("not_found", "No such tool call.") from None
-        except services.AlreadyDecided:
+        except store.AlreadyDecided:
             raise ClientError(
                 "already_decided", "This tool call was already decided or is no longer waiting."
             ) from None
-        except services.DecisionNotOffered:
+        except store.DecisionNotOffered:
             raise ClientError("bad_frame", f"decision: '{frame['decision']}' is not offered for this call.") from None
         except runs.InvalidArguments as error:
             raise ClientError("invalid_args", f"The edited arguments do not fit the tool: {error}") from None
@@ -235,9 +235,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             turn = await runs.begin_followup(user=self.scope["user"], thread_id=frame["thread"], kind=kind, steps=steps)
         except NotFound:
             raise ClientError("not_found", "No such thread.") from None
-        except services.RunActive:
+        except store.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
-        except services.NothingToFollowUp:
+        except store.NothingToFollowUp:
             message = (
                 "Only a failed, interrupted or stopped run can be retried."
                 if kind == "retry"
@@ -264,7 +264,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             )
         except NotFound:
             raise ClientError("not_found", "No such thread.") from None
-        except services.RunActive:
+        except store.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
         except rewind.NothingToRewind:
             raise ClientError("not_allowed", "This thread has no message of yours to answer again.") from None

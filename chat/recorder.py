@@ -24,7 +24,7 @@ from django.utils import timezone
 from providers.types import ToolCallRequest
 from tools.executor import ToolResult
 
-from . import live, services
+from . import live, store
 from .agent import StepResult
 from .live import events
 from .live.coalesce import DeltaCoalescer
@@ -77,11 +77,11 @@ class RunRecorder:
     # finished (one INSERT for the step), earlier when a page asks for the thread's state or a result carries an
     # artifact (see _write_calls).
     calls: dict[int, ToolCall] = field(default_factory=dict)
-    # The order of the thread's last message, when the run knows it (chat/runs.py sets it from the history it
+    # The order of the thread's last message, when the run knows it (chat/runs/execute.py sets it from the history it
     # loads): while the run streams it is the thread's only writer of messages, so it numbers its own without
     # asking the database. None: each new message reads it.
     last_order: int | None = None
-    # The first answer's message, inserted before the model request (chat/runs.py prepare_run): its first token
+    # The first answer's message, inserted before the model request (chat/runs/execute.py prepare_run): its first token
     # goes out without waiting for an INSERT.
     reserved_message_id: int | None = None
 
@@ -114,7 +114,7 @@ class RunRecorder:
             self.message_id, self.reserved_message_id, self._insert = self.reserved_message_id, None, None
         else:
             self._insert = asyncio.ensure_future(
-                db(services.create_assistant_message)(
+                db(store.create_assistant_message)(
                     thread_id=self.thread_id, run_id=self.run_id, order=self._next_order()
                 )
             )
@@ -147,7 +147,7 @@ class RunRecorder:
         if self._seq is None:
             return None
         text = "".join(self.emitted[: self._shown]) if self.message_open else None
-        calls = {str(call.id): services.tool_call_view(call, decided=False) for call in self.calls.values()}
+        calls = {str(call.id): store.tool_call_view(call, decided=False) for call in self.calls.values()}
         return LiveView(self._seq, self.message_id, text, calls)
 
     async def text_delta(self, text: str) -> None:
@@ -198,7 +198,7 @@ class RunRecorder:
             self._dirty.add(state.id)
         content = storable(step.message.content)
         await self._wait_for_save()
-        await db(services.complete_assistant_message)(
+        await db(store.complete_assistant_message)(
             message_id=self.message_id,
             content=content,
             status="complete",
@@ -227,7 +227,7 @@ class RunRecorder:
 
     async def note(self, text: str) -> None:
         text = storable(text)
-        await db(services.add_run_note)(run_id=self.run_id, text=text)
+        await db(store.add_run_note)(run_id=self.run_id, text=text)
         await self.emit(events.run_note(self.run_id, text))
 
     async def tool_call_completed(self, index: int, result: ToolResult) -> None:
@@ -268,7 +268,7 @@ class RunRecorder:
             await self.emit(events.tool_call_awaiting_approval(tool_call, allow))
 
     async def _write_calls(self) -> None:
-        """The calls' rows and answers that lag what the run holds, in one trip (services.record_tool_calls)."""
+        """The calls' rows and answers that lag what the run holds, in one trip (store.record_tool_calls)."""
         async with self._write_lock:
             # Copies: the database thread writes them while the run goes on changing the calls it holds.
             rows = [copy.copy(call) for call in self.calls.values() if call.id in self._dirty]
@@ -280,7 +280,7 @@ class RunRecorder:
             message_id = await self._message_id() if new else None
             self._stored.update(call.id for call in rows)
             self._dirty.clear()
-            await db(services.record_tool_calls)(
+            await db(store.record_tool_calls)(
                 message_id=message_id, thread_id=self.thread_id, new=new, changed=changed, answers=answers
             )
 
@@ -304,7 +304,7 @@ class RunRecorder:
             if not self._announced:
                 self._announced = True
                 await self.emit(events.message_started(message_id))
-            await db(services.save_partial_content)(message_id=message_id, content=content)
+            await db(store.save_partial_content)(message_id=message_id, content=content)
             await self.emit(events.message_completed(message_id, content, status))
         # The results in hand are kept; the calls still open are closed by finish_run.
         await self._write_calls()
@@ -335,7 +335,7 @@ class RunRecorder:
     async def save_now(self) -> None:
         """Write the text sent so far and the calls as they are (crash safety: see the module's docstring)."""
         if self.message_id is not None or self._insert is not None:
-            await db(services.save_partial_content)(
+            await db(store.save_partial_content)(
                 message_id=await self._message_id(),
                 content="".join(self.emitted),
             )

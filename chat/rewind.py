@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from . import live, runs, services
+from . import live, runs, store
 from .access import get_thread_for_user
 from .live import events
 from .models import Message, Run, Thread
@@ -29,7 +29,7 @@ class NothingToRewind(Exception):
 
 @dataclass(frozen=True)
 class Rewound:
-    turn: services.TurnStart
+    turn: store.TurnStart
     message_id: int | None  # the last user message, answered again
     content: str
     removed: list[int]  # ids of the messages that were deleted
@@ -48,9 +48,9 @@ def rewind_and_start(
     with transaction.atomic():
         thread = get_thread_for_user(user, thread_id)
         if client_msg_id is not None and thread.messages.filter(client_msg_id=client_msg_id).exists():
-            return Rewound(services.TurnStart(thread, None, False), None, "", [])
+            return Rewound(store.TurnStart(thread, None, False), None, "", [])
         if Run.objects.filter(thread=thread, status__in=Run.ACTIVE_STATUSES).exists():
-            raise services.RunActive
+            raise store.RunActive
         last_user = thread.messages.filter(role=Message.Role.USER).order_by("-order").first()
         if last_user is None:
             raise NothingToRewind
@@ -58,11 +58,11 @@ def rewind_and_start(
             with transaction.atomic():
                 run = Run.objects.create(
                     thread=thread,
-                    model_label=services.thread_model_info(thread)["label"],
+                    model_label=store.thread_model_info(thread)["label"],
                     step_limit=step_limit,
                 )
         except IntegrityError:
-            raise services.RunActive from None
+            raise store.RunActive from None
         after = thread.messages.filter(order__gt=last_user.order)
         removed = list(after.values_list("pk", flat=True))
         after.delete()  # their tool calls and decisions go with them
@@ -74,12 +74,12 @@ def rewind_and_start(
             fields += ["content", "client_msg_id"]
         last_user.save(update_fields=fields)
         Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now())
-    return Rewound(services.TurnStart(thread, run, False), last_user.pk, last_user.content, removed)
+    return Rewound(store.TurnStart(thread, run, False), last_user.pk, last_user.content, removed)
 
 
 async def begin_rewind(
     *, user, thread_id: str, content: str | None = None, client_msg_id: uuid.UUID | None = None
-) -> services.TurnStart:
+) -> store.TurnStart:
     """Rewind (see rewind_and_start), tell every tab of the thread with `thread.rewound`, then the caller
     launches the run (runs.launch_run)."""
     await runs.ensure_recovered()

@@ -9,7 +9,7 @@ from modelconfig.services import available_models
 from providers.demo import CONNECT_HELP
 from sharing.markdown import render_markdown
 
-from . import services
+from . import store
 from .access import NotFound, get_thread_for_user
 from .models import Message, ToolCall
 
@@ -36,8 +36,8 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     get_token(request)  # sets the CSRF cookie the sidebar's rename and delete requests send back
     context = {
         "thread": thread,
-        "threads": services.list_threads(user=request.user),
-        "model_info": services.thread_model_info(thread),
+        "threads": store.list_threads(user=request.user),
+        "model_info": store.thread_model_info(thread),
         # The picker's entries: ids, names and labels, never a key.
         "available_models": available_models(),
         "connect_help": CONNECT_HELP,

@@ -1,7 +1,7 @@
 """`manage.py runworker agentweb-runs`: a process that runs the runs Daphne processes hand over.
 
 With AGENTWEB_RUN_WORKERS on, a Daphne process stores the person's message, opens the run, and sends it
-to the `agentweb-runs` channel (chat/runs.py launch_run); one worker takes it and runs it to its end. The
+to the `agentweb-runs` channel (chat/runs/start.py launch_run); one worker takes it and runs it to its end. The
 run then outlives the Daphne process, and any number of Daphne processes and workers share the load.
 """
 
@@ -40,7 +40,7 @@ def prepare_process() -> None:
 
 def interrupt_runs_on_stop() -> None:
     """On SIGTERM (systemd, Docker, a deploy) the runs streaming in this worker write what they have and become
-    interrupted (chat/runs.py interrupt_live_runs); then the process ends as SIGTERM would have ended it."""
+    interrupted (chat.runs.interrupt_live_runs); then the process ends as SIGTERM would have ended it."""
     loop = asyncio.get_running_loop()
 
     async def stop() -> None:

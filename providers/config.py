@@ -7,7 +7,8 @@ from typing import Any
 
 from .base import Provider
 from .demo import CONNECT_HELP, DEMO_LABEL, DemoProvider
-from .http_provider import DEFAULT_TOTAL_TIMEOUT, RetryingProvider, RetryPolicy
+from .http_provider import DEFAULT_TOTAL_TIMEOUT
+from .retry import RetryingProvider, RetryPolicy
 from .secrets import public_url
 from .types import ModelError
 

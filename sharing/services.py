@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from chat.models import Thread
-from chat.services import build_snapshot
+from chat.store import build_snapshot
 
 from .models import ShareLink, default_display_name, hash_token, new_token
 

@@ -7,7 +7,7 @@ import uuid
 import pytest
 from django.test import Client
 
-from chat import services
+from chat import store
 from chat.models import Message, Thread, ToolCall
 from chat.thread_views import ARTIFACT_MAX_BYTES
 
@@ -26,7 +26,7 @@ def url(thread_id, call_id) -> str:
 
 def step_with_call(thread, *, call_id="c1", name="report", artifact=None, order=None) -> ToolCall:
     """An assistant step calling `name`, and the tool message that answered it with `artifact`."""
-    order = order or services.next_order(thread)
+    order = order or store.next_order(thread)
     step = Message.objects.create(thread=thread, order=order, role=Message.Role.ASSISTANT)
     call = ToolCall.objects.create(message=step, call_id=call_id, name=name, status=ToolCall.Status.SUCCESS)
     Message.objects.create(
@@ -128,7 +128,7 @@ def test_login_is_required_and_only_get_is_allowed(owner, thread):
 
 
 def snapshot_calls(thread) -> dict[str, bool]:
-    snapshot = services.build_snapshot(thread=thread, seq=0, model={})
+    snapshot = store.build_snapshot(thread=thread, seq=0, model={})
     return {
         call["id"]: call["has_artifact"] for message in snapshot["messages"] for call in message.get("tool_calls", [])
     }

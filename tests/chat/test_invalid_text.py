@@ -7,7 +7,7 @@ import uuid
 import pytest
 from django.utils import timezone
 
-from chat import services
+from chat import store
 from chat.models import Message, Run, Thread, ToolCall
 from tests.chat.test_runs_with_model_server import answer, calls, model_server  # noqa: F401  (fixture)
 from tests.support.model_server import SSEResponse
@@ -63,14 +63,14 @@ async def test_a_reply_to_an_approval_with_a_lone_surrogate_is_refused_and_the_c
 
 def test_a_turn_whose_message_cannot_be_written_leaves_no_thread_and_no_run(owner):
     with pytest.raises(UnicodeEncodeError):
-        services.start_turn(user=owner, thread_id=None, content=HALF_AN_EMOJI, client_msg_id=uuid.uuid4(), step_limit=5)
+        store.start_turn(user=owner, thread_id=None, content=HALF_AN_EMOJI, client_msg_id=uuid.uuid4(), step_limit=5)
     assert Thread.objects.count() == Run.objects.count() == 0
 
 
 def test_a_turn_on_a_thread_whose_message_cannot_be_written_leaves_no_run_active(owner):
     thread = Thread.objects.create(owner=owner, title="t")
     with pytest.raises(UnicodeEncodeError):
-        services.start_turn(
+        store.start_turn(
             user=owner, thread_id=str(thread.pk), content=HALF_AN_EMOJI, client_msg_id=uuid.uuid4(), step_limit=5
         )
     assert not Run.objects.filter(thread=thread).exists()

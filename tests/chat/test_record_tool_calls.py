@@ -1,11 +1,11 @@
-"""services.record_tool_calls: the rows of a step's calls as the run holds them (chat/recorder.py)."""
+"""chat.store.record_tool_calls: the rows of a step's calls as the run holds them (chat/recorder.py)."""
 
 import uuid
 
 import pytest
 from django.utils import timezone
 
-from chat import services
+from chat import store
 from chat.models import Message, Run, Thread, ToolCall
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +18,7 @@ def test_calls_written_early_are_updated_and_answered_later(django_user_model):
     message = Message.objects.create(thread=thread, run=run, order=1, role="assistant", status="streaming")
     ids = [uuid.uuid4(), uuid.uuid4()]
     # A snapshot while the calls stream: written as they are.
-    services.record_tool_calls(
+    store.record_tool_calls(
         message_id=message.pk,
         thread_id=thread.pk,
         new=[ToolCall(id=ids[i], index=i, call_id=f"c{i}", name="calculator", status="streaming") for i in range(2)],
@@ -27,7 +27,7 @@ def test_calls_written_early_are_updated_and_answered_later(django_user_model):
     )
     assert list(ToolCall.objects.order_by("index").values_list("status", flat=True)) == ["streaming", "streaming"]
     now = timezone.now()
-    services.record_tool_calls(
+    store.record_tool_calls(
         message_id=message.pk,
         thread_id=thread.pk,
         new=[],
@@ -67,5 +67,5 @@ def test_calls_written_early_are_updated_and_answered_later(django_user_model):
     )
     answer = Message.objects.get(role="tool")
     assert (answer.order, answer.tool_call_id, answer.content, answer.status) == (2, "c0", "2", "complete")
-    history = services.load_history(thread_id=thread.pk, system_prompt="")
+    history = store.load_history(thread_id=thread.pk, system_prompt="")
     assert [m.role for m in history] == ["assistant", "tool"]  # the waiting call gets its result on resume

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from chat import run_owners, services
+from chat import run_owners, store
 from chat.models import Run
 
 pytestmark = pytest.mark.django_db
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def turn():
     user = User.objects.create_user("ada")
-    return services.start_turn(user=user, thread_id=None, content="hello", client_msg_id=uuid.uuid4(), step_limit=5)
+    return store.start_turn(user=user, thread_id=None, content="hello", client_msg_id=uuid.uuid4(), step_limit=5)
 
 
 def test_a_process_takes_a_run_no_one_has_taken(turn):
@@ -68,5 +68,5 @@ def test_resuming_a_waiting_run_leaves_it_for_any_process_to_take(turn):
     run_owners.take(run_id=turn.run.pk, owner="specific.a!1")
     Run.objects.filter(pk=turn.run.pk).update(status=Run.Status.WAITING)
 
-    assert services.claim_waiting_run(run_id=turn.run.pk)
+    assert store.claim_waiting_run(run_id=turn.run.pk)
     assert run_owners.take(run_id=turn.run.pk, owner="specific.b!2")

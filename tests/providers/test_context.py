@@ -5,8 +5,8 @@ import pytest
 
 from providers.anthropic import AnthropicProvider
 from providers.config import ModelConfig, build_provider
-from providers.http_provider import RetryingProvider, RetryPolicy
 from providers.openai import OpenAIProvider
+from providers.retry import RetryingProvider, RetryPolicy
 from providers.types import ChatMessage, Finish, ModelError, TextDelta
 from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, openai_sse_body
 

@@ -17,9 +17,9 @@ import pytest
 
 from providers.anthropic import AnthropicProvider
 from providers.client import TRANSPORTS, new_http_client
-from providers.http_provider import RetryingProvider, RetryPolicy
 from providers.ollama import OllamaProvider
 from providers.openai import OUT_OF_TOKENS, OpenAIProvider
+from providers.retry import RetryingProvider, RetryPolicy
 from providers.types import ChatMessage, ModelError, TextDelta
 from tests.providers.test_openai import collect
 from tests.support.model_server import (

@@ -13,10 +13,11 @@ import pytest
 from providers.anthropic import AnthropicProvider
 from providers.config import ModelConfig, build_provider
 from providers.demo import DemoProvider
-from providers.http_provider import RetryingProvider, RetryPolicy, retry_after_seconds
+from providers.http_provider import retry_after_seconds
 from providers.ollama import OllamaProvider
 from providers.openai import OpenAIProvider
 from providers.protocols import NativeLeakGuardProvider, TextProtocolProvider
+from providers.retry import RetryingProvider, RetryPolicy
 from providers.types import ChatMessage, Finish, ModelError, TextDelta
 
 

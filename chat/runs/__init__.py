@@ -1,0 +1,42 @@
+"""Runs as tasks that no websocket owns: start, pause for approval, resume, cancel, retry, continue.
+
+The database is the checkpoint: a run that waits for a person's decision is not a task at all, only
+rows; the decision that completes its step starts a new task that resumes it, in whichever process
+receives that decision, before or after a restart.
+
+start.py opens runs and starts them here or hands them to a worker; execute.py is a run's task; approvals.py
+applies decisions and resumes; cancel.py stops; subscribe.py says what a subscriber is sent first; recovery.py
+deals with orphans after a restart and on a clean stop; registry.py holds the runs of this process.
+"""
+
+from modelconfig.services import UnknownModel
+
+from ..live import group_name
+from .approvals import InvalidArguments, decide
+from .cancel import cancel
+from .execute import load_toolset
+from .recovery import ensure_recovered, interrupt_live_runs
+from .registry import ACTIVE_RUNS
+from .start import RUNS_CHANNEL, SignedOut, begin_followup, begin_turn, launch_run, set_model, start_handed_over
+from .subscribe import stored_snapshot_text, subscribe_texts
+
+__all__ = [
+    "ACTIVE_RUNS",
+    "RUNS_CHANNEL",
+    "InvalidArguments",
+    "SignedOut",
+    "UnknownModel",
+    "begin_followup",
+    "begin_turn",
+    "cancel",
+    "decide",
+    "ensure_recovered",
+    "group_name",
+    "interrupt_live_runs",
+    "launch_run",
+    "load_toolset",
+    "set_model",
+    "start_handed_over",
+    "stored_snapshot_text",
+    "subscribe_texts",
+]

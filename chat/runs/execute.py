@@ -1,0 +1,268 @@
+"""A run's task: what it reads before its first model request (prepare_run), the agent loop with its tools and
+approval policy, its heartbeat, and how it ends (completed, waiting, cancelled, failed, interrupted)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from modelconfig.services import config_for
+from providers.budget import DEFAULT_RESERVE, ContextBudget
+from providers.config import ModelConfig, build_provider
+from providers.types import ModelError, ToolCallRequest
+from tools.context import ToolContext, ToolUser
+from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
+from tools.store import DatabaseStore
+
+from .. import run_owners, store
+from ..agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
+from ..broadcast import tell_user
+from ..live import events
+from ..models import Run, Thread, ToolCall
+from ..recorder import RunRecorder
+from . import recovery
+from .cancel import read_inbox
+from .recovery import single_process
+from .registry import ACTIVE_RUNS, ActiveRun, run_group, stopped_before_start
+
+log = logging.getLogger("agentweb.runs")
+db = database_sync_to_async
+
+
+def context_budget(config: ModelConfig) -> ContextBudget | None:
+    if not config.context_window:
+        return None
+    return ContextBudget(
+        config.context_window,
+        reserve=config.max_tokens or DEFAULT_RESERVE,
+        protocol=(config.tool_protocol or "native").lower(),
+    )
+
+
+# --- which tools, and which of their calls wait for a person ----------------------------
+
+
+def load_toolset(user) -> ToolSet:
+    """The tools `user` may use now, with the admin's settings applied (tools/services.py)."""
+    return toolset_for_user(user=user)
+
+
+def tool_context_factory(user, thread_id: uuid.UUID, groups: frozenset[str] | None = None):
+    """What each tool call of this run may be injected with: the user, the thread, the call id, the store.
+    `groups`: the user's group names, when the caller read them already."""
+    if groups is None:
+        groups = frozenset(user.groups.values_list("name", flat=True))
+    tool_user = ToolUser(id=user.pk, username=user.get_username(), groups=groups)
+    kv_store = DatabaseStore(user.pk)
+
+    async def search(query: str, limit: int) -> list[dict[str, Any]]:
+        return await db(store.search_messages)(user=user, query=query, limit=limit)
+
+    def context(call: ToolCallRequest) -> ToolContext:
+        return ToolContext(
+            user=tool_user, thread_id=str(thread_id), tool_call_id=call.id, store=kv_store, search_messages=search
+        )
+
+    return context
+
+
+class ThreadApprovalPolicy:
+    """A call waits when the admin's rules for its arguments say so, else when its tool requires approval;
+    never when the person approved that tool for the rest of the thread."""
+
+    def __init__(self, toolset: ToolSet, granted: set[str]):
+        self.toolset = toolset
+        self.granted = granted
+
+    def requirement(self, call: ToolCallRequest) -> dict[str, bool] | None:
+        if call.name in self.granted:
+            return None
+        return self.toolset.requirement(call.name, call.args)
+
+
+async def start_here(
+    turn: store.TurnStart, *, resume: list[ToolCall] | None = None, setup: RunSetup | None = None
+) -> ActiveRun | None:
+    thread, run = turn.thread, turn.run
+    inbox = None
+    if not single_process():
+        # The run's channel is written on the run, so that other processes know it is taken and live.
+        layer = get_channel_layer()
+        address = await layer.new_channel()
+        if not await db(run_owners.take)(run_id=run.pk, owner=address):
+            return None  # cancelled before any process took it
+        await layer.group_add(run_group(thread.pk), address)
+        inbox = asyncio.get_running_loop().create_task(read_inbox(thread.pk, run.pk, address), name=f"inbox-{run.pk}")
+    if run.pk in stopped_before_start:  # Stop came first (see cancel); no await from here to the task's start
+        stopped_before_start.discard(run.pk)
+        return None
+    recorder = RunRecorder(
+        thread_id=thread.pk,
+        run_id=run.pk,
+        # Crash safety only: the text is written at the message's end and when a page asks (chat/recorder.py).
+        flush_interval=settings.AGENTWEB_FLUSH_INTERVAL,
+        window=settings.AGENTWEB_COALESCE_WINDOW,
+        steps=run.steps,
+    )
+    task = asyncio.get_running_loop().create_task(
+        execute_run(
+            thread,
+            run,
+            recorder,
+            announce=turn.created_thread,
+            user_message=turn.user_message_id,
+            resume=resume,
+            setup=setup,
+        ),
+        name=f"run-{run.pk}",
+    )
+    active = ActiveRun(run.pk, task, recorder, inbox)
+    ACTIVE_RUNS[thread.pk] = active
+    return active
+
+
+async def execute_run(
+    thread: Thread,
+    run: Run,
+    recorder: RunRecorder,
+    *,
+    announce: bool,
+    user_message: int | None = None,
+    resume: list[ToolCall] | None,
+    setup: RunSetup | None = None,
+) -> None:
+    emit = recorder.emit
+    heartbeat = asyncio.create_task(_beat(run.pk))
+    try:
+        if announce:
+            await emit(events.thread_created(thread.title))
+            await tell_user(
+                thread.owner_id, events.thread_listed(str(thread.pk), thread.title), news_to_followers=False
+            )
+        # The user message's id: the tab that sent it shows it already, without its id.
+        await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=bool(resume), message=user_message))
+        if setup is None:
+            setup = await db(prepare_run)(thread, run=None if resume else run)
+        config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history
+        recorder.last_order = setup.last_order
+        recorder.reserved_message_id = setup.message_id
+        context = setup.context
+        provider = build_provider(config, demo_delay=settings.AGENTWEB_DEMO_DELAY)
+        decided = _prepare_resume(recorder, resume or [])
+        outcome = await run_agent(
+            provider=provider,
+            messages=history,
+            toolbox=RegistryToolbox(toolset.registry, disabled=toolset.disabled, context=context),
+            sink=recorder,
+            max_steps=max(run.step_limit - run.steps, 0),
+            policy=ThreadApprovalPolicy(toolset, granted),
+            resume=decided,
+            budget=context_budget(config),
+        )
+        if outcome.reason == "waiting":
+            await _pause(recorder)
+        else:
+            await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
+            await emit(events.run_completed(run.pk, outcome.reason, recorder.steps))
+    except asyncio.CancelledError:
+        if recovery.server_stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
+            await recorder.abort("error")
+            await _finish(recorder, Run.Status.INTERRUPTED, error=store.STOPPED_SERVER_ERROR)
+            await emit(events.run_failed(run.pk, store.STOPPED_SERVER_ERROR))
+            return
+        await recorder.abort("cancelled")
+        await _finish(recorder, Run.Status.CANCELLED)
+        await emit(events.run_cancelled(run.pk))
+    except (ModelError, AgentGaveUp) as error:
+        await _fail(recorder, str(error))
+    except Exception as error:
+        log.exception("run %s failed", run.pk)
+        await _fail(recorder, f"The run stopped on an internal error ({type(error).__name__}); see the server log.")
+    finally:
+        heartbeat.cancel()
+        recorder.coalescer.close()
+        active = ACTIVE_RUNS.get(thread.pk)
+        if active and active.run_id == run.pk:
+            del ACTIVE_RUNS[thread.pk]
+            if active.inbox is not None:
+                active.inbox.cancel()
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    config: ModelConfig
+    toolset: ToolSet
+    context: Any
+    granted: set[str]
+    history: list
+    last_order: int  # the first answer's, when it was inserted
+    # The run's first answer, inserted here so that its first token need not wait for its id (None: not inserted).
+    message_id: int | None = None
+
+
+def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
+    """Everything a run reads before its first model request, in one trip to the database thread.
+
+    `thread` was read when the run was opened or resumed (its model choice is current: a change of model while a
+    run is active applies to the next run). `run`: a run that starts with a model request (not a resumed step,
+    whose results come first): its first answer's message is inserted now, after the history is read, so that its
+    first token need not wait for an INSERT."""
+    owner = thread.owner
+    granted, groups, stamp = store.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
+    config, _ = config_for(thread.model_choice, stamp=stamp)
+    toolset = toolset_for_stamp(user=owner, groups=groups, stamp=stamp)
+    history, last_order = store.history_and_last_order(
+        thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT
+    )
+    context = tool_context_factory(owner, thread.pk, groups)
+    message_id = None
+    if run is not None and run.steps < run.step_limit:
+        last_order += 1
+        message_id = store.create_assistant_message(thread_id=thread.pk, run_id=run.pk, order=last_order)
+    return RunSetup(config, toolset, context, granted, history, last_order, message_id)
+
+
+def _prepare_resume(recorder: RunRecorder, approved: list[ToolCall]) -> list[DecidedCall]:
+    recorder.resume_with(approved)
+    return [DecidedCall(c.index, ToolCallRequest(c.call_id, c.name, c.args)) for c in approved]
+
+
+async def _beat(run_id: int) -> None:
+    while True:
+        await asyncio.sleep(settings.AGENTWEB_HEARTBEAT_SECONDS)
+        await db(store.heartbeat)(run_id=run_id)
+
+
+async def _pause(recorder: RunRecorder) -> None:
+    waiting = [str(c.id) for c in recorder.calls.values() if c.is_open()]
+    await db(store.pause_run)(run_id=recorder.run_id, steps=recorder.steps)
+    await recorder.emit(events.run_waiting(recorder.run_id, waiting))
+
+
+async def _fail(recorder: RunRecorder, message: str) -> None:
+    try:
+        await recorder.abort("error")
+    except Exception:  # what the run holds could not be written: the run still fails, rather than stay running
+        log.exception("run %s: its partial answer could not be written", recorder.run_id)
+    await _finish(recorder, Run.Status.FAILED, error=message)
+    await recorder.emit(events.run_failed(recorder.run_id, message))
+
+
+async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error: str = "") -> None:
+    if recorder.reserved_message_id is not None:  # the run stopped before its first model request
+        await db(store.discard_message)(message_id=recorder.reserved_message_id)
+        recorder.reserved_message_id = None
+    await db(store.finish_run)(
+        run_id=recorder.run_id,
+        status=status,
+        reason=reason,
+        error=error,
+        steps=recorder.steps,
+    )

@@ -1,0 +1,35 @@
+"""The runs that live in this process (ACTIVE_RUNS), and the group through which other processes reach one."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+
+from ..recorder import RunRecorder
+
+# --- live runs of this process --------------------------------------------------------------
+
+
+@dataclass
+class ActiveRun:
+    run_id: int
+    task: asyncio.Task
+    recorder: RunRecorder
+    # With several processes: what reads the run's group, where cancels and requests for its state arrive.
+    inbox: asyncio.Task | None = None
+
+
+ACTIVE_RUNS: dict[uuid.UUID, ActiveRun] = {}
+
+
+# Runs this process stopped before their task started (see cancel): start_here does not start them.
+stopped_before_start: set[int] = set()
+
+
+# --- a live run's group: how other processes reach it ---------------------------------------
+
+
+def run_group(thread_id: uuid.UUID | str) -> str:
+    """The group that the thread's live run reads (when several processes share the load)."""
+    return f"run.{thread_id}"

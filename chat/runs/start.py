@@ -1,0 +1,181 @@
+"""Opening runs: a turn (the user's message), a retry or a continue, a change of model; starting the run here or
+handing it to a run worker (and failing it when no worker takes it)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import transaction
+
+from modelconfig.services import check_choice
+
+from .. import live, run_owners, store
+from ..access import current_user
+from ..live import events
+from ..models import Run, Thread, ToolCall
+from .execute import RunSetup, prepare_run, start_here
+from .recovery import ensure_recovered, single_process
+from .registry import ActiveRun
+
+log = logging.getLogger("agentweb.runs")
+db = database_sync_to_async
+
+
+# The channel `manage.py runworker agentweb-runs` reads (chat/worker.py) when AGENTWEB_RUN_WORKERS is on.
+RUNS_CHANNEL = "agentweb-runs"
+
+
+class SignedOut(Exception):
+    """The socket's session ended (see chat.access.current_user): nothing was written."""
+
+
+async def begin_turn(
+    *,
+    user,
+    session_key: str | None,
+    thread_id: str | None,
+    content: str,
+    client_msg_id: uuid.UUID,
+    model: str | None = None,
+) -> tuple[store.TurnStart, RunSetup | None]:
+    """Store the user's message and open a run (see chat.store.start_turn), once the session of `session_key` is
+    found to be still `user`'s (SignedOut, and nothing written, when it is not). `model`, when given, becomes the
+    thread's model: UnknownModel, and nothing written, when it is not one that can be picked.
+
+    With the run's setup (prepare_run) when this process runs it: read in the same trip to the database thread,
+    which its model request waits for (one trip, not two: bench first-token). Pass it on to launch_run."""
+    await ensure_recovered()
+    turn, setup, info = await db(open_turn)(
+        user=user,
+        session_key=session_key,
+        thread_id=thread_id,
+        content=content,
+        client_msg_id=client_msg_id,
+        model=model,
+    )
+    if info is not None and turn.run is not None and not turn.created_thread:
+        await announce_model(turn.thread.pk, info)
+    return turn, setup
+
+
+def open_turn(
+    *, user, session_key: str | None, thread_id: str | None, content: str, client_msg_id: uuid.UUID, model: str | None
+) -> tuple[store.TurnStart, RunSetup | None, dict[str, Any] | None]:
+    """begin_turn's one trip to the database thread: the session's check, the model's, the turn, and the run's
+    setup when this process runs it (a run handed to a worker, or taken by one process among others through
+    chat/run_owners.py, prepares itself)."""
+    current = current_user(session_key)
+    if current is None or current.pk != user.pk:
+        raise SignedOut
+    info = check_choice(model) if model else None
+    # One transaction: a turn whose run could not be prepared is not left open (with an active run no task runs).
+    with transaction.atomic():
+        turn = store.start_turn(
+            user=current,
+            thread_id=thread_id,
+            content=content,
+            client_msg_id=client_msg_id,
+            step_limit=settings.AGENTWEB_MAX_STEPS,
+            model_choice=model or None,
+        )
+        here = single_process() and not settings.AGENTWEB_RUN_WORKERS
+        setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None
+    return turn, setup, info
+
+
+async def set_model(*, user, thread_id: str, model: str) -> dict[str, Any]:
+    """The person picked another model for their thread: store it and tell the thread's group."""
+    info = await db(check_choice)(model)
+    thread = await db(store.set_thread_model)(user=user, thread_id=thread_id, model_choice=model)
+    await announce_model(thread.pk, info)
+    return info
+
+
+async def announce_model(thread_id: uuid.UUID, info: dict[str, Any]) -> None:
+    await live.publish(thread_id, [events.thread_model_changed(info)])
+
+
+async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None = None) -> store.TurnStart:
+    """`retry` a run that failed, was interrupted or cancelled; `continue` one that hit its step limit."""
+    await ensure_recovered()
+    return await db(store.start_followup_run)(
+        user=user,
+        thread_id=thread_id,
+        kind=kind,
+        step_limit=steps or settings.AGENTWEB_MAX_STEPS,
+    )
+
+
+async def launch_run(
+    turn: store.TurnStart, *, resume: list[ToolCall] | None = None, setup: RunSetup | None = None
+) -> ActiveRun | None:
+    """Start the run here, or with AGENTWEB_RUN_WORKERS hand it to whichever worker reads the runs channel. A run
+    that waits for decisions (a retry that asks again) is not a task: its events say so, the decisions resume it.
+    `setup`: what the run reads before its model request, read already (begin_turn)."""
+    if turn.awaiting:
+        await announce_waiting(turn)
+        return None
+    if settings.AGENTWEB_RUN_WORKERS:
+        await get_channel_layer().send(
+            RUNS_CHANNEL,
+            {
+                "type": "run.launch",
+                "thread": str(turn.thread.pk),
+                "run": turn.run.pk,
+                "created_thread": turn.created_thread,
+                "resume": resume is not None,
+                "message": turn.user_message_id,
+            },
+        )
+        _watch_handover(turn.thread.pk, turn.run.pk)
+        return None
+    return await start_here(turn, resume=resume, setup=setup)
+
+
+async def announce_waiting(turn: store.TurnStart) -> None:
+    run_id = turn.run.pk
+    told = [events.run_started(run_id, Run.Status.WAITING)]
+    told += [events.tool_call_awaiting_approval(call, allow) for call, allow in turn.awaiting]
+    told.append(events.run_waiting(run_id, [call for call, _ in turn.awaiting]))
+    await live.publish(turn.thread.pk, told)
+
+
+NO_WORKER = (
+    "No run worker took this run within {seconds:g} s. This server hands runs to `manage.py runworker "
+    "agentweb-runs` processes (AGENTWEB_RUN_WORKERS); is one running? Retry when it is."
+)
+_handover_watches: set[asyncio.Task] = set()
+
+
+def _watch_handover(thread_id: uuid.UUID, run_id: int) -> None:
+    """Without a worker running, a handed-over run would say "running" until the stale limit: fail it with
+    a message that says why, after AGENTWEB_RUN_HANDOVER_SECONDS, unless a worker has taken it by then."""
+    task = asyncio.ensure_future(_fail_if_untaken(thread_id, run_id, settings.AGENTWEB_RUN_HANDOVER_SECONDS))
+    _handover_watches.add(task)  # the loop keeps only weak references to tasks
+    task.add_done_callback(_handover_watches.discard)
+
+
+async def _fail_if_untaken(thread_id: uuid.UUID, run_id: int, seconds: float) -> None:
+    await asyncio.sleep(seconds)
+    error = NO_WORKER.format(seconds=seconds)
+    try:
+        if await db(run_owners.fail_untaken)(run_id=run_id, error=error):
+            log.warning("run %s: no worker took it within %g s", run_id, seconds)
+            await live.publish(thread_id, [events.run_failed(run_id, error)])
+    except Exception:  # the database or channel layer is down: the stale limit still interrupts the run
+        log.exception("run %s: could not check that a worker took it", run_id)
+
+
+async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:
+    """A worker starts a run a Daphne process handed over (see launch_run)."""
+    thread = await Thread.objects.aget(pk=message["thread"])
+    run = await Run.objects.aget(pk=message["run"])
+    resume = await db(store.approved_calls)(run_id=run.pk) if message["resume"] else None
+    turn = store.TurnStart(thread, run, message["created_thread"], user_message_id=message.get("message"))
+    return await start_here(turn, resume=resume)

@@ -1,0 +1,186 @@
+"""Reading a thread back: the history the model is sent, and the snapshot (with its views of calls, decisions and
+the run) a page is sent."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db.models import (
+    BooleanField,
+    ExpressionWrapper,
+    Prefetch,
+    Q,
+)
+
+from providers.secrets import without_url_credentials
+from providers.types import ChatMessage, ToolCallRequest
+
+from ..live.events import INTERRUPTED_RESULT
+from ..models import Message, Run, Thread, ToolCall, ToolCallDecision
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def _messages_with_calls(thread_id: uuid.UUID):
+    return Message.objects.filter(thread_id=thread_id).prefetch_related(
+        Prefetch("tool_calls", queryset=ToolCall.objects.order_by("index").select_related("decision__user"))
+    )
+
+
+def load_history(*, thread_id: uuid.UUID, system_prompt: str) -> list[ChatMessage]:
+    """The conversation as the model sees it. A call without a stored result gets one saying so."""
+    return history_and_last_order(thread_id=thread_id, system_prompt=system_prompt)[0]
+
+
+def history_and_last_order(*, thread_id: uuid.UUID, system_prompt: str) -> tuple[list[ChatMessage], int]:
+    """load_history, and the order of the thread's last message (0 for none): one statement, the messages joined
+    with their calls (a row per call, one for a message without any)."""
+    history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
+    rows = (
+        Message.objects.filter(thread_id=thread_id)
+        .order_by("order", "tool_calls__index")
+        .values_list(
+            "pk",
+            "order",
+            "role",
+            "status",
+            "content",
+            "tool_call_id",
+            "name",
+            "tool_calls__call_id",
+            "tool_calls__name",
+            "tool_calls__args",
+            "tool_calls__status",
+        )
+    )
+    messages: list[tuple[tuple, list[tuple[str, str, Any, str]]]] = []
+    for pk, order, role, status, content, answers, name, call_id, call_name, args, call_status in rows:
+        if not messages or messages[-1][0][0] != pk:
+            messages.append(((pk, order, role, status, content, answers, name), []))
+        if call_id is not None:
+            messages[-1][1].append((call_id, call_name, args, call_status))
+    answered = {head[5] for head, _ in messages if head[2] == Message.Role.TOOL}
+    for (_, _, role, status, content, answers, name), calls in messages:
+        if role == Message.Role.ASSISTANT and status == Message.Status.ERROR and not calls:
+            continue  # the partial text of a failed answer: a retry answers afresh
+        if role == Message.Role.TOOL:
+            history.append(
+                ChatMessage(
+                    role="tool",
+                    content=content,
+                    tool_call_id=answers,
+                    name=name,
+                    status="success" if status == Message.Status.COMPLETE else "error",
+                )
+            )
+            continue
+        requests = [stored_call(call_id, call_name, args) for call_id, call_name, args, _ in calls]
+        history.append(ChatMessage(role=role, content=content, tool_calls=requests))
+        # Approved calls of a paused step get their real result when the run resumes.
+        pending = {call_id for call_id, _, _, call_status in calls if call_status in ToolCall.PENDING_STATUSES}
+        history.extend(
+            ChatMessage(role="tool", content=INTERRUPTED_RESULT, tool_call_id=c.id, name=c.name, status="error")
+            for c in requests
+            if c.id not in answered and c.id not in pending
+        )
+    return history, max((head[1] for head, _ in messages), default=0)
+
+
+def stored_call(call_id: str, name: str, args: Any) -> ToolCallRequest:
+    """A call read back from its row: arguments stored as a string are the model's own text of a call that
+    could not be read (chat/recorder.py), sent back to the model as it wrote them."""
+    if isinstance(args, str):
+        return ToolCallRequest(call_id, name, {}, raw=args)
+    return ToolCallRequest(call_id, name, args or {})
+
+
+def tool_call_view(call: ToolCall, *, has_artifact: bool = False, decided: bool = True) -> dict[str, Any]:
+    """A call as a snapshot shows it. `decided` False: without who decided what (a call a run holds in memory,
+    whose decision, if any, only the database knows: reading it would be a query)."""
+    return {
+        "id": str(call.id),
+        "call_id": call.call_id,
+        "name": call.name,
+        "args": call.args,
+        "status": call.status,
+        "content": call.result or call.error,
+        "has_artifact": has_artifact,
+        "duration_ms": call.duration_ms,
+        "allow": call.approval if call.status == ToolCall.Status.AWAITING_APPROVAL else None,
+        "original_args": call.original_args,
+        "decision": decision_view(call) if decided else None,
+    }
+
+
+def decision_view(call: ToolCall) -> dict[str, Any] | None:
+    """Who decided what about a call that waited, for a page loaded after the decision."""
+    try:
+        decision = call.decision
+    except ToolCallDecision.DoesNotExist:
+        return None
+    return {
+        "decision": decision.decision,
+        "by": decision.user.get_username() if decision.user else "",
+        "message": decision.message or None,
+        "at": decision.decided_at.isoformat(),
+    }
+
+
+def run_view(run: Run | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    return {
+        "id": run.pk,
+        "status": run.status,
+        "reason": run.reason or None,
+        # Errors of runs recorded before URL credentials were kept out of them may still hold some.
+        "error": without_url_credentials(run.error) or None,
+        "steps": run.steps,
+        "notes": run.notes,
+    }
+
+
+def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[str, Any]:
+    messages = []
+    with_artifact = _answers_with_artifact(thread.pk)
+    for message in _messages_with_calls(thread.pk).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM]):
+        view = {"id": message.pk, "role": message.role, "content": message.content, "status": message.status}
+        if message.role == Message.Role.ASSISTANT:
+            view["finish_reason"] = message.finish_reason or None
+            view["reasoning"] = message.reasoning or None
+            view["usage"] = message.usage
+            view["tool_calls"] = [
+                tool_call_view(call, has_artifact=with_artifact(message.order, call.call_id))
+                for call in message.tool_calls.all()
+            ]
+        messages.append(view)
+    return {
+        "type": "thread.snapshot",
+        "thread": str(thread.pk),
+        "seq": seq,
+        "title": thread.title,
+        "model": model,
+        "messages": messages,
+        "run": run_view(thread.runs.order_by("-started_at", "-id").first()),
+    }
+
+
+def _answers_with_artifact(thread_id: uuid.UUID):
+    """Whether the tool message answering a call (the first after its step with its call id) holds an
+    artifact, as chat/thread_views.py finds it."""
+    answers: dict[str, list[tuple[int, bool]]] = {}
+    rows = (
+        Message.objects.filter(thread_id=thread_id, role=Message.Role.TOOL)
+        .order_by("order")
+        # Whether there is one, not the artifact itself (up to 1 MiB each).
+        .annotate(stored=ExpressionWrapper(Q(artifact__isnull=False), output_field=BooleanField()))
+        .values_list("order", "tool_call_id", "stored")
+    )
+    for order, call_id, stored in rows:
+        answers.setdefault(call_id, []).append((order, stored))
+
+    def has_artifact(step_order: int, call_id: str) -> bool:
+        return next((found for order, found in answers.get(call_id, ()) if order > step_order), False)
+
+    return has_artifact

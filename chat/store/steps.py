@@ -1,0 +1,157 @@
+"""What a run writes as it goes: its answers, their tool calls and results, its heartbeat, a pause, its end; and
+runs a dead process left running. Synchronous: async code calls them through database_sync_to_async."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import transaction
+from django.db.models import (
+    Max,
+    Q,
+)
+from django.utils import timezone
+
+from ..live.events import INTERRUPTED_RESULT
+from ..models import Message, Run, Thread, ToolCall
+
+STOPPED_SERVER_ERROR = "The server stopped during this run; the partial answer is kept."
+
+
+def next_order(thread: Thread) -> int:
+    return (thread.messages.aggregate(m=Max("order"))["m"] or 0) + 1
+
+
+def create_assistant_message(*, thread_id: uuid.UUID, run_id: int, order: int | None = None) -> int:
+    """`order`: the message's place when the caller knows it (the run, the thread's only writer while it
+    streams: see RunRecorder.next_order), else read from the thread."""
+    if order is None:
+        order = next_order(Thread.objects.get(pk=thread_id))
+    message = Message.objects.create(
+        thread_id=thread_id, run_id=run_id, order=order, role=Message.Role.ASSISTANT, status=Message.Status.STREAMING
+    )
+    return message.pk
+
+
+def discard_message(*, message_id: int) -> None:
+    """A message reserved for a run's first answer that the run never started (it failed before)."""
+    Message.objects.filter(pk=message_id, content="").delete()
+
+
+def save_partial_content(*, message_id: int, content: str) -> None:
+    Message.objects.filter(pk=message_id).update(content=content, updated_at=timezone.now())
+
+
+def complete_assistant_message(
+    *,
+    message_id: int,
+    content: str,
+    status: str,
+    finish_reason: str = "",
+    usage: dict | None = None,
+    reasoning: str = "",
+) -> None:
+    Message.objects.filter(pk=message_id).update(
+        content=content,
+        reasoning=reasoning,
+        status=status,
+        finish_reason=finish_reason,
+        usage=usage or None,
+        updated_at=timezone.now(),
+    )
+
+
+# What the run changes on a call it holds (chat/recorder.py), written when the call was stored before.
+CALL_FIELDS = ("args", "status", "approval", "started_at", "finished_at", "duration_ms", "result", "error")
+
+
+def record_tool_calls(
+    *,
+    message_id: int | None,
+    thread_id: uuid.UUID,
+    new: list[ToolCall],
+    changed: list[ToolCall],
+    answers: list[Message],
+) -> None:
+    """A step's tool calls as the run holds them, in one transaction: the calls not written before (of message
+    `message_id`) in one INSERT, those written before (a snapshot, a resumed step) in one UPDATE, then the tool
+    messages answering the finished ones in one INSERT. An answer without its order is placed after the thread's
+    last message, read now."""
+    with transaction.atomic():
+        if new:
+            for call in new:
+                call.message_id = message_id
+            ToolCall.objects.bulk_create(new)
+        if changed:
+            ToolCall.objects.bulk_update(changed, CALL_FIELDS)
+        if answers:
+            if any(answer.order is None for answer in answers):
+                order = next_order(Thread(pk=thread_id)) - 1
+                for answer in answers:
+                    if answer.order is None:
+                        order += 1
+                        answer.order = order
+            Message.objects.bulk_create(answers)
+
+
+def finish_run(*, run_id: int, status: str, reason: str = "", error: str = "", steps: int) -> None:
+    """End the run as `status`. Its events are numbered by the thread's log (chat/live/), not here."""
+    # One transaction: a process that dies half-way leaves the run running, which recovery finishes again.
+    with transaction.atomic():
+        if status != Run.Status.COMPLETED:
+            # A run that completed ended every step it began; any other may have left a message streaming and calls
+            # open: they are closed, so the history stays one a model accepts.
+            ToolCall.objects.filter(message__run_id=run_id, status__in=ToolCall.OPEN_STATUSES).update(
+                status=ToolCall.Status.CANCELLED, error=INTERRUPTED_RESULT, finished_at=timezone.now()
+            )
+            Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
+                status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
+            )
+        Thread.objects.filter(runs=run_id).update(updated_at=timezone.now())
+        Run.objects.filter(pk=run_id).update(
+            status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
+        )
+
+
+# --- a pause for decisions ------------------------------------------------------------------
+
+
+def pause_run(*, run_id: int, steps: int) -> None:
+    with transaction.atomic():
+        Run.objects.filter(pk=run_id).update(status=Run.Status.WAITING, steps=steps, heartbeat_at=None)
+        Thread.objects.filter(runs=run_id).update(updated_at=timezone.now())
+
+
+# --- runs whose process died ----------------------------------------------------------------
+
+
+def heartbeat(*, run_id: int) -> None:
+    Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
+
+
+def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID | None = None) -> list[uuid.UUID]:
+    """Runs left running by a process that is gone become interrupted (partial text kept); waiting runs
+    stay waiting. `stale_before` None: every running run not in `keep` (one process owns them all)."""
+    running = Run.objects.filter(status=Run.Status.RUNNING).exclude(pk__in=keep)
+    if thread_id is not None:
+        running = running.filter(thread_id=thread_id)
+    if stale_before is not None:
+        running = running.filter(
+            Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, started_at__lt=stale_before)
+        )
+    threads = []
+    for run in running:
+        finish_run(
+            run_id=run.pk,
+            status=Run.Status.INTERRUPTED,
+            error=STOPPED_SERVER_ERROR,
+            steps=run.steps,
+        )
+        threads.append(run.thread_id)
+    return threads
+
+
+def add_run_note(*, run_id: int, text: str) -> None:
+    run = Run.objects.get(pk=run_id)
+    run.notes = [*run.notes, text]
+    run.save(update_fields=["notes"])

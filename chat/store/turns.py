@@ -1,0 +1,234 @@
+"""Opening turns: a user's message and its run, retry and continue, the thread's model; the thread list and
+message search. Synchronous, keyword-only: async code calls them through database_sync_to_async (chat/runs/)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from modelconfig.services import config_for
+
+from ..access import NotFound, get_thread_for_user
+from ..models import Message, Run, Thread, ToolCall, ToolCallDecision
+
+TITLE_LENGTH = 60
+
+
+class RunActive(Exception):
+    """The thread already has a run that is running or waiting."""
+
+
+class NothingToFollowUp(Exception):
+    """Retry or continue asked of a thread whose last run does not allow it."""
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    thread: Thread
+    run: Run | None  # None when the message had already been sent (a replayed frame)
+    created_thread: bool
+    # A retry that asks for decisions again (the run waits, no task): (tool call id, the choices offered) per call.
+    awaiting: tuple[tuple[str, dict], ...] = ()
+    # The user's message that opened the run (message.send), which run.started names; None for other runs.
+    user_message_id: int | None = None
+
+
+def make_title(content: str) -> str:
+    line = " ".join(content.split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def start_turn(
+    *,
+    user,
+    thread_id: str | None,
+    content: str,
+    client_msg_id: uuid.UUID,
+    step_limit: int,
+    model_label: str | None = None,
+    model_choice: str | None = None,
+) -> TurnStart:
+    """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
+    `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model."""
+    if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
+        raise NotFound
+    # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
+    # database refuses), no thread, run or message of this turn is left, least of all a run left active. No savepoint:
+    # inside a caller's transaction (chat/runs/start.py open_turn) a failure undoes the caller's whole transaction too.
+    try:
+        with transaction.atomic(savepoint=False):
+            return _open_turn(
+                user=user,
+                thread_id=thread_id,
+                content=content,
+                client_msg_id=client_msg_id,
+                step_limit=step_limit,
+                model_label=model_label,
+                model_choice=model_choice,
+            )
+    except IntegrityError:
+        # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
+        # message first (the message's uniqueness): this turn never happened.
+        raise RunActive from None
+
+
+def _open_turn(
+    *,
+    user,
+    thread_id: str | None,
+    content: str,
+    client_msg_id: uuid.UUID,
+    step_limit: int,
+    model_label: str | None,
+    model_choice: str | None,
+) -> TurnStart:
+    created = thread_id is None
+    if created:
+        earlier = Message.objects.filter(thread__owner=user, client_msg_id=client_msg_id).first()
+        if earlier is not None:
+            return TurnStart(thread=earlier.thread, run=None, created_thread=False)
+        thread = Thread.objects.create(owner=user, title=make_title(content), model_choice=model_choice or "")
+        last_order = 0
+    else:
+        thread = _thread_for_turn(user, thread_id, client_msg_id)
+        if thread.replayed:
+            return TurnStart(thread=thread, run=None, created_thread=False)
+        last_order = thread.last_order or 0
+    changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
+    if model_choice is not None and model_choice != thread.model_choice:
+        thread.model_choice = changes["model_choice"] = model_choice
+    _, info = config_for(thread.model_choice, stamp=None if created else thread.stamp)
+    run = Run.objects.create(
+        thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
+    )
+    message = Message.objects.create(
+        thread=thread,
+        run=run,
+        order=last_order + 1,
+        role=Message.Role.USER,
+        content=content,
+        client_msg_id=client_msg_id,
+    )
+    if changes:
+        Thread.objects.filter(pk=thread.pk).update(**changes)
+    return TurnStart(thread=thread, run=run, created_thread=created, user_message_id=message.pk)
+
+
+def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Thread:
+    """The user's thread and what opening a turn on it reads: whether this message was stored already (a replayed
+    frame), the order of its last message, and the tool settings' stamp (the thread's model configuration as this
+    process found it for that stamp). An active run is not looked for: the database refuses a second one
+    (one_active_run_per_thread), and start_turn says RunActive. Written out in SQL (chat/queries.py): the ORM
+    spent milliseconds of CPU building it, on the path of every turn's first model request."""
+    from ..access import parse_uuid
+    from ..queries import thread_for_turn
+
+    thread = thread_for_turn(user.pk, parse_uuid(thread_id), client_msg_id)
+    if thread is None:
+        raise NotFound
+    thread.owner = user  # found by its owner: the run's tools are this user's
+    return thread
+
+
+def thread_model_info(thread: Thread | None) -> dict[str, Any]:
+    """What a browser may see of the model the thread uses (the default for no thread): never the key."""
+    return config_for(thread.model_choice if thread is not None else None)[1]
+
+
+def set_thread_model(*, user, thread_id: object, model_choice: str) -> Thread:
+    """Store the model the person picked for their thread (a checked id; see modelconfig.services.check_choice)."""
+    thread = get_thread_for_user(user, thread_id)
+    Thread.objects.filter(pk=thread.pk).update(model_choice=model_choice)
+    thread.model_choice = model_choice
+    return thread
+
+
+def list_threads(*, user) -> list[Thread]:
+    return list(Thread.objects.filter(owner=user).order_by("-updated_at")[:200])
+
+
+# --- runs that follow a run: retry and continue ----------------------------------------
+
+
+def start_followup_run(
+    *, user, thread_id: object, kind: str, step_limit: int, model_label: str | None = None
+) -> TurnStart:
+    """A new run on the thread's history without a new message: `retry` after a run that failed, was
+    interrupted or cancelled; `continue` after one that stopped at its step limit."""
+    with transaction.atomic():
+        thread = get_thread_for_user(user, thread_id)
+        last = thread.runs.order_by("-started_at", "-id").first()
+        if last is None:
+            raise NothingToFollowUp
+        if last.is_active():
+            raise RunActive
+        if not (last.can_retry() if kind == "retry" else last.can_continue()):
+            raise NothingToFollowUp
+        if model_label is None:
+            model_label = thread_model_info(thread)["label"]
+        unasked = _stopped_at_approval(last) if last.status == Run.Status.CANCELLED else []
+        try:
+            with transaction.atomic():
+                run = Run.objects.create(
+                    thread=thread,
+                    model_label=model_label,
+                    step_limit=step_limit,
+                    status=Run.Status.WAITING if unasked else Run.Status.RUNNING,
+                )
+        except IntegrityError:
+            raise RunActive from None
+        if unasked:
+            _ask_again(unasked, run)
+    return TurnStart(
+        thread=thread, run=run, created_thread=False, awaiting=tuple((str(c.pk), c.approval) for c in unasked)
+    )
+
+
+def _stopped_at_approval(run: Run) -> list[ToolCall]:
+    """The calls a Stop cancelled while they waited for a person's decision (none was made): a retry asks again
+    rather than telling the model they were cancelled."""
+    return list(
+        ToolCall.objects.filter(
+            message__run=run, status=ToolCall.Status.CANCELLED, approval__isnull=False, decision__isnull=True
+        ).order_by("index")
+    )
+
+
+def _ask_again(calls: list[ToolCall], run: Run) -> None:
+    """The calls wait again, as the new (waiting) run's step: a decision resumes `run` (see approved_calls). Calls of
+    that step a person had approved before the Stop go back to requested, so they run when it resumes."""
+    message_id = calls[0].message_id
+    Message.objects.filter(pk=message_id).update(run=run)
+    ToolCall.objects.filter(pk__in=[c.pk for c in calls]).update(
+        status=ToolCall.Status.AWAITING_APPROVAL, error="", finished_at=None
+    )
+    ToolCall.objects.filter(
+        message_id=message_id,
+        status=ToolCall.Status.CANCELLED,
+        decision__decision__in=[ToolCallDecision.Decision.APPROVE, ToolCallDecision.Decision.EDIT],
+    ).update(status=ToolCall.Status.REQUESTED, error="", finished_at=None)
+
+
+def search_messages(*, user, query: str, limit: int) -> list[dict[str, Any]]:
+    """The user's own user and assistant messages containing `query`, newest first."""
+    found = (
+        Message.objects.filter(
+            thread__owner=user, role__in=[Message.Role.USER, Message.Role.ASSISTANT], content__icontains=query
+        )
+        .select_related("thread")
+        .order_by("-created_at")[: max(1, min(limit, 50))]
+    )
+    return [
+        {
+            "thread": str(m.thread_id),
+            "thread_title": m.thread.title,
+            "role": m.role,
+            "content": m.content,
+            "created_at": m.created_at.isoformat(),
+        }
+        for m in found
+    ]
