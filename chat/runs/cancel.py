@@ -10,8 +10,9 @@ import uuid
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
-from .. import live, run_owners, store
+from .. import live, store
 from ..live import events
+from ..store import owners
 from .recovery import single_process, stale_before
 from .registry import ACTIVE_RUNS, run_group, stopped_before_start
 from .subscribe import replay
@@ -59,11 +60,11 @@ def _stop_task_started_meanwhile(thread_id: uuid.UUID, run_id: int) -> bool:
 async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
     """With several processes: the run streams in another process (tell its group), waits for a worker to take
     it (cancel it before one does), or waits for a person (cancel its waiting calls here)."""
-    live_run = await db(run_owners.live_run)(thread_id=thread_id, stale_before=stale_before())
+    live_run = await db(owners.live_run)(thread_id=thread_id, stale_before=stale_before())
     if live_run is not None and live_run.owner:
         await get_channel_layer().group_send(run_group(thread_id), {"type": "run.cancel", "run": live_run.run_id})
         return True
-    if live_run is not None and await db(run_owners.cancel_untaken)(run_id=live_run.run_id):
+    if live_run is not None and await db(owners.cancel_untaken)(run_id=live_run.run_id):
         await live.publish(thread_id, [events.run_cancelled(live_run.run_id)])
         return True
     cancelled = await db(store.cancel_waiting_run)(thread_id=thread_id)

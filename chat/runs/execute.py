@@ -21,12 +21,13 @@ from tools.context import ToolContext, ToolUser
 from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
 from tools.store import DatabaseStore
 
-from .. import run_owners, store
+from .. import store
 from ..agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from ..broadcast import tell_user
 from ..live import events
 from ..models import Run, Thread, ToolCall
 from ..recorder import RunRecorder
+from ..store import owners
 from . import recovery
 from .cancel import read_inbox
 from .recovery import single_process
@@ -96,7 +97,7 @@ async def start_here(
         # The run's channel is written on the run, so that other processes know it is taken and live.
         layer = get_channel_layer()
         address = await layer.new_channel()
-        if not await db(run_owners.take)(run_id=run.pk, owner=address):
+        if not await db(owners.take)(run_id=run.pk, owner=address):
             return None  # cancelled before any process took it
         await layer.group_add(run_group(thread.pk), address)
         inbox = asyncio.get_running_loop().create_task(read_inbox(thread.pk, run.pk, address), name=f"inbox-{run.pk}")

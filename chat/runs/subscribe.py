@@ -10,8 +10,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
-from .. import live, run_owners, store
+from .. import live, store
 from ..models import Thread
+from ..store import owners
 from .recovery import ensure_recovered, single_process, stale_before
 from .registry import ACTIVE_RUNS, ActiveRun, run_group
 
@@ -40,7 +41,7 @@ async def subscribe_texts(
         return await _live_snapshot_texts(thread, active, model)
     if single_process():
         return [await stored_snapshot_text(thread, model)]
-    live_run = await db(run_owners.live_run)(thread_id=thread.pk, stale_before=stale_before())
+    live_run = await db(owners.live_run)(thread_id=thread.pk, stale_before=stale_before())
     if reply_to and live_run is not None and live_run.owner:
         request = {"type": "run.replay", "thread": str(thread.pk), "model": model, "reply_to": reply_to}
         await get_channel_layer().group_send(run_group(thread.pk), request)

@@ -1,6 +1,7 @@
 """The run layer's synchronous database operations, by concern: opening turns (turns.py), what a run writes as it
-goes (steps.py), reading a thread back (snapshot.py), decisions on waiting calls (approvals.py). Async code calls
-them through database_sync_to_async (chat/runs/), never directly; raw SQL lives in chat/queries.py."""
+goes (steps.py), reading a thread back (snapshot.py), decisions on waiting calls (approvals.py), which process
+runs a run (owners.py). Async code calls them through database_sync_to_async (chat/runs/), never directly; raw
+SQL lives in chat/queries.py."""
 
 from .approvals import (
     AlreadyDecided,

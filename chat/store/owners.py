@@ -1,7 +1,7 @@
 """Which process runs a thread's run, when several processes share the load.
 
-Synchronous database operations (as in chat/store/), called through database_sync_to_async. Only the
-multi-process paths of chat/runs/ use them; with one process, that process owns every run.
+Synchronous database operations, called through database_sync_to_async. Only the multi-process paths of
+chat/runs/ use them; with one process, that process owns every run.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from . import store
-from .models import Run
+from ..models import Run
+from .steps import finish_run, interrupt_stale_runs
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def live_run(*, thread_id: uuid.UUID, stale_before: datetime) -> LiveRun | None:
         return None
     beat = run.heartbeat_at or run.started_at
     if beat < stale_before:
-        store.interrupt_stale_runs(stale_before=stale_before, keep=set(), thread_id=thread_id)
+        interrupt_stale_runs(stale_before=stale_before, keep=set(), thread_id=thread_id)
         return None
     return LiveRun(run.pk, run.owner)
 
@@ -60,5 +60,5 @@ def _finish_untaken(run_id: int, status: str, error: str = "") -> bool:
         run = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING, owner="").select_for_update().first()
         if run is None:
             return False
-        store.finish_run(run_id=run_id, status=status, error=error, steps=run.steps)
+        finish_run(run_id=run_id, status=status, error=error, steps=run.steps)
         return True

@@ -1,4 +1,4 @@
-"""Which process runs a thread's run, with several processes (chat/run_owners.py). The thread's event numbers are
+"""Which process runs a thread's run, with several processes (chat/store/owners.py). The thread's event numbers are
 the log's (tests/chat/live/test_log.py)."""
 
 import uuid
@@ -8,8 +8,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from chat import run_owners, store
+from chat import store
 from chat.models import Run
+from chat.store import owners
 
 pytestmark = pytest.mark.django_db
 
@@ -21,52 +22,52 @@ def turn():
 
 
 def test_a_process_takes_a_run_no_one_has_taken(turn):
-    assert run_owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    assert owners.take(run_id=turn.run.pk, owner="specific.a!1")
     assert Run.objects.get(pk=turn.run.pk).owner == "specific.a!1"
 
 
 def test_a_second_process_cannot_take_the_same_run(turn):
-    run_owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    owners.take(run_id=turn.run.pk, owner="specific.a!1")
 
-    assert not run_owners.take(run_id=turn.run.pk, owner="specific.b!2")
+    assert not owners.take(run_id=turn.run.pk, owner="specific.b!2")
     assert Run.objects.get(pk=turn.run.pk).owner == "specific.a!1"
 
 
 def test_a_live_run_names_its_process(turn):
-    run_owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    owners.take(run_id=turn.run.pk, owner="specific.a!1")
 
-    live = run_owners.live_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
+    live = owners.live_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
 
-    assert live == run_owners.LiveRun(turn.run.pk, "specific.a!1")
+    assert live == owners.LiveRun(turn.run.pk, "specific.a!1")
 
 
 def test_a_run_whose_process_went_silent_becomes_interrupted_when_looked_at(turn):
-    run_owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    owners.take(run_id=turn.run.pk, owner="specific.a!1")
     Run.objects.filter(pk=turn.run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
 
-    live = run_owners.live_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
+    live = owners.live_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
 
     assert live is None
     assert Run.objects.get(pk=turn.run.pk).status == Run.Status.INTERRUPTED
 
 
 def test_a_run_no_worker_took_yet_can_be_cancelled_and_then_no_worker_takes_it(turn):
-    assert run_owners.cancel_untaken(run_id=turn.run.pk)
+    assert owners.cancel_untaken(run_id=turn.run.pk)
 
     assert Run.objects.get(pk=turn.run.pk).status == Run.Status.CANCELLED
-    assert not run_owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    assert not owners.take(run_id=turn.run.pk, owner="specific.a!1")
 
 
 def test_a_taken_run_is_not_cancelled_as_untaken(turn):
-    run_owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    owners.take(run_id=turn.run.pk, owner="specific.a!1")
 
-    assert not run_owners.cancel_untaken(run_id=turn.run.pk)
+    assert not owners.cancel_untaken(run_id=turn.run.pk)
     assert Run.objects.get(pk=turn.run.pk).status == Run.Status.RUNNING
 
 
 def test_resuming_a_waiting_run_leaves_it_for_any_process_to_take(turn):
-    run_owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    owners.take(run_id=turn.run.pk, owner="specific.a!1")
     Run.objects.filter(pk=turn.run.pk).update(status=Run.Status.WAITING)
 
     assert store.claim_waiting_run(run_id=turn.run.pk)
-    assert run_owners.take(run_id=turn.run.pk, owner="specific.b!2")
+    assert owners.take(run_id=turn.run.pk, owner="specific.b!2")
