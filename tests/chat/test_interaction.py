@@ -9,7 +9,7 @@ import pytest
 
 from chat.models import Message, ToolCall
 from tests.chat.test_runs_with_model_server import answer, calls, model_server  # noqa: F401  (fixture)
-from tests.support.tools_for_tests import DETAILS_SCHEMA
+from tests.support.tools_for_tests import DETAILS_SCHEMA, SESSION_ANSWERS
 from tools.models import bump_settings_stamp
 from tools.registry import default_registry
 from tools.services import sync_tool_settings
@@ -191,6 +191,38 @@ async def test_stop_while_the_form_is_open_cancels_the_request_and_the_call(conn
     ]
     assert events[-1]["type"] == "run.cancelled"
     assert (await ToolCall.objects.aget()).status == "cancelled"
+
+
+async def test_stop_cancels_a_request_made_from_another_task_than_the_calls(connect, owner, model_server):  # noqa: F811
+    # An MCP client asks from its session's task: Stop cancels the call's task, and the request is closed by the run.
+    SESSION_ANSWERS.clear()
+    model_server.enqueue(calls(("c1", "ask_like_an_mcp_client", {})), answer("ok"))
+    client = await connect(owner)
+    await client.ask("go")
+    asked = (await client.until("tool_call.input_requested"))[-1]
+    await asyncio.sleep(1.2)  # past the tool's timeout (1 s): the wait does not count, from that task either
+    await client.send(type="run.cancel", thread=asked["thread"])
+    events = await client.run_to_end()
+    assert [(e["type"], e.get("action") or e.get("status")) for e in events if e["type"].startswith("tool_call")] == [
+        ("tool_call.input_answered", "cancel"),
+        ("tool_call.completed", "cancelled"),
+    ]
+    assert events[-1]["type"] == "run.cancelled"
+    await asyncio.sleep(0)
+    assert [a.action for a in SESSION_ANSWERS] == ["cancel"]
+
+
+async def test_a_request_made_from_another_task_is_answered_like_any(connect, owner, model_server):  # noqa: F811
+    model_server.enqueue(calls(("c1", "ask_like_an_mcp_client", {})), answer("ok"))
+    client = await connect(owner)
+    await client.ask("go")
+    asked = (await client.until("tool_call.input_requested"))[-1]
+    await client.send(
+        type="tool_call.input", thread=asked["thread"], tool_call=asked["tool_call"], request=asked["request"],
+        action="accept", content={},
+    )  # fmt: skip
+    events = await client.run_to_end()
+    assert [(e["status"], e["content"]) for e in of(events, "tool_call.completed")] == [("success", "accept")]
 
 
 async def test_a_second_socket_answers_and_every_tab_closes_the_form_first_answer_wins(

@@ -72,6 +72,23 @@ async def ask_for_details(purpose: str, context: Annotated[ToolContext, Injected
     return json.dumps({"action": answer.action, "content": answer.content}, sort_keys=True)
 
 
+#: What the session task of ask_like_an_mcp_client was answered (for the tests).
+SESSION_ANSWERS: list = []
+
+
+@tool(timeout=1)
+async def ask_like_an_mcp_client(context: Annotated[ToolContext, InjectedContext]) -> str:
+    """Ask from another task than the call's, as an MCP client's session task does (a test tool)."""
+
+    async def session_task():
+        answer = await context.elicit("Go on?", {"type": "object", "properties": {}})
+        SESSION_ANSWERS.append(answer)
+        return answer
+
+    task = asyncio.get_running_loop().create_task(session_task())
+    return (await asyncio.shield(task)).action
+
+
 @tool
 async def count_up(to: int, context: Annotated[ToolContext, InjectedContext]) -> str:
     """Count, reporting progress at every number (a test tool that reports very often).
