@@ -187,7 +187,8 @@ class RunInteraction:
         if not self._running(tool_call):
             return  # it ended meanwhile: its card shows the result, not a late progress
         await self.recorder.emit(events.tool_call_progress(tool_call, **value))
-        self.recorder.call_extras.setdefault(tool_call, {})["progress"] = value
+        if tool_call in self._bound.values():  # still running: a page loaded now shows it
+            self.recorder.call_extras.setdefault(tool_call, {})["progress"] = value
 
     def _running(self, tool_call: str) -> bool:
         return any(str(c.id) == tool_call and c.status == ToolCall.Status.RUNNING for c in self.recorder.calls.values())
