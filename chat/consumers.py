@@ -224,6 +224,27 @@ class ChatConsumer(AsyncWebsocketConsumer):
         except runs.InvalidArguments as error:
             raise ClientError("invalid_args", f"The edited arguments do not fit the tool: {error}") from None
 
+    async def answer_input(self, frame):
+        """tool_call.input: a person's answer to a running tool's request for input (chat/runs/interaction.py)."""
+        thread = await self.get_thread(frame["thread"])
+        try:
+            await runs.answer_input(
+                thread=thread,
+                user=self.scope["user"],
+                tool_call=frame["tool_call"],
+                request=frame["request"],
+                action=frame["action"],
+                content=frame.get("content"),
+                reply_to=self.channel_name,
+                ref=frame.get("ref"),
+            )
+        except runs.InputRefused as refused:
+            raise ClientError(refused.code, refused.message) from None
+
+    async def input_refused(self, message):
+        """The process running the run refused an answer this socket sent (answer_input)."""
+        await self.send_event(events.error(message["code"], message["message"], message.get("ref")))
+
     async def retry(self, frame):
         await self.follow_up(frame, "retry")
 
@@ -285,6 +306,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         "run.regenerate": regenerate,
         "message.edit_last": edit_last,
         "tool_call.decide": decide,
+        "tool_call.input": answer_input,
     }
 
     # --- helpers ----------------------------------------------------------------------

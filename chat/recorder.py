@@ -22,6 +22,7 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from providers.types import ToolCallRequest
+from tools.artifacts import shown_images
 from tools.executor import ToolResult
 
 from . import live, store
@@ -104,6 +105,9 @@ class RunRecorder:
         self._stored: set[uuid.UUID] = set()
         self._dirty: set[uuid.UUID] = set()
         self._answers: list[Message] = []
+        # What a running call's tool told beyond its status (chat/runs/interaction.py): its last progress and its
+        # open request for input, by call id, as of the last event the run published; the live view carries it.
+        self.call_extras: dict[str, dict[str, Any]] = {}
 
     # --- AgentSink -------------------------------------------------------------------
 
@@ -148,6 +152,9 @@ class RunRecorder:
             return None
         text = "".join(self.emitted[: self._shown]) if self.message_open else None
         calls = {str(call.id): store.tool_call_view(call, decided=False) for call in self.calls.values()}
+        for key, extras in self.call_extras.items():
+            if key in calls:
+                calls[key].update(extras)
         return LiveView(self._seq, self.message_id, text, calls)
 
     async def text_delta(self, text: str) -> None:
@@ -256,7 +263,12 @@ class RunRecorder:
             self._save_in_background()
         await self.emit(
             events.tool_call_completed(
-                str(call.id), result.status, content, has_artifact=artifact is not None, duration_ms=result.duration_ms
+                str(call.id),
+                result.status,
+                content,
+                has_artifact=artifact is not None,
+                duration_ms=result.duration_ms,
+                images=len(shown_images(artifact)) if artifact is not None else 0,
             )
         )
 

@@ -15,6 +15,7 @@ from ..live import group_name
 from .approvals import InvalidArguments, decide
 from .cancel import cancel
 from .execute import load_toolset
+from .interaction import InputRefused, answer_input
 from .recovery import ensure_recovered, interrupt_live_runs
 from .registry import ACTIVE_RUNS
 from .start import RUNS_CHANNEL, SignedOut, begin_followup, begin_turn, launch_run, set_model, start_handed_over
@@ -23,9 +24,11 @@ from .subscribe import stored_snapshot_text, subscribe_texts
 __all__ = [
     "ACTIVE_RUNS",
     "RUNS_CHANNEL",
+    "InputRefused",
     "InvalidArguments",
     "SignedOut",
     "UnknownModel",
+    "answer_input",
     "begin_followup",
     "begin_turn",
     "cancel",

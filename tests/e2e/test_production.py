@@ -37,6 +37,7 @@ def app(tmp_path_factory):
             AGENTWEB_LLM_BASE_URL=f"{model_url}/v1",
             AGENTWEB_LLM_MODEL="production-model",
             AGENTWEB_LLM_API_KEY=API_KEY,
+            AGENTWEB_TOOL_MODULES="tests.support.tools_for_tests",
             # A dead worker's run is seen as such after 3 s rather than 45 s.
             AGENTWEB_HEARTBEAT_SECONDS="0.5",
             AGENTWEB_RUN_STALE_SECONDS="3",
@@ -234,6 +235,43 @@ def test_stop_on_the_other_daphne_stops_the_run_in_the_worker(app):
     on_other, on_first = asyncio.run(stop_elsewhere())
 
     assert on_other[-1]["type"] == on_first[-1]["type"] == "run.cancelled"
+
+
+def test_a_tools_request_for_input_in_the_worker_is_answered_from_the_other_daphne(app):
+    script(
+        app,
+        {"tool_calls": [{"id": "call_i1", "name": "ask_for_details", "arguments": {"purpose": "the badge"}}]},
+        {"text": "Badge ordered."},
+    )
+    good = {"name": "Ada", "email": "ada@example.org"}
+
+    async def answer_elsewhere():
+        async with ChatSocket(app["first"], app["cookie"]) as first, ChatSocket(app["second"], app["cookie"]) as other:
+            await first.send(**send("order my badge"))
+            asked = (await first.until("tool_call.input_requested"))[-1]
+            thread, call, request = asked["thread"], asked["tool_call"], asked["request"]
+            # The other Daphne's tab loads the thread: the worker's state shows the open form.
+            await other.send(type="thread.subscribe", thread=thread, after_seq=None)
+            snapshot = (await other.until("thread.snapshot"))[-1]
+            frame = {"type": "tool_call.input", "thread": thread, "tool_call": call, "request": request}
+            # An answer that does not fit is refused by the worker, to the socket that sent it.
+            await other.send(**frame, action="accept", content={"name": "Ada", "email": "no"}, ref="bad")
+            refused = (await other.until("error"))[-1]
+            await other.send(**frame, action="accept", content=good)
+            return asked, snapshot, refused, await other.until("run.completed"), await first.until("run.completed")
+
+    asked, snapshot, refused, on_other, on_first = asyncio.run(answer_elsewhere())
+
+    [call] = [c for m in snapshot["messages"] for c in m.get("tool_calls", [])]
+    assert call["input_request"]["request"] == asked["request"]
+    assert (refused["code"], refused["ref"]) == ("invalid_input", "bad")
+    assert "email: is not a valid email" in refused["message"]
+    for events in (on_other, on_first):
+        answered = [(e["action"], e["by"]) for e in events if e["type"] == "tool_call.input_answered"]
+        assert answered == [("accept", "ada")]
+        [completed] = [e for e in events if e["type"] == "tool_call.completed"]
+        assert json.loads(completed["content"]) == {"action": "accept", "content": good}
+        assert last_message(events) == "Badge ordered."
 
 
 def test_a_run_whose_worker_died_is_interrupted_and_a_new_worker_retries_it(app):
