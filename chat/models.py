@@ -57,7 +57,7 @@ class Run(models.Model):
     # Written every few seconds by the process executing the run: a stale one means that process died.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     # The channel on which that process's live run reads its group `run.<thread>` (chat/runs/registry.py): blank until a
-    # process takes the run. A cancel or a subscriber's request for the live state is sent to that group.
+    # process takes the run. A Stop from another process is sent to that group.
     owner = models.CharField(max_length=200, blank=True)
     # What the person should know about how the run went (a tool call found in the text, a trimmed history).
     notes = models.JSONField(default=list, blank=True)

@@ -1,10 +1,9 @@
 """Stop: a run streaming here, in another process, waiting for a worker or for a person; and the run's inbox,
-where other processes' Stops and requests for its state arrive."""
+where other processes' Stops arrive."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import uuid
 
 from channels.db import database_sync_to_async
@@ -15,9 +14,7 @@ from ..live import events
 from ..store import owners
 from .recovery import single_process, stale_before
 from .registry import ACTIVE_RUNS, run_group, stopped_before_start
-from .subscribe import replay
 
-log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
 
 
@@ -75,19 +72,14 @@ async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
 
 
 async def read_inbox(thread_id: uuid.UUID, run_id: int, address: str) -> None:
-    """What other processes send to the run: a Stop (`run.cancel`), a request for the thread's state (`run.replay`)."""
+    """What other processes send to the run: a Stop (`run.cancel`)."""
     layer = get_channel_layer()
     try:
         while True:
             message = await layer.receive(address)
-            try:
-                if message["type"] == "run.cancel" and message.get("run") == run_id:
-                    active = ACTIVE_RUNS.get(thread_id)
-                    if active is not None and active.run_id == run_id:
-                        active.task.cancel()
-                elif message["type"] == "run.replay":
-                    await replay(thread_id, message)
-            except Exception:
-                log.exception("run %s: handling %r from another process failed", run_id, message.get("type"))
+            if message.get("type") == "run.cancel" and message.get("run") == run_id:
+                active = ACTIVE_RUNS.get(thread_id)
+                if active is not None and active.run_id == run_id:
+                    active.task.cancel()
     finally:
         await asyncio.shield(layer.group_discard(run_group(thread_id), address))
