@@ -64,12 +64,14 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["started_at", "id"]
-        constraints = [
-            # The database, not a lock in one process, guarantees one active run per thread.
-            models.UniqueConstraint(
-                fields=["thread"], condition=Q(status__in=["running", "waiting"]), name="one_active_run_per_thread"
-            )
-        ]
+
+    # The database, not a lock in one process, guarantees one active run per thread. Set here rather than in Meta,
+    # whose body cannot see the class's own names.
+    Meta.constraints = [
+        models.UniqueConstraint(
+            fields=["thread"], condition=Q(status__in=list(ACTIVE_STATUSES)), name="one_active_run_per_thread"
+        )
+    ]
 
     def __str__(self):
         return f"Run {self.pk} ({self.status})"
