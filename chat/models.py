@@ -154,6 +154,8 @@ class ToolCall(models.Model):
     OPEN_STATUSES = (Status.STREAMING, Status.REQUESTED, Status.RUNNING, Status.AWAITING_APPROVAL)
     # Calls of a paused step whose result comes when the run resumes: approved (requested) or still waiting.
     PENDING_STATUSES = (Status.REQUESTED, Status.AWAITING_APPROVAL)
+    # Calls that ended with a result rather than an error: the tool's, or a person's reply in its place.
+    ANSWERED_STATUSES = (Status.SUCCESS, Status.REPLIED)
 
     # Made in Python when the model starts the call, so the card has its id before the row is written.
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -187,8 +189,7 @@ class ToolCall(models.Model):
         """The call ended with `status`; `text` is its result on success (or a person's reply), else its error.
         Held, not saved: the run writes a step's calls together."""
         self.status, self.finished_at = status, timezone.now()
-        ok = status in (self.Status.SUCCESS, self.Status.REPLIED)
-        self.result, self.error = (text, "") if ok else ("", text)
+        self.result, self.error = (text, "") if status in self.ANSWERED_STATUSES else ("", text)
 
     def decide(self, decision: str, *, args: dict | None = None, message: str = "") -> bool:
         """Apply a person's decision to this waiting call and save it. False, and nothing changed, when the call
