@@ -1,4 +1,4 @@
-"""One builder per event of a thread's history (docs/protocol.md, "Server → client").
+"""One builder per event the server sends (docs/protocol.md, "Server → client").
 
 Every emitter builds its events here, so an event's fields are written down once. An event is
 (`type`, fields); the log (chat/live/log.py) adds `thread` and `seq` when it numbers it.
@@ -54,6 +54,12 @@ def error(code: str, message: str, ref: str | None) -> Event:
 
 def pong() -> Event:
     return "pong", {}
+
+
+def thread_snapshot(title: str, model: dict[str, Any], messages: list[dict], run: dict[str, Any] | None) -> Event:
+    """The thread's state, for a subscribe (chat/store/snapshot.py reads it): not numbered by the log, so the caller
+    adds `thread` and the `seq` it reflects."""
+    return "thread.snapshot", {"title": title, "model": model, "messages": messages, "run": run}
 
 
 # --- the run -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from .interaction import InputRefused, answer_input
 from .recovery import ensure_recovered, interrupt_live_runs
 from .registry import ACTIVE_RUNS
 from .start import RUNS_CHANNEL, SignedOut, begin_followup, begin_turn, launch_run, set_model, start_handed_over
-from .subscribe import stored_snapshot_text, subscribe_texts
+from .subscribe import subscribe_texts
 
 __all__ = [
     "ACTIVE_RUNS",
@@ -40,6 +40,5 @@ __all__ = [
     "load_toolset",
     "set_model",
     "start_handed_over",
-    "stored_snapshot_text",
     "subscribe_texts",
 ]

@@ -20,7 +20,7 @@ class ActiveRun:
     run_id: int
     task: asyncio.Task
     recorder: RunRecorder
-    # With several processes: what reads the run's group, where cancels and requests for its state arrive.
+    # With several processes: what reads the run's group, where other processes' Stops arrive.
     inbox: asyncio.Task | None = None
     # Its calls' progress and requests for the person's input (chat/runs/interaction.py).
     interaction: RunInteraction | None = None

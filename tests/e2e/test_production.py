@@ -16,6 +16,7 @@ import pytest
 from tests.support.processes import Worker, log_in, model_server
 from tests.support.production import cluster
 from tests.support.sockets import ChatSocket
+from tests.support.thread_view import shown_after
 
 SETUP = (
     "from django.contrib.auth.models import User; from tools.models import ToolSetting; "
@@ -192,6 +193,72 @@ def test_a_run_outlives_the_daphne_process_that_started_it(app):
     assert events[0]["seq"] == snapshot["seq"] + 1
     streamed = "".join(e["text"] for e in events if e["type"] == "message.delta")
     assert snapshot["messages"][-1]["content"] + streamed == answer
+
+
+def test_tabs_subscribing_on_the_other_daphne_mid_run_end_showing_what_the_watching_tab_shows(app):
+    """Tabs that subscribe while the worker streams a long answer with tool calls, with no after_seq or with one
+    the log's tail no longer reaches back to, are sent the run's current message empty and the log's events from
+    its start: each ends with exactly the text and the cards of the tab that watched from the start."""
+    calculator = [
+        {"id": "call_a", "name": "calculator", "arguments": {"expression": "23*19"}},
+        {"id": "call_b", "name": "calculator", "arguments": {"expression": "437+4"}},
+    ]
+    script(
+        app,
+        {"text": "Let me work both out, one after the other. " * 6, "tool_calls": calculator, "delay_ms": 8},
+        {"text": "And one more to be sure. " * 6, "tool_calls": [{**calculator[0], "id": "call_c"}], "delay_ms": 8},
+        {"text": " ".join(f"word{n}" for n in range(120)), "delay_ms": 8},
+    )
+    other = app["second"]
+
+    async def scenario():
+        async with (
+            ChatSocket(app["first"], app["cookie"]) as watcher,
+            ChatSocket(other, app["cookie"]) as fresh,
+            ChatSocket(other, app["cookie"]) as stale,
+            ChatSocket(other, app["cookie"]) as late,
+        ):
+            await watcher.send(**send("work it out"))
+            seen = await watcher.until("message.delta")
+            thread = seen[0]["thread"]
+            await fresh.send(type="thread.subscribe", thread=thread, after_seq=None)
+            seen += await watcher.until("tool_call.args_delta")
+            # The tail keeps the current message's events, not the stale tab's last number (a capped tail trims so).
+            started = [e["seq"] for e in seen if e["type"] == "message.started"][-1]
+            trim_tail(app, thread, before=started)
+            await stale.send(type="thread.subscribe", thread=thread, after_seq=seen[0]["seq"])
+            while [e["type"] for e in seen].count("message.started") < 3:  # on to the last answer
+                seen += await watcher.until("message.started")
+            seen += await watcher.until("message.delta")
+            await late.send(type="thread.subscribe", thread=thread, after_seq=None)
+            seen += await watcher.until("run.completed", "run.failed")
+            return seen, [await tab.until("run.completed", "run.failed") for tab in (fresh, stale, late)]
+
+    watched, tabs = asyncio.run(scenario())
+
+    assert watched[-1]["type"] == "run.completed"
+    expected = shown_after(watched).answers()
+    assert [len(cards) for *_, cards in expected] == [2, 1, 0]
+    for received in tabs:
+        events = [e for e in received if "seq" in e]  # not the person's thread list (thread.listed)
+        snapshot = events[0]
+        assert snapshot["type"] == "thread.snapshot"
+        # Rebuilt, not asked of the worker: the current message comes empty, its events follow from its start.
+        assert snapshot["messages"][-1]["content"] == "" and snapshot["messages"][-1]["tool_calls"] == []
+        assert events[1]["type"] == "message.started" and events[1]["seq"] == snapshot["seq"] + 1
+        assert shown_after(events).answers() == expected
+
+
+def trim_tail(app, thread: str, *, before: int) -> None:
+    """Drop the thread's events numbered below `before` from the log's tail in Redis."""
+    import redis
+
+    env = app["cluster"].env
+    client = redis.Redis.from_url(env["REDIS_URL"])
+    try:
+        client.xtrim(f"{env['AGENTWEB_REDIS_PREFIX']}:log:{thread}:events", minid=f"{before}-0", approximate=False)
+    finally:
+        client.close()
 
 
 def test_an_approval_waiting_on_one_daphne_is_decided_on_the_other_and_the_worker_resumes(app):
