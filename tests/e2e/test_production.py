@@ -317,20 +317,24 @@ def test_a_tools_request_for_input_in_the_worker_is_answered_from_the_other_daph
             await first.send(**send("order my badge"))
             asked = (await first.until("tool_call.input_requested"))[-1]
             thread, call, request = asked["thread"], asked["tool_call"], asked["request"]
-            # The other Daphne's tab loads the thread: the worker's state shows the open form.
+            # The other Daphne's tab loads the thread: the snapshot and the log's tail after it (the worker is not
+            # asked) show the open form.
             await other.send(type="thread.subscribe", thread=thread, after_seq=None)
-            snapshot = (await other.until("thread.snapshot"))[-1]
+            loaded = await other.until("tool_call.input_requested")
             frame = {"type": "tool_call.input", "thread": thread, "tool_call": call, "request": request}
             # An answer that does not fit is refused by the worker, to the socket that sent it.
             await other.send(**frame, action="accept", content={"name": "Ada", "email": "no"}, ref="bad")
             refused = (await other.until("error"))[-1]
             await other.send(**frame, action="accept", content=good)
-            return asked, snapshot, refused, await other.until("run.completed"), await first.until("run.completed")
+            return asked, loaded, refused, await other.until("run.completed"), await first.until("run.completed")
 
-    asked, snapshot, refused, on_other, on_first = asyncio.run(answer_elsewhere())
+    asked, loaded, refused, on_other, on_first = asyncio.run(answer_elsewhere())
+    call, request = asked["tool_call"], asked["request"]
 
-    [call] = [c for m in snapshot["messages"] for c in m.get("tool_calls", [])]
-    assert call["input_request"]["request"] == asked["request"]
+    assert [e["type"] for e in loaded].count("thread.snapshot") == 1
+    shown = shown_after(loaded)
+    [card] = [card for message in shown.messages for card in message.cards]
+    assert (card, loaded[-1]["tool_call"], loaded[-1]["request"]) == (call, call, request)
     assert (refused["code"], refused["ref"]) == ("invalid_input", "bad")
     assert "email: is not a valid email" in refused["message"]
     for events in (on_other, on_first):
