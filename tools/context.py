@@ -6,9 +6,16 @@ ToolContext from the request and its own store; tests and scripts use MemoryStor
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-__all__ = ["KeyValueStore", "MemoryStore", "MessageSearch", "ToolContext", "ToolUser"]
+__all__ = [
+    "ElicitationAnswer",
+    "KeyValueStore",
+    "MemoryStore",
+    "MessageSearch",
+    "ToolContext",
+    "ToolUser",
+]
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,20 @@ MessageSearch = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
 
 
 @dataclass(frozen=True)
+class ElicitationAnswer:
+    """What the person answered when a tool asked for input mid-call (an MCP server's elicitation)."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict | None = None
+
+
+# (progress, total, message): the call's status line shows it.
+ProgressReporter = Callable[[float, float | None, str | None], Awaitable[None]]
+# (message, JSON Schema of the requested form) -> the person's answer.
+Elicitor = Callable[[str, dict], Awaitable[ElicitationAnswer]]
+
+
+@dataclass(frozen=True)
 class ToolContext:
     """Everything a tool may be injected with. Any part may be missing; tools that need it get an error result."""
 
@@ -42,6 +63,9 @@ class ToolContext:
     tool_call_id: str | None = None
     store: KeyValueStore | None = None
     search_messages: MessageSearch | None = None
+    # Optional: None when the caller offers no way to show progress or to ask the person.
+    report_progress: ProgressReporter | None = None
+    elicit: Elicitor | None = None
 
 
 @dataclass
