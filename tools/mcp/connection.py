@@ -22,6 +22,7 @@ import math
 import os
 import shutil
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Awaitable, Callable
@@ -48,6 +49,7 @@ log = logging.getLogger("agentweb.tools.mcp")
 warnings.filterwarnings("ignore", message="ping is removed", category=MCPDeprecationWarning)
 
 Status = Literal["connecting", "connected", "failed", "stopped"]
+MAX_STDERR = 400  # characters of a stdio server's standard error in a connection's error
 MAX_PAGES = 100  # tools/list pages: a paginator that never ends cannot hang a connection
 CLIENT_INFO = types.Implementation(name="agentweb", version="0.1.0")
 # An HTTP server may hold a response stream open for a long call: the read timeout is the call's own deadline.
@@ -128,6 +130,7 @@ class ServerConnection:
         self._scope: anyio.CancelScope | None = None
         self._task: asyncio.Task | None = None
         self._stopping = False
+        self._stderr: Any = None  # a stdio server's standard error, for the error of a failed connection
 
     # --- lifetime (on the MCP loop) -----------------------------------------------------
 
@@ -186,7 +189,8 @@ class ServerConnection:
                     error = "the connection ended"
                 except Exception as exc:  # every failure of a connection is reported, none ends the owner
                     error = describe(exc, self.config)
-                    log.info("MCP server %s: %s", self.config.name, error)
+                error += self._last_words()
+                log.info("MCP server %s: %s", self.config.name, error)
                 if self.state.status == "connected":
                     delay = self.backoff.first  # it had worked: start the backoff again
                 self._fail_pending(f"The connection to MCP server {self.config.name!r} was lost: {error}")
@@ -197,6 +201,8 @@ class ServerConnection:
                 delay = min(delay * 2, self.backoff.most)
         self._fail_pending(f"MCP server {self.config.name!r} was stopped.")
         self._set(status="stopped", retry_at=None)
+        if self._stderr is not None:
+            self._stderr.close()
 
     async def _session(self) -> None:
         # One scope around the whole connection (never one that ends before the contexts it encloses): its deadline
@@ -222,7 +228,14 @@ class ServerConnection:
     async def _open(self, stack: AsyncExitStack) -> Client:
         config = self.config
         if config.transport == "stdio":
-            transport = stdio_client(stdio_parameters(config))
+            parameters = stdio_parameters(config)
+            if shutil.which(config.command, path=parameters.env["PATH"]) is None:
+                raise FileNotFoundError(f"the command {config.command!r} is not found (PATH={parameters.env['PATH']})")
+            if self._stderr is not None:
+                self._stderr.close()
+            # Kept open past the connection (its error is read after the SDK's contexts have closed).
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            transport = stdio_client(parameters, errlog=self._stderr)
         else:
             http_client = httpx2.AsyncClient(headers=dict(config.headers), timeout=HTTP_TIMEOUT)
             http = await stack.enter_async_context(http_client)
@@ -321,6 +334,19 @@ class ServerConnection:
         content = answer.content if answer.action == "accept" else None
         return types.ElicitResult(action=answer.action, content=content)
 
+    def _last_words(self) -> str:
+        """The end of what a stdio server wrote to its standard error, which often says why it stopped."""
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0)
+            text = self._stderr.read()[-MAX_STDERR:].strip()
+            self._stderr.seek(0)
+            self._stderr.truncate()
+        except (OSError, ValueError):
+            return ""
+        return f"; its standard error ended with: {mask(text, self.config)}" if text else ""
+
     # --- state ------------------------------------------------------------------------
 
     def _set(self, **changes: Any) -> None:
@@ -362,8 +388,11 @@ def describe(exc: BaseException, config: McpServerConfig | None = None) -> str:
         text = str(exc) or type(exc).__name__
         if isinstance(exc, OSError | httpx2.HTTPError | TimeoutError) and type(exc).__name__ not in text:
             text = f"{type(exc).__name__}: {text}"
-    if config is not None:
-        for secret in [*config.headers.values(), *config.env.values()]:
-            if len(secret) >= 4:
-                text = text.replace(secret, "••••")
+    return mask(text, config) if config is not None else text
+
+
+def mask(text: str, config: McpServerConfig) -> str:
+    for secret in [*config.headers.values(), *config.env.values()]:
+        if len(secret) >= 4:
+            text = text.replace(secret, "••••")
     return text
