@@ -230,7 +230,7 @@ class ServerConnection:
         if config.transport == "stdio":
             parameters = stdio_parameters(config)
             if shutil.which(config.command, path=parameters.env["PATH"]) is None:
-                raise FileNotFoundError(f"the command {config.command!r} is not found (PATH={parameters.env['PATH']})")
+                raise FileNotFoundError(f"the command {config.command!r} is not found on PATH")
             if self._stderr is not None:
                 self._stderr.close()
             # Kept open past the connection (its error is read after the SDK's contexts have closed).
