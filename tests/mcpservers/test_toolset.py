@@ -97,3 +97,15 @@ def test_the_servers_of_the_config_file_are_offered(owner, record, settings, tmp
     toolset = toolset_for_user(user=owner)
     assert toolset.registry.get("fromfile__add") is not None
     assert toolset.requirement("fromfile__add", {"a": 1, "b": 2}) is None
+
+
+def test_the_tools_panel_lists_mcp_tools_with_their_approval(owner, record):
+    from django.test import Client
+
+    stdio_row(record, approval_exempt=["add"])
+    wait_connected()
+    client = Client()
+    client.force_login(owner)
+    tools = {tool["name"]: tool for tool in client.get("/tools/available").json()["tools"]}
+    assert tools["srv__add"] == {"name": "srv__add", "description": "Add two numbers.", "approval": "never"}
+    assert tools["srv__slow"]["approval"] == "always"
