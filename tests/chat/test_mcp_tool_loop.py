@@ -52,3 +52,26 @@ async def test_without_approval_the_mcp_tool_runs_at_once(connect, owner, model_
     stored = await Message.objects.aget(role="tool")
     assert stored.artifact["content"][0]["mimeType"] == "image/png"
     assert events[-1]["type"] == "run.completed"
+
+
+async def test_stop_during_an_mcp_call_cancels_it_on_the_server(connect, owner, model_server, record):  # noqa: F811
+    await mcp_server(record, require_approval=False)
+    model_server.enqueue(calls(("c1", "srv__slow", {"seconds": 60})), answer("never sent"))
+    client = await connect(owner)
+    await client.ask("wait a minute")
+    events = await client.until("tool_call.running")
+    await wait_for(lambda: "slow started" in record.read_text())
+    await client.send(type="run.cancel", thread=events[0]["thread"])
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.cancelled"
+    await wait_for(lambda: "cancelled" in record.read_text())
+
+
+async def wait_for(check, timeout=20.0):
+    import asyncio
+
+    for _ in range(int(timeout / 0.05)):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("not within the time")
