@@ -3,9 +3,10 @@
 from django.conf import settings
 
 # The app's pages load their scripts and styles from /static/ only and talk to their own websocket.
-# Inline styles stay allowed for the Django admin's widgets; inline scripts never are.
+# Inline styles stay allowed for the Django admin's widgets; inline scripts never are. Images may also be blob: URLs:
+# a tool card shows an artifact's images (validated PNG, JPEG, GIF, WebP) from Blobs the page itself made.
 DEFAULT_CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
     "frame-ancestors 'none'"
 )

@@ -261,6 +261,12 @@ AGENTWEB_DEMO_DELAY = float(env_str("AGENTWEB_DEMO_DELAY", "0.03"))
 AGENTWEB_FLUSH_INTERVAL = float(env_str("AGENTWEB_FLUSH_INTERVAL", "30.0"))
 # At most one delta frame per stream per this many seconds; the first piece is never held back.
 AGENTWEB_COALESCE_WINDOW = float(env_str("AGENTWEB_COALESCE_WINDOW", "0.016"))
+# A tool's progress reports (tool_call.progress): the first at once, then at most one frame per call per this many
+# seconds, carrying the latest value.
+AGENTWEB_PROGRESS_WINDOW = env_float("AGENTWEB_PROGRESS_WINDOW", 0.1)
+# A tool's request for the person's input (tool_call.input_requested) left unanswered this long is cancelled; the
+# time a call waits for an answer does not count against the tool's own timeout.
+AGENTWEB_INPUT_TIMEOUT = env_float("AGENTWEB_INPUT_TIMEOUT", 600.0)
 # Runs execute in `manage.py runworker agentweb-runs` processes (needs REDIS_URL) instead of the Daphne
 # process that received the message; a run then outlives the Daphne process that started it.
 AGENTWEB_RUN_WORKERS = env_bool("AGENTWEB_RUN_WORKERS", False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 
@@ -19,20 +18,14 @@ from .ratelimit import send_limiter
 from .text import unstorable_message, unstorable_text
 
 UNAUTHENTICATED = 4401
-# How long a subscriber waits for the process running its thread's run to answer (chat/runs/subscribe.py) before
-# it takes the stored state instead (that process may have died a moment ago).
-REPLAY_WAIT_SECONDS = 5.0
 SEND_LIMIT = send_limiter(settings)
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
     async def connect(self):
         self.groups_joined: set[str] = set()
-        self.replays_awaited: dict[str, asyncio.Task] = {}
         # Per thread, the last seq a subscribe sent: events of the thread's group up to it were sent already.
         self.sent_up_to: dict[str, int] = {}
-        # Events of a thread whose state another process is asked for, held until that state is sent.
-        self.held: dict[str, list[str]] = {}
         await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
@@ -41,8 +34,6 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.join(user_group_name(user.pk))
 
     async def disconnect(self, code):
-        for waiting in getattr(self, "replays_awaited", {}).values():
-            waiting.cancel()
         for group in getattr(self, "groups_joined", ()):
             await self.channel_layer.group_discard(group, self.channel_name)
 
@@ -64,8 +55,6 @@ class ChatConsumer(AsyncWebsocketConsumer):
         # here rather than through a handler: channels closes stale database connections (a hop to a worker
         # thread) before every handler, and these touch no database and are nearly all a socket gets.
         if message["type"] == "thread.event":
-            if self.held and self.hold(message["text"]):
-                return
             if self.sent_up_to and self.sent_already(message["text"]):
                 return
             if message.get("unless_following") not in self.groups_joined:
@@ -85,38 +74,18 @@ class ChatConsumer(AsyncWebsocketConsumer):
         del self.sent_up_to[thread]
         return False
 
-    def hold(self, text: str) -> bool:
-        """Hold an event of a thread whose snapshot is awaited from another process: sent before it, it would be
-        lost to the snapshot replacing the tab's view."""
-        held = self.held.get(json.loads(text).get("thread"))
-        if held is None:
-            return False
-        held.append(text)
-        return True
-
     async def send_texts(self, thread: str, texts: list[str]) -> None:
         """A subscribe's snapshot or tail; what the group delivers of them later is dropped (sent_already)."""
         if texts:
             self.sent_up_to[thread] = json.loads(texts[-1])["seq"]
         for text in texts:
             await self.send(text_data=text)
-        for text in self.held.pop(thread, ()):
-            if not self.sent_already(text):
-                await self.send(text_data=text)
 
     async def session_ended(self, message):
         """The person signed out (of this session, or everywhere) or was deactivated: this socket stops."""
         session = self.scope.get("session")
         if message.get("session") in (None, getattr(session, "session_key", None)):
             await self.close(code=UNAUTHENTICATED)
-
-    async def thread_replayed(self, message):
-        """The state of a thread whose run streams in another process, sent by that process."""
-        waiting = self.replays_awaited.pop(message["thread"], None)
-        if waiting is None or waiting.done():
-            return  # too late: the stored state was sent instead
-        waiting.cancel()
-        await self.send_texts(message["thread"], message["texts"])
 
     async def send_event(self, event: events.Event) -> None:
         """An answer to this socket's frame (chat/live/events.py)."""
@@ -134,25 +103,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         # Follow first, then read: an event published in between reaches this socket through the group as well
         # as in what is read, and is dropped the second time (sent_already); none is lost.
         await self.follow(thread.pk)
-        texts = await runs.subscribe_texts(thread, frame.get("after_seq"), model, reply_to=self.channel_name)
-        if texts is None:
-            self.await_replay(thread, model)
-            return
+        texts = await runs.subscribe_texts(thread, frame.get("after_seq"), model)
         await self.send_texts(str(thread.pk), texts)
-
-    def await_replay(self, thread, model) -> None:
-        key = str(thread.pk)
-        if key in self.replays_awaited:
-            self.replays_awaited[key].cancel()
-        self.held.setdefault(key, [])
-
-        async def fall_back() -> None:
-            await asyncio.sleep(REPLAY_WAIT_SECONDS)
-            if self.replays_awaited.get(key) is asyncio.current_task():
-                del self.replays_awaited[key]
-                await self.send_texts(key, [await runs.stored_snapshot_text(thread, model)])
-
-        self.replays_awaited[key] = asyncio.get_running_loop().create_task(fall_back())
 
     async def send_message(self, frame):
         # The session is checked in the trip to the database thread that opens the turn (runs.begin_turn); a frame
@@ -224,6 +176,27 @@ class ChatConsumer(AsyncWebsocketConsumer):
         except runs.InvalidArguments as error:
             raise ClientError("invalid_args", f"The edited arguments do not fit the tool: {error}") from None
 
+    async def answer_input(self, frame):
+        """tool_call.input: a person's answer to a running tool's request for input (chat/runs/interaction.py)."""
+        thread = await self.get_thread(frame["thread"])
+        try:
+            await runs.answer_input(
+                thread=thread,
+                user=self.scope["user"],
+                tool_call=frame["tool_call"],
+                request=frame["request"],
+                action=frame["action"],
+                content=frame.get("content"),
+                reply_to=self.channel_name,
+                ref=frame.get("ref"),
+            )
+        except runs.InputRefused as refused:
+            raise ClientError(refused.code, refused.message) from None
+
+    async def input_refused(self, message):
+        """The process running the run refused an answer this socket sent (answer_input)."""
+        await self.send_event(events.error(message["code"], message["message"], message.get("ref")))
+
     async def retry(self, frame):
         await self.follow_up(frame, "retry")
 
@@ -285,6 +258,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         "run.regenerate": regenerate,
         "message.edit_last": edit_last,
         "tool_call.decide": decide,
+        "tool_call.input": answer_input,
     }
 
     # --- helpers ----------------------------------------------------------------------

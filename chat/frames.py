@@ -62,6 +62,17 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
             {"if": {"properties": {"decision": {"const": "respond"}}}, "then": {"required": ["message"]}},
         ],
     },
+    "tool_call.input": {
+        "required": ["thread", "tool_call", "request", "action"],
+        "properties": {
+            "thread": _ID,
+            "tool_call": _ID,
+            "request": _ID,
+            "action": {"enum": ["accept", "decline", "cancel"]},
+            "content": {"type": "object"},
+        },
+        "allOf": [{"if": {"properties": {"action": {"const": "accept"}}}, "then": {"required": ["content"]}}],
+    },
 }
 _VALIDATORS = {
     name: Draft202012Validator({"type": "object", **schema, "properties": {**schema["properties"], "ref": _REF}})

@@ -57,19 +57,21 @@ class Run(models.Model):
     # Written every few seconds by the process executing the run: a stale one means that process died.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     # The channel on which that process's live run reads its group `run.<thread>` (chat/runs/registry.py): blank until a
-    # process takes the run. A cancel or a subscriber's request for the live state is sent to that group.
+    # process takes the run. A Stop from another process is sent to that group.
     owner = models.CharField(max_length=200, blank=True)
     # What the person should know about how the run went (a tool call found in the text, a trimmed history).
     notes = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["started_at", "id"]
-        constraints = [
-            # The database, not a lock in one process, guarantees one active run per thread.
-            models.UniqueConstraint(
-                fields=["thread"], condition=Q(status__in=["running", "waiting"]), name="one_active_run_per_thread"
-            )
-        ]
+
+    # The database, not a lock in one process, guarantees one active run per thread. Set here rather than in Meta,
+    # whose body cannot see the class's own names.
+    Meta.constraints = [
+        models.UniqueConstraint(
+            fields=["thread"], condition=Q(status__in=list(ACTIVE_STATUSES)), name="one_active_run_per_thread"
+        )
+    ]
 
     def __str__(self):
         return f"Run {self.pk} ({self.status})"
@@ -152,6 +154,8 @@ class ToolCall(models.Model):
     OPEN_STATUSES = (Status.STREAMING, Status.REQUESTED, Status.RUNNING, Status.AWAITING_APPROVAL)
     # Calls of a paused step whose result comes when the run resumes: approved (requested) or still waiting.
     PENDING_STATUSES = (Status.REQUESTED, Status.AWAITING_APPROVAL)
+    # Calls that ended with a result rather than an error: the tool's, or a person's reply in its place.
+    ANSWERED_STATUSES = (Status.SUCCESS, Status.REPLIED)
 
     # Made in Python when the model starts the call, so the card has its id before the row is written.
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -185,8 +189,7 @@ class ToolCall(models.Model):
         """The call ended with `status`; `text` is its result on success (or a person's reply), else its error.
         Held, not saved: the run writes a step's calls together."""
         self.status, self.finished_at = status, timezone.now()
-        ok = status in (self.Status.SUCCESS, self.Status.REPLIED)
-        self.result, self.error = (text, "") if ok else ("", text)
+        self.result, self.error = (text, "") if status in self.ANSWERED_STATUSES else ("", text)
 
     def decide(self, decision: str, *, args: dict | None = None, message: str = "") -> bool:
         """Apply a person's decision to this waiting call and save it. False, and nothing changed, when the call

@@ -22,13 +22,14 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from providers.types import ToolCallRequest
+from tools.artifacts import shown_images
 from tools.executor import ToolResult
 
 from . import live, store
 from .agent import StepResult
 from .live import events
 from .live.coalesce import DeltaCoalescer
-from .models import Message, ToolCall
+from .models import ToolCall
 from .text import storable, storable_value
 
 db = database_sync_to_async
@@ -99,11 +100,14 @@ class RunRecorder:
         self._announced = True
         self._write_lock = asyncio.Lock()
         self._awaiting: list[tuple[str, dict[str, bool]]] = []
-        # Which calls have a row, which rows lag what is held here, and the tool messages answering finished
-        # calls, until they are written.
+        # Which calls have a row, which rows lag what is held here, and the answers of finished calls, until they
+        # are written.
         self._stored: set[uuid.UUID] = set()
         self._dirty: set[uuid.UUID] = set()
-        self._answers: list[Message] = []
+        self._answers: list[store.Answer] = []
+        # What a running call's tool told beyond its status (chat/runs/interaction.py): its last progress and its
+        # open request for input, by call id, as of the last event the run published; the live view carries it.
+        self.call_extras: dict[str, dict[str, Any]] = {}
 
     # --- AgentSink -------------------------------------------------------------------
 
@@ -148,6 +152,9 @@ class RunRecorder:
             return None
         text = "".join(self.emitted[: self._shown]) if self.message_open else None
         calls = {str(call.id): store.tool_call_view(call, decided=False) for call in self.calls.values()}
+        for key, extras in self.call_extras.items():
+            if key in calls:
+                calls[key].update(extras)
         return LiveView(self._seq, self.message_id, text, calls)
 
     async def text_delta(self, text: str) -> None:
@@ -237,26 +244,19 @@ class RunRecorder:
         call.finish(result.status, stored)
         call.duration_ms = result.duration_ms
         self._dirty.add(call.id)
-        self._answers.append(
-            Message(
-                thread_id=self.thread_id,
-                run_id=self.run_id,
-                order=self._next_order(),
-                role=Message.Role.TOOL,
-                content=content,
-                status=Message.Status.COMPLETE if result.status == ToolCall.Status.SUCCESS else Message.Status.ERROR,
-                tool_call_id=call.call_id,
-                name=call.name,
-                artifact=artifact,
-            )
-        )
+        self._answers.append((call, content, artifact))
         if artifact is not None:
             await self._write_calls()  # the card offers its viewer at once, which reads the stored answer
         elif time.monotonic() - self._last_save >= self.flush_interval:
             self._save_in_background()
         await self.emit(
             events.tool_call_completed(
-                str(call.id), result.status, content, has_artifact=artifact is not None, duration_ms=result.duration_ms
+                str(call.id),
+                result.status,
+                content,
+                has_artifact=artifact is not None,
+                duration_ms=result.duration_ms,
+                images=len(shown_images(artifact)) if artifact is not None else 0,
             )
         )
 
@@ -280,8 +280,17 @@ class RunRecorder:
             message_id = await self._message_id() if new else None
             self._stored.update(call.id for call in rows)
             self._dirty.clear()
+            after = self.last_order  # the answers go right after the thread's last message
+            if after is not None:
+                self.last_order += len(answers)
             await db(store.record_tool_calls)(
-                message_id=message_id, thread_id=self.thread_id, new=new, changed=changed, answers=answers
+                message_id=message_id,
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                new=new,
+                changed=changed,
+                answers=answers,
+                after=after,
             )
 
     def resume_with(self, calls: list[ToolCall]) -> None:

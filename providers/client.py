@@ -3,25 +3,27 @@
 An AsyncClient belongs to the event loop that first used it, so the cache is per loop:
 Daphne has one loop for the process; tests may run several, one after another.
 
-It reads through `ModelServerTransport` (providers/transport.py: aiohttp under httpx, about half the CPU per chunk
-of httpx's own transport); `AGENTWEB_LLM_TRANSPORT=httpcore` switches to httpx's own (HTTP/2, SOCKS proxies and the
-like). HTTP proxies named in the environment (HTTPS_PROXY, ...) are used by both.
+It reads through `StreamingTransport` (providers/transport.py), several times cheaper per chunk than httpx's
+own transport; `AGENTWEB_LLM_TRANSPORT=httpcore` switches back to httpx's (HTTP/2, SOCKS and the like).
+With a proxy named in the environment (HTTPS_PROXY, ...) the client is httpx's own, which reads those variables
+and NO_PROXY itself (it does so only for transports it makes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import urllib.request
 import weakref
 
 import httpx
 
-from .transport import ModelServerTransport
+from .transport import StreamingTransport
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=10.0)
 LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
-TRANSPORTS = ("aiohttp", "httpcore")
-OLD_NAMES = {"streaming": "aiohttp"}  # agentweb's own HTTP/1.1 transport, before aiohttp took its place
+TRANSPORTS = ("streaming", "httpcore")
+OLD_NAMES = {"aiohttp": "streaming"}  # for a few days the default transport was aiohttp under httpx
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
@@ -29,24 +31,35 @@ def get_http_client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
-        client = new_http_client(os.environ.get("AGENTWEB_LLM_TRANSPORT") or "aiohttp")
+        client = new_http_client(os.environ.get("AGENTWEB_LLM_TRANSPORT") or "streaming")
         _clients[loop] = client
     return client
 
 
 async def close_http_client() -> None:
     """Close this loop's shared client, if it has one: its connections go now rather than when the garbage
-    collector finds them (aiohttp then complains of an unclosed session). For code that ends a loop it ran,
-    such as each test's."""
+    collector finds them. For code that ends a loop it ran, such as each test's."""
     client = _clients.pop(asyncio.get_running_loop(), None)
     if client is not None:
         await client.aclose()
 
 
-def new_http_client(transport: str = "aiohttp", timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> httpx.AsyncClient:
+def new_http_client(transport: str = "streaming", timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> httpx.AsyncClient:
     transport = OLD_NAMES.get(transport, transport)
     if transport not in TRANSPORTS:
         raise ValueError(f"AGENTWEB_LLM_TRANSPORT must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
-    if transport == "httpcore":
+    if transport == "httpcore" or proxies_in_environment():
+        # httpx reads the proxy variables (and NO_PROXY) itself only when it makes its own transport.
         return httpx.AsyncClient(timeout=timeout, limits=LIMITS, follow_redirects=False)
-    return httpx.AsyncClient(timeout=timeout, transport=ModelServerTransport(LIMITS), follow_redirects=False)
+    return httpx.AsyncClient(
+        timeout=timeout,
+        transport=StreamingTransport(
+            max_connections=LIMITS.max_connections, max_idle_per_origin=LIMITS.max_keepalive_connections
+        ),
+        follow_redirects=False,
+    )
+
+
+def proxies_in_environment() -> bool:
+    """Whether HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (or their lower-case forms) name a proxy."""
+    return any(scheme != "no" for scheme in urllib.request.getproxies())

@@ -21,3 +21,14 @@ def test_the_chat_page_has_no_inline_script(client, owner):
 
     for tag in re.findall(r"<script[^>]*>", html):
         assert "src=" in tag or 'type="application/json"' in tag, tag
+
+
+@pytest.mark.django_db
+def test_images_may_come_from_the_site_data_and_blob_urls_only(client, owner):
+    # A tool card shows an artifact's images from Blobs the page made (static/chat/images.js): blob: is allowed for
+    # images, and for nothing else.
+    client.force_login(owner)
+    policy = client.get("/").headers["Content-Security-Policy"]
+    directives = {part.split()[0]: part.split()[1:] for part in policy.split(";") if part.strip()}
+    assert directives["img-src"] == ["'self'", "data:", "blob:"]
+    assert all("blob:" not in sources for name, sources in directives.items() if name != "img-src")

@@ -1,4 +1,5 @@
-"""What the runtime knows about a tool call and can hand to a tool: the user, the thread, the call id, the store.
+"""What the runtime knows about a tool call and can hand to a tool: the user, the thread, the call id, the store,
+and, where the runtime offers them, a way to report progress and to ask the person for input mid-call.
 
 Plain dataclasses and a Protocol, so tools stay testable without Django: the Django side builds a
 ToolContext from the request and its own store; tests and scripts use MemoryStore.
@@ -9,10 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 __all__ = [
+    "Elicit",
     "ElicitationAnswer",
     "KeyValueStore",
     "MemoryStore",
     "MessageSearch",
+    "ReportProgress",
     "ToolContext",
     "ToolUser",
 ]
@@ -42,16 +45,21 @@ MessageSearch = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
 
 @dataclass(frozen=True)
 class ElicitationAnswer:
-    """What the person answered when a tool asked for input mid-call (an MCP server's elicitation)."""
+    """What the person answered to a request for input (MCP's elicitation result): `accept` with the `content`
+    they entered (an object that fits the requested schema), `decline`, or `cancel` (they dismissed it, the call
+    was stopped, or nobody answered in time)."""
 
     action: Literal["accept", "decline", "cancel"]
     content: dict | None = None
 
 
-# (progress, total, message): the call's status line shows it.
-ProgressReporter = Callable[[float, float | None, str | None], Awaitable[None]]
-# (message, JSON Schema of the requested form) -> the person's answer.
-Elicitor = Callable[[str, dict], Awaitable[ElicitationAnswer]]
+# (progress, total or None, message or None): how far the call is. Shown on the card's status line; cheap to call
+# often (the runtime sends the latest value a few times a second at most).
+ReportProgress = Callable[[float, float | None, str | None], Awaitable[None]]
+# (message, requested JSON schema: a flat object of string / number / integer / boolean / enum properties) ->
+# the person's answer. Waiting for it does not count against the tool's timeout. Raises ValueError for a schema
+# the runtime cannot show as a form.
+Elicit = Callable[[str, dict], Awaitable[ElicitationAnswer]]
 
 
 @dataclass(frozen=True)
@@ -63,9 +71,9 @@ class ToolContext:
     tool_call_id: str | None = None
     store: KeyValueStore | None = None
     search_messages: MessageSearch | None = None
-    # Optional: None when the caller offers no way to show progress or to ask the person.
-    report_progress: ProgressReporter | None = None
-    elicit: Elicitor | None = None
+    # None when the runtime offers none (a script, the admin's try-it console).
+    report_progress: ReportProgress | None = None
+    elicit: Elicit | None = None
 
 
 @dataclass

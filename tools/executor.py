@@ -8,12 +8,12 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from tools.base import Tool
 from tools.coerce import coerce, validation_problems
-from tools.context import ToolContext
+from tools.context import ElicitationAnswer, ToolContext
 from tools.convert import to_declared
 from tools.injection import resolve_injections
 from tools.pool import TOOL_THREADS
@@ -77,8 +77,10 @@ async def _run(registry: ToolRegistry, name: str, args: Any, context: ToolContex
     if tool is None:
         available = ", ".join(registry.names()) or "none"
         raise ToolFailure(f"Unknown tool {name!r}. Available tools: {available}.")
-    kwargs = _arguments(tool, args) | _injected(tool, context)
     deadline = asyncio.timeout(tool.timeout)
+    if context.elicit is not None:
+        context = replace(context, elicit=_DeadlinePause(deadline).around(context.elicit))
+    kwargs = _arguments(tool, args) | _injected(tool, context)
     try:
         async with deadline:
             value = await _call(tool, kwargs)
@@ -94,6 +96,50 @@ async def _run(registry: ToolRegistry, name: str, args: Any, context: ToolContex
         raise
     except Exception as exc:
         raise ToolFailure(_describe_failure(tool, kwargs, exc)) from None
+
+
+class _DeadlinePause:
+    """The time a call waits for a person (ToolContext.elicit) does not count against its timeout: the deadline is
+    put off while any of its requests for input is open, and moved later by as long as they were open.
+
+    The request may be made from another task than the call's (an MCP client's session task): rescheduling a
+    deadline only needs the same event loop."""
+
+    def __init__(self, deadline: asyncio.Timeout):
+        self.deadline = deadline
+        self.open = 0
+        self.remaining: float | None = None
+
+    def around(self, elicit):
+        async def paused_elicit(message: str, schema: dict) -> ElicitationAnswer:
+            self._pause()
+            try:
+                return await elicit(message, schema)
+            finally:
+                self._resume()
+
+        return paused_elicit
+
+    def _pause(self) -> None:
+        self.open += 1
+        when = self.deadline.when()
+        if self.open == 1 and when is not None:
+            remaining = max(when - asyncio.get_running_loop().time(), 0.0)
+            if self._reschedule(None):
+                self.remaining = remaining
+
+    def _resume(self) -> None:
+        self.open -= 1
+        if self.open == 0 and self.remaining is not None:
+            self._reschedule(asyncio.get_running_loop().time() + self.remaining)
+            self.remaining = None
+
+    def _reschedule(self, when: float | None) -> bool:
+        try:
+            self.deadline.reschedule(when)
+        except RuntimeError:  # the call is no longer under its deadline (it expired, or the call has ended)
+            return False
+        return True
 
 
 def _arguments(tool: Tool, args: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from django.conf import settings
 from .events import Event
 from .log import MemoryLog, RedisLog, group_name
 
-__all__ = ["Event", "group_name", "last_seq", "log", "publish", "read_after"]
+__all__ = ["Event", "group_name", "last_seq", "log", "publish", "read_after", "read_from_last"]
 
 
 def _seed_sync(thread_id: uuid.UUID) -> int:
@@ -61,6 +61,11 @@ async def publish(thread_id: uuid.UUID, events: list[Event]) -> int:
 async def read_after(thread_id: uuid.UUID, seq: int) -> list[str] | None:
     """The thread's events after `seq` as sent, or None when they are not all kept (take a snapshot)."""
     return await log().read_after(thread_id, seq)
+
+
+async def read_from_last(thread_id: uuid.UUID, event_type: str) -> list[str] | None:
+    """The thread's events from the last one of `event_type` its tail holds on, as sent; None when it holds none."""
+    return await log().read_from_last(thread_id, event_type)
 
 
 async def last_seq(thread_id: uuid.UUID) -> int:

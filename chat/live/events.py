@@ -1,4 +1,4 @@
-"""One builder per event of a thread's history (docs/protocol.md, "Server → client").
+"""One builder per event the server sends (docs/protocol.md, "Server → client").
 
 Every emitter builds its events here, so an event's fields are written down once. An event is
 (`type`, fields); the log (chat/live/log.py) adds `thread` and `seq` when it numbers it.
@@ -54,6 +54,12 @@ def error(code: str, message: str, ref: str | None) -> Event:
 
 def pong() -> Event:
     return "pong", {}
+
+
+def thread_snapshot(title: str, model: dict[str, Any], messages: list[dict], run: dict[str, Any] | None) -> Event:
+    """The thread's state, for a subscribe (chat/store/snapshot.py reads it): not numbered by the log, so the caller
+    adds `thread` and the `seq` it reflects."""
+    return "thread.snapshot", {"title": title, "model": model, "messages": messages, "run": run}
 
 
 # --- the run -------------------------------------------------------------------------------
@@ -141,15 +147,46 @@ def tool_call_running(tool_call: str) -> Event:
 
 
 def tool_call_completed(
-    tool_call: str, status: str, content: str, *, has_artifact: bool = False, duration_ms: int | None = None
+    tool_call: str,
+    status: str,
+    content: str,
+    *,
+    has_artifact: bool = False,
+    duration_ms: int | None = None,
+    images: int = 0,
 ) -> Event:
-    return "tool_call.completed", {
+    """`images`: how many images the artifact holds that a card shows (tools/artifacts.py); the card loads them."""
+    fields = {
         "tool_call": tool_call,
         "status": status,
         "content": content,
         "has_artifact": has_artifact,
         "duration_ms": duration_ms,
     }
+    if images:
+        fields["images"] = images
+    return "tool_call.completed", fields
+
+
+def tool_call_progress(tool_call: str, progress: float, total: float | None, message: str | None) -> Event:
+    """How far a running call is, as its tool reported it (coalesced: the latest value; never stored)."""
+    return "tool_call.progress", {"tool_call": tool_call, "progress": progress, "total": total, "message": message}
+
+
+def tool_call_input_requested(tool_call: str, request: str, message: str, schema: dict[str, Any]) -> Event:
+    """A running call asks the person for input: a form built from `schema` (chat/runs/interaction.py)."""
+    return "tool_call.input_requested", {
+        "tool_call": tool_call,
+        "request": request,
+        "message": message,
+        "schema": schema,
+    }
+
+
+def tool_call_input_answered(tool_call: str, request: str, action: str, by: str | None) -> Event:
+    """The request is closed: answered by `by` (accept / decline / cancel), or cancelled by the server (`by` None:
+    nobody answered in time, Stop, or the call ended)."""
+    return "tool_call.input_answered", {"tool_call": tool_call, "request": request, "action": action, "by": by}
 
 
 def tool_call_cancelled(tool_call: str) -> Event:

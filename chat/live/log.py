@@ -6,6 +6,9 @@ reconnecting tab the events after the last one it applied, or None when the tail
 far (the tab then takes a snapshot). Zulip's event queues work the same way ("register", then the events
 after the state's id).
 
+A subscriber to a thread whose run streams in another process rebuilds that run's message from the tail
+(chat/runs/subscribe.py): `read_from_last(thread, type)` gives the events from the last one of that type on.
+
 Two implementations with one contract (tests/chat/live/test_log.py):
 
 - `MemoryLog`, for one process (no REDIS_URL): a counter and a bounded deque per thread. Its counter starts
@@ -115,6 +118,17 @@ class MemoryLog:
             return None
         return [text for number, text in tail if number > seq]
 
+    async def read_from_last(self, thread_id: uuid.UUID, event_type: str) -> list[str] | None:
+        thread = self._threads.get(thread_id)
+        if thread is None:
+            return None
+        prefix = _type_prefix(event_type)
+        texts = [text for _, text in thread.tail]
+        for i in range(len(texts) - 1, -1, -1):
+            if texts[i].startswith(prefix):
+                return texts[i:]
+        return None
+
     async def last_seq(self, thread_id: uuid.UUID) -> int:
         thread = self._threads.get(thread_id) or await self._open(thread_id)
         return thread.seq
@@ -156,6 +170,21 @@ end
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 return last
 """
+# KEYS: the thread's stream. ARGV: the JSON text an event of the type sought begins with, how many entries to read
+# back at a time. The entries from the last such event on, or nil when the stream holds none.
+_FROM_LAST = """
+local before = '+'
+while true do
+  local entries = redis.call('XREVRANGE', KEYS[1], before, '-', 'COUNT', ARGV[2])
+  for _, entry in ipairs(entries) do
+    if string.sub(entry[2][2], 1, #ARGV[1]) == ARGV[1] then
+      return redis.call('XRANGE', KEYS[1], entry[1], '+')
+    end
+  end
+  if #entries < tonumber(ARGV[2]) then return false end
+  before = '(' .. entries[#entries][1]
+end
+"""
 # What Redis keeps of a thread nobody publishes to: its tail goes after a day (its counter stays).
 TAIL_SECONDS = 86_400
 
@@ -172,6 +201,7 @@ class RedisLog:
         self._prefix = prefix
         self._keep = keep
         self._script = client.register_script(_PUBLISH)
+        self._from_last = client.register_script(_FROM_LAST)
         # The database's number for each thread, read once per process (Redis is asked to use it only when it
         # has no counter of the thread: a first publish, or after Redis lost its data).
         self._seeds: dict[uuid.UUID, int] = {}
@@ -222,6 +252,13 @@ class RedisLog:
             return None  # the stream was trimmed past it
         return [_text(fields) for _, fields in entries]
 
+    async def read_from_last(self, thread_id: uuid.UUID, event_type: str) -> list[str] | None:
+        # One round trip, however far back the event is: the script reads the stream backwards in Redis.
+        entries = await self._from_last(keys=self._keys(thread_id)[1:], args=[_type_prefix(event_type), 200])
+        if not entries:
+            return None
+        return [_text(dict(zip(fields[::2], fields[1::2], strict=True))) for _, fields in entries]
+
     async def last_seq(self, thread_id: uuid.UUID) -> int:
         last = await self._client.get(self._keys(thread_id)[0])
         if last is not None:
@@ -234,6 +271,11 @@ def _halves(type_: str, thread: str, fields: dict[str, Any]) -> tuple[str, str]:
     """The event's JSON text before its number and after it: the same text MemoryLog writes in one piece."""
     rest = _dumps(fields)
     return f'{{"type": {_dumps(type_)}, "thread": "{thread}", "seq": ', (f", {rest[1:]}" if fields else "}")
+
+
+def _type_prefix(event_type: str) -> str:
+    """How the text of every event of that type begins (see _halves)."""
+    return f'{{"type": {_dumps(event_type)}, '
 
 
 def _number(entry_id: bytes | str) -> int:

@@ -15,17 +15,20 @@ from ..live import group_name
 from .approvals import InvalidArguments, decide
 from .cancel import cancel
 from .execute import load_toolset
+from .interaction import InputRefused, answer_input
 from .recovery import ensure_recovered, interrupt_live_runs
 from .registry import ACTIVE_RUNS
 from .start import RUNS_CHANNEL, SignedOut, begin_followup, begin_turn, launch_run, set_model, start_handed_over
-from .subscribe import stored_snapshot_text, subscribe_texts
+from .subscribe import subscribe_texts
 
 __all__ = [
     "ACTIVE_RUNS",
     "RUNS_CHANNEL",
+    "InputRefused",
     "InvalidArguments",
     "SignedOut",
     "UnknownModel",
+    "answer_input",
     "begin_followup",
     "begin_turn",
     "cancel",
@@ -37,6 +40,5 @@ __all__ = [
     "load_toolset",
     "set_model",
     "start_handed_over",
-    "stored_snapshot_text",
     "subscribe_texts",
 ]

@@ -1,5 +1,5 @@
 """Stop: a run streaming here, in another process, waiting for a worker or for a person; and the run's inbox,
-where other processes' Stops and requests for its state arrive."""
+where other processes' Stops and answers to its tools' requests for input arrive."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from channels.layers import get_channel_layer
 from .. import live, store
 from ..live import events
 from ..store import owners
+from .interaction import take_input
 from .recovery import single_process, stale_before
 from .registry import ACTIVE_RUNS, run_group, stopped_before_start
-from .subscribe import replay
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
@@ -75,7 +75,8 @@ async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
 
 
 async def read_inbox(thread_id: uuid.UUID, run_id: int, address: str) -> None:
-    """What other processes send to the run: a Stop (`run.cancel`), a request for the thread's state (`run.replay`)."""
+    """What other processes send to the run: a Stop (`run.cancel`), a person's answer to a tool's request for input
+    (`run.input`)."""
     layer = get_channel_layer()
     try:
         while True:
@@ -85,8 +86,8 @@ async def read_inbox(thread_id: uuid.UUID, run_id: int, address: str) -> None:
                     active = ACTIVE_RUNS.get(thread_id)
                     if active is not None and active.run_id == run_id:
                         active.task.cancel()
-                elif message["type"] == "run.replay":
-                    await replay(thread_id, message)
+                elif message["type"] == "run.input" and message.get("run") == run_id:
+                    await take_input(thread_id, run_id, message)
             except Exception:
                 log.exception("run %s: handling %r from another process failed", run_id, message.get("type"))
     finally:

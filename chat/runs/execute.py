@@ -30,6 +30,7 @@ from ..recorder import RunRecorder
 from ..store import owners
 from . import recovery
 from .cancel import read_inbox
+from .interaction import InteractiveToolbox, RunInteraction, for_recorder
 from .recovery import single_process
 from .registry import ACTIVE_RUNS, ActiveRun, run_group, stopped_before_start
 
@@ -112,6 +113,7 @@ async def start_here(
         window=settings.AGENTWEB_COALESCE_WINDOW,
         steps=run.steps,
     )
+    interaction = for_recorder(recorder)
     task = asyncio.get_running_loop().create_task(
         execute_run(
             thread,
@@ -121,10 +123,11 @@ async def start_here(
             user_message=turn.user_message_id,
             resume=resume,
             setup=setup,
+            interaction=interaction,
         ),
         name=f"run-{run.pk}",
     )
-    active = ActiveRun(run.pk, task, recorder, inbox)
+    active = ActiveRun(run.pk, task, recorder, inbox, interaction)
     ACTIVE_RUNS[thread.pk] = active
     return active
 
@@ -138,8 +141,10 @@ async def execute_run(
     user_message: int | None = None,
     resume: list[ToolCall] | None,
     setup: RunSetup | None = None,
+    interaction: RunInteraction | None = None,
 ) -> None:
     emit = recorder.emit
+    interaction = interaction or for_recorder(recorder)
     heartbeat = asyncio.create_task(_beat(run.pk))
     try:
         if announce:
@@ -160,7 +165,10 @@ async def execute_run(
         outcome = await run_agent(
             provider=provider,
             messages=history,
-            toolbox=RegistryToolbox(toolset.registry, disabled=toolset.disabled, context=context),
+            toolbox=InteractiveToolbox(
+                RegistryToolbox(toolset.registry, disabled=toolset.disabled, context=interaction.tool_context(context)),
+                interaction,
+            ),
             sink=recorder,
             max_steps=max(run.step_limit - run.steps, 0),
             policy=ThreadApprovalPolicy(toolset, granted),
@@ -173,6 +181,7 @@ async def execute_run(
             await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
             await emit(events.run_completed(run.pk, outcome.reason, recorder.steps))
     except asyncio.CancelledError:
+        await interaction.close()  # open requests for input are cancelled (their forms close), before the calls
         if recovery.server_stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
             await recorder.abort("error")
             await _finish(recorder, Run.Status.INTERRUPTED, error=store.STOPPED_SERVER_ERROR)
@@ -189,6 +198,7 @@ async def execute_run(
     finally:
         heartbeat.cancel()
         recorder.coalescer.close()
+        interaction.discard()
         active = ACTIVE_RUNS.get(thread.pk)
         if active and active.run_id == run.pk:
             del ACTIVE_RUNS[thread.pk]

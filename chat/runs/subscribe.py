@@ -1,36 +1,27 @@
 """What a subscriber is sent first: the log's tail after its last event, or a snapshot, from the database or
-from the run that streams (in this process or, on request, in another)."""
+from the run that streams in this process; a run that streams in another process is not asked anything: its
+current message is rebuilt from the log's tail."""
 
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 
 from .. import live, store
-from ..models import Thread
+from ..models import Message, Thread
 from ..store import owners
 from .recovery import ensure_recovered, single_process, stale_before
-from .registry import ACTIVE_RUNS, ActiveRun, run_group
+from .registry import ACTIVE_RUNS, ActiveRun
 
 db = database_sync_to_async
 
 
-# --- what a subscriber is sent first ------------------------------------------------------------
-
-
-async def subscribe_texts(
-    thread: Thread, after_seq: int | None, model: dict[str, Any], *, reply_to: str | None = None
-) -> list[str] | None:
-    """The events after `after_seq` when the thread's log still has them all, else a snapshot. The caller follows
-    the thread's group first: events published meanwhile reach it too, and it drops those it already sent.
-
-    None: the thread's run streams in another process, which sends the snapshot to `reply_to` itself, in order
-    with the run's next events (a `thread.replayed` message).
-    """
+async def subscribe_texts(thread: Thread, after_seq: int | None, model: dict[str, Any]) -> list[str]:
+    """The events after `after_seq` when the thread's log still has them all, else a snapshot (and the events
+    after it). The caller follows the thread's group first: events published meanwhile reach it too, and it drops
+    those it already sent."""
     await ensure_recovered()
     if after_seq is not None:
         texts = await live.read_after(thread.pk, after_seq)
@@ -39,14 +30,8 @@ async def subscribe_texts(
     active = ACTIVE_RUNS.get(thread.pk)
     if active is not None:
         return await _live_snapshot_texts(thread, active, model)
-    if single_process():
-        return [await stored_snapshot_text(thread, model)]
-    live_run = await db(owners.live_run)(thread_id=thread.pk, stale_before=stale_before())
-    if reply_to and live_run is not None and live_run.owner:
-        request = {"type": "run.replay", "thread": str(thread.pk), "model": model, "reply_to": reply_to}
-        await get_channel_layer().group_send(run_group(thread.pk), request)
-        return None
-    # No run streams anywhere: the database holds the thread as of the log's last number.
+    if not single_process() and await db(owners.live_run)(thread_id=thread.pk, stale_before=stale_before()):
+        return await _rebuilt_snapshot_texts(thread, model)
     return [await stored_snapshot_text(thread, model)]
 
 
@@ -70,13 +55,48 @@ async def _live_snapshot_texts(thread: Thread, active: ActiveRun, model: dict[st
     return [json.dumps(snapshot, ensure_ascii=False), *(await live.read_after(thread.pk, view.seq) or [])]
 
 
-async def replay(thread_id: uuid.UUID, message: dict[str, Any]) -> None:
-    """A subscriber on another process asks for the state of the thread whose run streams here."""
-    thread = await Thread.objects.aget(pk=thread_id)
-    active = ACTIVE_RUNS.get(thread_id)
-    if active is None:
-        texts = [await stored_snapshot_text(thread, message["model"])]
-    else:
-        texts = await _live_snapshot_texts(thread, active, message["model"])
-    reply = {"type": "thread.replayed", "thread": message["thread"], "texts": texts}
-    await get_channel_layer().send(message["reply_to"], reply)
+async def _rebuilt_snapshot_texts(thread: Thread, model: dict[str, Any]) -> list[str]:
+    """The thread whose run streams in another process, which is not asked: the database lacks only parts of the
+    run's latest message (its text is written when it ends, its tool calls when the step's tools have finished),
+    so that message is sent empty and rebuilt by its events, read from the log's tail (see rebuild).
+
+    The tail is read before the database: whatever the run writes between the two reads, the events that say
+    so are in the tail or still to come. A tail that no longer reaches back to that message's start (a step that
+    streams longer than the tail keeps) gives the stored snapshot: its text lags until message.completed, which
+    carries the whole text, replaces it (docs/protocol.md, "Reconnecting")."""
+    tail = await live.read_from_last(thread.pk, "message.started")
+    if tail is None:
+        return [await stored_snapshot_text(thread, model)]
+    snapshot = await db(store.build_snapshot)(thread=thread, seq=0, model=model)
+    return rebuild(snapshot, tail)
+
+
+def rebuild(snapshot: dict[str, Any], tail: list[str]) -> list[str]:
+    """A snapshot read from the database after `tail` (the log's events from the latest `message.started` on) was
+    read, made into the state just before that event, followed by the tail: what a tab that watched from the start
+    shows, once it has applied them.
+
+    The message the tail starts with is sent empty, without tool calls: its events rebuild it (a tab ignores
+    `message.started` and `tool_call.started` of what it has, and appends deltas). Assistant messages after it
+    were announced after the tail was read: their events come live. Everything else the database holds is as of
+    the tail's end or later, and the tail's other events set what they say (a status, a decision, a model)
+    rather than add to it, so applying them again changes nothing; the run's notes that the tail tells are
+    left out of the snapshot, which would show them twice."""
+    events = [json.loads(text) for text in tail]
+    started = events[0]["message"]["id"]
+    snapshot["seq"] = events[0]["seq"] - 1
+    messages = []
+    for message in snapshot["messages"]:
+        if message["role"] == Message.Role.ASSISTANT and message["id"] > started:
+            continue
+        if message["id"] == started:
+            message.update(content="", status=Message.Status.STREAMING, reasoning=None, finish_reason=None)
+            message.update(usage=None, tool_calls=[])
+        messages.append(message)
+    snapshot["messages"] = messages
+    run = snapshot["run"]
+    if run is not None:
+        told = [e["text"] for e in events if e["type"] == "run.note" and e["run"] == run["id"]]
+        if told and run["notes"][-len(told) :] == told:
+            run["notes"] = run["notes"][: -len(told)]
+    return [json.dumps(snapshot, ensure_ascii=False), *tail]

@@ -16,7 +16,9 @@ from .approvals import (
 from .snapshot import build_snapshot, history_and_last_order, load_history, tool_call_view
 from .steps import (
     STOPPED_SERVER_ERROR,
+    Answer,
     add_run_note,
+    add_tool_results,
     complete_assistant_message,
     create_assistant_message,
     discard_message,
@@ -43,11 +45,13 @@ from .turns import (
 __all__ = [
     "STOPPED_SERVER_ERROR",
     "AlreadyDecided",
+    "Answer",
     "DecisionNotOffered",
     "NothingToFollowUp",
     "RunActive",
     "TurnStart",
     "add_run_note",
+    "add_tool_results",
     "approved_calls",
     "build_snapshot",
     "cancel_waiting_run",

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from ..access import NotFound
-from ..models import Message, Run, Thread, ThreadToolGrant, ToolCall, ToolCallDecision
-from .steps import finish_run, next_order
+from ..models import Message, Run, ThreadToolGrant, ToolCall, ToolCallDecision
+from .steps import add_tool_results, finish_run
 
 
 class AlreadyDecided(Exception):
@@ -75,10 +74,8 @@ def decide_tool_call(
         result = None
         if call.finished_at is not None:  # rejected, or answered by the person: the model reads why
             result = call.result or call.error
-            replied = call.status == ToolCall.Status.REPLIED
-            _store_tool_result(
-                call, status=Message.Status.COMPLETE if replied else Message.Status.ERROR, content=result
-            )
+            step = call.message
+            add_tool_results(thread_id=step.thread_id, run_id=step.run_id, answers=[(call, result, None)])
         waiting = ToolCall.objects.filter(message_id=call.message_id, status=ToolCall.Status.AWAITING_APPROVAL)
         return Decided(
             tool_call=call,
@@ -88,21 +85,6 @@ def decide_tool_call(
             status=call.status if result is not None else None,
             all_decided=not waiting.exists(),
         )
-
-
-def _store_tool_result(call: ToolCall, *, status: str, content: str, artifact: Any = None) -> None:
-    thread = Thread.objects.get(pk=call.message.thread_id)
-    Message.objects.create(
-        thread=thread,
-        run_id=call.message.run_id,
-        order=next_order(thread),
-        role=Message.Role.TOOL,
-        content=content,
-        status=status,
-        tool_call_id=call.call_id,
-        name=call.name,
-        artifact=artifact,
-    )
 
 
 def grants_groups_and_stamp(*, thread_id: uuid.UUID, user_id: int) -> tuple[set[str], frozenset[str], str | None]:

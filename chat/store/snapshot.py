@@ -16,7 +16,7 @@ from django.db.models import (
 from providers.secrets import without_url_credentials
 from providers.types import ChatMessage, ToolCallRequest
 
-from ..live.events import INTERRUPTED_RESULT
+from ..live.events import INTERRUPTED_RESULT, thread_snapshot
 from ..models import Message, Run, Thread, ToolCall, ToolCallDecision
 
 # --- reading -----------------------------------------------------------------------------
@@ -155,15 +155,9 @@ def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[s
                 for call in message.tool_calls.all()
             ]
         messages.append(view)
-    return {
-        "type": "thread.snapshot",
-        "thread": str(thread.pk),
-        "seq": seq,
-        "title": thread.title,
-        "model": model,
-        "messages": messages,
-        "run": run_view(thread.runs.order_by("-started_at", "-id").first()),
-    }
+    run = run_view(thread.runs.order_by("-started_at", "-id").first())
+    type_, fields = thread_snapshot(thread.title, model, messages, run)
+    return {"type": type_, "thread": str(thread.pk), "seq": seq, **fields}
 
 
 def _answers_with_artifact(thread_id: uuid.UUID):

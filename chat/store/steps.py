@@ -4,6 +4,7 @@ runs a dead process left running. Synchronous: async code calls them through dat
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.db import transaction
 from django.db.models import (
@@ -65,18 +66,24 @@ def complete_assistant_message(
 CALL_FIELDS = ("args", "status", "approval", "started_at", "finished_at", "duration_ms", "result", "error")
 
 
+#: A finished call's answer: the call, the text the model reads as its result, and what the model never sees (an
+#: artifact, or None).
+Answer = tuple[ToolCall, str, Any]
+
+
 def record_tool_calls(
     *,
     message_id: int | None,
     thread_id: uuid.UUID,
+    run_id: int,
     new: list[ToolCall],
     changed: list[ToolCall],
-    answers: list[Message],
+    answers: list[Answer],
+    after: int | None = None,
 ) -> None:
     """A step's tool calls as the run holds them, in one transaction: the calls not written before (of message
     `message_id`) in one INSERT, those written before (a snapshot, a resumed step) in one UPDATE, then the tool
-    messages answering the finished ones in one INSERT. An answer without its order is placed after the thread's
-    last message, read now."""
+    messages answering the finished ones (add_tool_results, `after`)."""
     with transaction.atomic():
         if new:
             for call in new:
@@ -84,14 +91,35 @@ def record_tool_calls(
             ToolCall.objects.bulk_create(new)
         if changed:
             ToolCall.objects.bulk_update(changed, CALL_FIELDS)
-        if answers:
-            if any(answer.order is None for answer in answers):
-                order = next_order(Thread(pk=thread_id)) - 1
-                for answer in answers:
-                    if answer.order is None:
-                        order += 1
-                        answer.order = order
-            Message.objects.bulk_create(answers)
+        add_tool_results(thread_id=thread_id, run_id=run_id, answers=answers, after=after)
+
+
+def add_tool_results(
+    *, thread_id: uuid.UUID, run_id: int | None, answers: list[Answer], after: int | None = None
+) -> None:
+    """The tool messages answering finished calls, the only writer of them: one INSERT, right after the thread's
+    last message, in the order given. `after`: that message's order when the caller knows it (a run, the thread's
+    only writer of messages while it goes on: RunRecorder.last_order), else it is read."""
+    if not answers:
+        return
+    if after is None:
+        after = next_order(Thread(pk=thread_id)) - 1
+    Message.objects.bulk_create(
+        [
+            Message(
+                thread_id=thread_id,
+                run_id=run_id,
+                order=after + place,
+                role=Message.Role.TOOL,
+                content=content,
+                status=Message.Status.COMPLETE if call.status in ToolCall.ANSWERED_STATUSES else Message.Status.ERROR,
+                tool_call_id=call.call_id,
+                name=call.name,
+                artifact=artifact,
+            )
+            for place, (call, content, artifact) in enumerate(answers, 1)
+        ]
+    )
 
 
 def finish_run(*, run_id: int, status: str, reason: str = "", error: str = "", steps: int) -> None:

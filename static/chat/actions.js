@@ -1,9 +1,11 @@
-// Frames a person's clicks send besides messages: decisions on waiting tool calls, run.retry and run.continue.
+// Frames a person's clicks send besides messages: decisions on waiting tool calls, answers to a tool's request
+// for input, run.retry and run.continue.
 // Each goes out with its own `ref`, so the server's `error` for it lands where the person clicked: a decision's
 // error inside its tool card, a retry's or continue's next to the composer.
 
 const NOT_CONNECTED = "Not connected — try again in a moment.";
 const ALREADY_DECIDED = "Already decided (in another tab?)";
+const NOT_OPEN = "This request is no longer open (answered in another tab, or it timed out).";
 
 export class Actions {
   /**
@@ -19,6 +21,7 @@ export class Actions {
     Object.assign(this, { socket, view, composer, threadId, describe, onRunActive });
     this.counter = 0;
     this.decisions = new Map(); // ref → tool call id
+    this.inputs = new Map(); // ref → {toolCallId, request}
     this.followUps = new Set(); // refs of run.retry / run.continue frames
   }
 
@@ -36,6 +39,18 @@ export class Actions {
       return;
     }
     this.decisions.set(ref, String(toolCallId));
+  }
+
+  /** `payload`: {request, action, content?} as the card's input form built it. */
+  answerInput(toolCallId, payload) {
+    const thread = this.threadId();
+    const ref = this.nextRef("input");
+    const frame = { type: "tool_call.input", thread, tool_call: toolCallId, ...payload, ref };
+    if (!thread || !this.socket.send(frame)) {
+      this.view.toolCard(toolCallId)?.inputFailed(payload.request, NOT_CONNECTED);
+      return;
+    }
+    this.inputs.set(ref, { toolCallId: String(toolCallId), request: String(payload.request) });
   }
 
   retry() {
@@ -71,6 +86,14 @@ export class Actions {
       else card?.approvalFailed(message);
       return true;
     }
+    if (this.inputs.has(ref)) {
+      const { toolCallId, request } = this.inputs.get(ref);
+      this.inputs.delete(ref);
+      const card = this.view.toolCard(toolCallId);
+      if (code === "not_found") card?.inputBlocked(request, NOT_OPEN);
+      else card?.inputFailed(request, message);
+      return true;
+    }
     if (this.followUps.has(ref)) {
       this.followUps.delete(ref);
       this.view.notices.enableAction();
@@ -90,7 +113,12 @@ export class Actions {
       const card = this.view.toolCard(toolCallId);
       if (card?.approvalSending) card.approvalFailed("The connection dropped while sending. If nothing changes, decide again.");
     }
+    for (const { toolCallId, request } of this.inputs.values()) {
+      const card = this.view.toolCard(toolCallId);
+      if (card?.inputSending) card.inputFailed(request, "The connection dropped while sending. If the form stays, answer again.");
+    }
     this.decisions.clear();
+    this.inputs.clear();
     this.followUps.clear();
     this.view.notices.enableAction();
   }

@@ -66,6 +66,7 @@ const nextRef = (prefix) => `${prefix}-${++state.refCounter}`;
 const view = new ThreadView($("messages"), {
   isDemo: Boolean(modelInfo.is_demo),
   onDecide: (toolCallId, payload) => actions.decide(toolCallId, payload),
+  onInput: (toolCallId, payload) => actions.answerInput(toolCallId, payload),
   onRetry: () => actions.retry(),
   onContinue: () => actions.continueRun(),
   continueSteps: Number.parseInt(appEl?.dataset.maxSteps || "", 10) || null,

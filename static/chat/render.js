@@ -4,6 +4,8 @@
 
 import { button, el, prettyJson } from "./dom.js";
 import { ApprovalPanel, decisionText, originalArgsView } from "./approval.js";
+import { InputForm, answeredText } from "./elicitation.js";
+import { ArtifactImages, withoutImageData } from "./images.js";
 import { MarkdownStream, onCopyClick } from "./markdown.js";
 
 export { el, prettyJson };
@@ -256,10 +258,12 @@ class ArtifactViewer {
         "truncated",
       );
     } else {
+      // Images show above, as images: their base64 would only fill the viewer. The download keeps everything.
       text = JSON.stringify(data ? data.artifact : null, null, 2) ?? "null";
       this.setStatus("");
     }
-    this.textEl.textContent = text;
+    const shown = truncated ? text : (JSON.stringify(withoutImageData(data ? data.artifact : null), null, 2) ?? "null");
+    this.textEl.textContent = shown;
     this.dispose();
     this.blobUrl = URL.createObjectURL(new Blob([text], { type: "application/json" }));
     this.download.href = this.blobUrl;
@@ -283,12 +287,20 @@ export class ToolCardView {
    * @param {(toolCallId: any) => Promise<object>} [opts.loadArtifact]  the stored artifact (see ArtifactViewer)
    * @param {(name: string) => Promise<string|null>} [opts.describe]  the tool's description, as the person's tool
    *   list has it now (null when the tool is not in it)
+   * @param {(toolCallId: any, payload: object) => void} [opts.onInput]  an answer to the tool's request for input
    */
-  constructor({ id, name, callId = "", status = "streaming", onDecide = null, loadArtifact = null, describe = null }) {
+  constructor({
+    id, name, callId = "", status = "streaming", onDecide = null, loadArtifact = null, describe = null, onInput = null,
+  }) {
     this.id = id;
     this.name = name || "tool";
     this.args = undefined;
     this.onDecide = onDecide;
+    this.onInput = onInput;
+    this.input = null;
+    this.loadStored = loadArtifact;
+    this.stored = null; // the artifact endpoint's answer, once asked (a Promise)
+    this.hasArtifact = false;
     this.describe = describe;
     this.described = false;
     this.approval = null;
@@ -301,8 +313,11 @@ export class ToolCardView {
     const icon = el("span", "tool-icon", "⚙");
     icon.setAttribute("aria-hidden", "true");
     this.statusEl = el("span", "status");
+    // What a running tool reported of its progress ("3/10 — Downloading"), until it completes.
+    this.progressEl = el("span", "tool-progress");
+    this.progressEl.hidden = true;
     this.durationEl = el("span", "duration");
-    summary.append(icon, el("span", "tool-name", this.name), this.statusEl, this.durationEl);
+    summary.append(icon, el("span", "tool-name", this.name), this.statusEl, this.progressEl, this.durationEl);
 
     const body = el("div", "tool-body");
     this.descriptionEl = el("p", "tool-description");
@@ -322,9 +337,14 @@ export class ToolCardView {
     this.resultSection.hidden = true;
     this.artifact = new ArtifactViewer({
       name: this.name,
-      load: loadArtifact ? () => loadArtifact(this.id) : null,
+      load: loadArtifact ? () => this.loadArtifact() : null,
       idBase: `tool-card-${cardCount}`,
     });
+    this.images = new ArtifactImages(this.name);
+    this.inputEl = el("div", "tool-input");
+    this.inputEl.hidden = true;
+    this.inputDoneEl = el("p", "tool-input-answered");
+    this.inputDoneEl.hidden = true;
 
     this.approvalEl = el("div", "tool-approval");
     this.approvalEl.hidden = true;
@@ -332,11 +352,14 @@ export class ToolCardView {
     this.decisionEl.hidden = true;
 
     body.append(
-      this.descriptionEl, this.argsSection, this.approvalEl, this.decisionEl, this.resultSection, this.artifact.root,
+      this.descriptionEl, this.argsSection, this.approvalEl, this.decisionEl, this.inputEl, this.inputDoneEl,
+      this.resultSection, this.images.root, this.images.structured, this.artifact.root,
     );
     this.root.append(summary, body);
     this.root.addEventListener("toggle", () => {
-      if (this.root.open) this.loadDescription();
+      if (!this.root.open) return;
+      this.loadDescription();
+      if (this.hasArtifact) this.showImages();
     });
     this.setStatus(status);
   }
@@ -357,9 +380,32 @@ export class ToolCardView {
     }
   }
 
-  /** Frees the artifact's download URL; the card is leaving the page. */
+  /** Frees the artifact's download and image URLs; the card is leaving the page. */
   dispose() {
     this.artifact.dispose();
+    this.images.dispose();
+  }
+
+  /** The stored artifact (fetched once; again after a failure). */
+  loadArtifact() {
+    if (!this.loadStored) return Promise.reject(new Error("The artifact cannot be loaded here."));
+    if (!this.stored) {
+      this.stored = this.loadStored(this.id);
+      this.stored.catch(() => { this.stored = null; });
+    }
+    return this.stored;
+  }
+
+  /** The artifact's images and structured content, when it is shaped like an MCP tool result. */
+  async showImages() {
+    if (this.imagesShown || !this.loadStored) return;
+    this.imagesShown = true;
+    try {
+      const data = await this.loadArtifact();
+      if (data && !data.truncated) this.images.fill(data.artifact);
+    } catch {
+      this.imagesShown = false; // the viewer's button says what went wrong, and tries again
+    }
   }
 
   get status() {
@@ -371,6 +417,17 @@ export class ToolCardView {
     this.statusEl.className = `status status-${status}`;
     this.statusEl.textContent = TOOL_STATUS_LABELS[status] || status;
     if (status !== "awaiting_approval") this.closeApproval();
+    if (status !== "running") {
+      this.setProgress(null);
+      this.closeInput();
+    }
+  }
+
+  /** tool_call.progress: "3/10 — Downloading" beside "running…"; null clears it. */
+  setProgress(report) {
+    const text = report && this.status === "running" ? progressText(report) : "";
+    this.progressEl.textContent = text;
+    this.progressEl.hidden = !text;
   }
 
   appendArgs(text) {
@@ -382,8 +439,9 @@ export class ToolCardView {
     this.argsNode.data = prettyJson(args);
   }
 
-  /** Shows the result; `content` is text the model saw (or the error), shown as text. */
-  complete({ status, content, durationMs, hasArtifact }) {
+  /** Shows the result; `content` is text the model saw (or the error), shown as text. `images`: how many images the
+   * artifact holds that the card shows (live events only): the card opens and shows them at once. */
+  complete({ status, content, durationMs, hasArtifact, images = 0 }) {
     this.setStatus(FINAL_TOOL_STATUSES.has(status) ? status : status || "success");
     this.durationEl.textContent = formatDuration(durationMs);
     const text = prettyJson(content);
@@ -393,6 +451,53 @@ export class ToolCardView {
     this.resultEl.hidden = text.length === 0;
     this.resultSection.hidden = text.length === 0;
     this.artifact.show(Boolean(hasArtifact));
+    this.hasArtifact = Boolean(hasArtifact);
+    if (this.hasArtifact && images > 0) this.root.open = true;
+    if (this.hasArtifact && this.root.open) this.showImages();
+  }
+
+  /** tool_call.input_requested (or a snapshot's `input_request`): the form, open on the card. */
+  askInput({ request, message, schema }) {
+    this.closeInput();
+    this.inputDoneEl.hidden = true;
+    this.root.open = true;
+    this.input = new InputForm({
+      request, message, schema,
+      onSend: (payload) => {
+        if (this.onInput) this.onInput(this.id, payload);
+      },
+    });
+    this.inputEl.replaceChildren(this.input.root);
+    this.inputEl.hidden = false;
+  }
+
+  /** tool_call.input_answered: the form goes (in every tab), and what became of it shows. */
+  inputAnswered({ request, action, by }) {
+    if (!this.input || this.input.request !== String(request)) return;
+    this.closeInput();
+    this.inputDoneEl.textContent = answeredText(action, typeof by === "string" ? by : "");
+    this.inputDoneEl.dataset.action = action || "";
+    this.inputDoneEl.hidden = false;
+  }
+
+  closeInput() {
+    this.input = null;
+    this.inputEl.replaceChildren();
+    this.inputEl.hidden = true;
+  }
+
+  /** The answer was not taken; the form stays with `message`. */
+  inputFailed(request, message) {
+    if (this.input && this.input.request === String(request)) this.input.fail(message);
+  }
+
+  /** The request is no longer open from here; the events will close the form. */
+  inputBlocked(request, message) {
+    if (this.input && this.input.request === String(request)) this.input.block(message);
+  }
+
+  get inputSending() {
+    return Boolean(this.input && this.input.sending);
   }
 
   /** The offered choices for a call that waits for a person. `allow` as in tool_call.awaiting_approval. */
@@ -466,6 +571,19 @@ export class ToolCardView {
     this.decisionEl.dataset.decision = decision || "";
     this.decisionEl.hidden = false;
   }
+}
+
+/** "3/10 — Downloading", "40 %", "1.5 — Resizing": a tool's progress report as its card shows it. */
+export function progressText({ progress, total, message }) {
+  const number = (n) => (Number.isInteger(n) ? String(n) : String(Math.round(n * 100) / 100));
+  let text = "";
+  if (typeof progress === "number" && Number.isFinite(progress)) {
+    text = typeof total === "number" && Number.isFinite(total) && total > 0
+      ? `${number(progress)}/${number(total)}`
+      : number(progress);
+  }
+  if (typeof message === "string" && message) text = text ? `${text} — ${message}` : message;
+  return text;
 }
 
 /** A sidebar entry; the title goes in as text. */

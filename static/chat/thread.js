@@ -94,14 +94,16 @@ export class ThreadView {
    * @param {number|null} opts.continueSteps  that limit (AGENTWEB_MAX_STEPS), for the button's label
    * @param {(toolCallId: any) => Promise<object>} opts.loadArtifact  a tool call's stored artifact
    * @param {(name: string) => Promise<string|null>} opts.describeTool  a tool's description, for its cards
+   * @param {(toolCallId: any, payload: object) => void} opts.onInput  an answer to a tool's request for input
    */
   constructor(container, {
     isDemo = false, onDecide = null, onRetry = () => {}, onContinue = () => {}, continueSteps = null, loadArtifact = null,
-    describeTool = null,
+    describeTool = null, onInput = null,
   } = {}) {
     this.container = container;
     this.isDemo = isDemo;
     this.onDecide = onDecide;
+    this.onInput = onInput;
     this.loadArtifact = loadArtifact;
     this.describeTool = describeTool;
     this.notices = new RunNotices({ append: (node) => this.append(node), onRetry, onContinue, continueSteps });
@@ -197,6 +199,10 @@ export class ThreadView {
         });
       } else if (call.status === "awaiting_approval") {
         card.askApproval(call.allow || null);
+      } else if (call.status === "running") {
+        // What the run holds of a running call (a page loaded while it runs): its progress, its open form.
+        if (call.progress) card.setProgress(call.progress);
+        if (call.input_request) card.askInput(call.input_request);
       }
     }
     return view;
@@ -226,6 +232,7 @@ export class ThreadView {
       callId: call.call_id,
       status: call.status || "streaming",
       onDecide: this.onDecide,
+      onInput: this.onInput,
       loadArtifact: this.loadArtifact,
       describe: this.describeTool,
     });
@@ -313,7 +320,17 @@ export class ThreadView {
       case "tool_call.completed":
         this.withCard(ev, (card) => card.complete({
           status: ev.status, content: ev.content, durationMs: ev.duration_ms, hasArtifact: ev.has_artifact,
+          images: typeof ev.images === "number" ? ev.images : 0,
         }));
+        return true;
+      case "tool_call.progress":
+        this.withCard(ev, (card) => card.setProgress(ev));
+        return true;
+      case "tool_call.input_requested":
+        this.withCard(ev, (card) => card.askInput(ev));
+        return true;
+      case "tool_call.input_answered":
+        this.withCard(ev, (card) => card.inputAnswered(ev));
         return true;
       case "tool_call.decided":
         this.withCard(ev, (card) => card.decided(ev));

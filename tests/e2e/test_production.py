@@ -16,6 +16,7 @@ import pytest
 from tests.support.processes import Worker, log_in, model_server
 from tests.support.production import cluster
 from tests.support.sockets import ChatSocket
+from tests.support.thread_view import shown_after
 
 SETUP = (
     "from django.contrib.auth.models import User; from tools.models import ToolSetting; "
@@ -37,6 +38,7 @@ def app(tmp_path_factory):
             AGENTWEB_LLM_BASE_URL=f"{model_url}/v1",
             AGENTWEB_LLM_MODEL="production-model",
             AGENTWEB_LLM_API_KEY=API_KEY,
+            AGENTWEB_TOOL_MODULES="tests.support.tools_for_tests",
             # A dead worker's run is seen as such after 3 s rather than 45 s.
             AGENTWEB_HEARTBEAT_SECONDS="0.5",
             AGENTWEB_RUN_STALE_SECONDS="3",
@@ -193,6 +195,72 @@ def test_a_run_outlives_the_daphne_process_that_started_it(app):
     assert snapshot["messages"][-1]["content"] + streamed == answer
 
 
+def test_tabs_subscribing_on_the_other_daphne_mid_run_end_showing_what_the_watching_tab_shows(app):
+    """Tabs that subscribe while the worker streams a long answer with tool calls, with no after_seq or with one
+    the log's tail no longer reaches back to, are sent the run's current message empty and the log's events from
+    its start: each ends with exactly the text and the cards of the tab that watched from the start."""
+    calculator = [
+        {"id": "call_a", "name": "calculator", "arguments": {"expression": "23*19"}},
+        {"id": "call_b", "name": "calculator", "arguments": {"expression": "437+4"}},
+    ]
+    script(
+        app,
+        {"text": "Let me work both out, one after the other. " * 6, "tool_calls": calculator, "delay_ms": 8},
+        {"text": "And one more to be sure. " * 6, "tool_calls": [{**calculator[0], "id": "call_c"}], "delay_ms": 8},
+        {"text": " ".join(f"word{n}" for n in range(120)), "delay_ms": 8},
+    )
+    other = app["second"]
+
+    async def scenario():
+        async with (
+            ChatSocket(app["first"], app["cookie"]) as watcher,
+            ChatSocket(other, app["cookie"]) as fresh,
+            ChatSocket(other, app["cookie"]) as stale,
+            ChatSocket(other, app["cookie"]) as late,
+        ):
+            await watcher.send(**send("work it out"))
+            seen = await watcher.until("message.delta")
+            thread = seen[0]["thread"]
+            await fresh.send(type="thread.subscribe", thread=thread, after_seq=None)
+            seen += await watcher.until("tool_call.args_delta")
+            # The tail keeps the current message's events, not the stale tab's last number (a capped tail trims so).
+            started = [e["seq"] for e in seen if e["type"] == "message.started"][-1]
+            trim_tail(app, thread, before=started)
+            await stale.send(type="thread.subscribe", thread=thread, after_seq=seen[0]["seq"])
+            while [e["type"] for e in seen].count("message.started") < 3:  # on to the last answer
+                seen += await watcher.until("message.started")
+            seen += await watcher.until("message.delta")
+            await late.send(type="thread.subscribe", thread=thread, after_seq=None)
+            seen += await watcher.until("run.completed", "run.failed")
+            return seen, [await tab.until("run.completed", "run.failed") for tab in (fresh, stale, late)]
+
+    watched, tabs = asyncio.run(scenario())
+
+    assert watched[-1]["type"] == "run.completed"
+    expected = shown_after(watched).answers()
+    assert [len(cards) for *_, cards in expected] == [2, 1, 0]
+    for received in tabs:
+        events = [e for e in received if "seq" in e]  # not the person's thread list (thread.listed)
+        snapshot = events[0]
+        assert snapshot["type"] == "thread.snapshot"
+        # Rebuilt, not asked of the worker: the current message comes empty, its events follow from its start.
+        assert snapshot["messages"][-1]["content"] == "" and snapshot["messages"][-1]["tool_calls"] == []
+        assert events[1]["type"] == "message.started" and events[1]["seq"] == snapshot["seq"] + 1
+        assert shown_after(events).answers() == expected
+
+
+def trim_tail(app, thread: str, *, before: int) -> None:
+    """Drop the thread's events numbered below `before` from the log's tail in Redis."""
+    import redis
+
+    env = app["cluster"].env
+    client = redis.Redis.from_url(env["REDIS_URL"])
+    try:
+        client.xtrim(f"{env['AGENTWEB_REDIS_PREFIX']}:log:{thread}:events", minid=f"{before}-0", approximate=False)
+    finally:
+        client.close()
+
+
 def test_an_approval_waiting_on_one_daphne_is_decided_on_the_other_and_the_worker_resumes(app):
     script(
         app,
@@ -234,6 +302,43 @@ def test_stop_on_the_other_daphne_stops_the_run_in_the_worker(app):
     on_other, on_first = asyncio.run(stop_elsewhere())
 
     assert on_other[-1]["type"] == on_first[-1]["type"] == "run.cancelled"
+
+
+def test_a_tools_request_for_input_in_the_worker_is_answered_from_the_other_daphne(app):
+    script(
+        app,
+        {"tool_calls": [{"id": "call_i1", "name": "ask_for_details", "arguments": {"purpose": "the badge"}}]},
+        {"text": "Badge ordered."},
+    )
+    good = {"name": "Ada", "email": "ada@example.org"}
+
+    async def answer_elsewhere():
+        async with ChatSocket(app["first"], app["cookie"]) as first, ChatSocket(app["second"], app["cookie"]) as other:
+            await first.send(**send("order my badge"))
+            asked = (await first.until("tool_call.input_requested"))[-1]
+            thread, call, request = asked["thread"], asked["tool_call"], asked["request"]
+            # The other Daphne's tab loads the thread: the worker's state shows the open form.
+            await other.send(type="thread.subscribe", thread=thread, after_seq=None)
+            snapshot = (await other.until("thread.snapshot"))[-1]
+            frame = {"type": "tool_call.input", "thread": thread, "tool_call": call, "request": request}
+            # An answer that does not fit is refused by the worker, to the socket that sent it.
+            await other.send(**frame, action="accept", content={"name": "Ada", "email": "no"}, ref="bad")
+            refused = (await other.until("error"))[-1]
+            await other.send(**frame, action="accept", content=good)
+            return asked, snapshot, refused, await other.until("run.completed"), await first.until("run.completed")
+
+    asked, snapshot, refused, on_other, on_first = asyncio.run(answer_elsewhere())
+
+    [call] = [c for m in snapshot["messages"] for c in m.get("tool_calls", [])]
+    assert call["input_request"]["request"] == asked["request"]
+    assert (refused["code"], refused["ref"]) == ("invalid_input", "bad")
+    assert "email: is not a valid email" in refused["message"]
+    for events in (on_other, on_first):
+        answered = [(e["action"], e["by"]) for e in events if e["type"] == "tool_call.input_answered"]
+        assert answered == [("accept", "ada")]
+        [completed] = [e for e in events if e["type"] == "tool_call.completed"]
+        assert json.loads(completed["content"]) == {"action": "accept", "content": good}
+        assert last_message(events) == "Badge ordered."
 
 
 def test_a_run_whose_worker_died_is_interrupted_and_a_new_worker_retries_it(app):

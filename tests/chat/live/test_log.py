@@ -174,3 +174,19 @@ async def test_a_restarted_log_never_gives_out_a_number_a_tab_has_seen(restarted
     after = restart()
     assert await after.publish(thread, [events.run_note(1, "c")]) > seen
     assert await after.read_after(thread, seen) is None  # what came before is gone: a snapshot
+
+
+async def test_the_tail_from_the_last_event_of_a_type_on(make_log):
+    factory, _ = make_log
+    thread = uuid.uuid4()
+    log = factory()
+    assert await log.read_from_last(thread, "message.started") is None  # nothing published
+    await log.publish(thread, [events.message_started(1), events.message_delta(1, "a")])
+    await log.publish(thread, [events.message_started(2), events.message_delta(2, "b"), events.run_note(1, "n")])
+    from_last = texts_of(await log.read_from_last(thread, "message.started"))
+    assert [(e["type"], e["seq"]) for e in from_last] == [("message.started", 3), ("message.delta", 4), ("run.note", 5)]
+    assert texts_of(await log.read_from_last(thread, "run.note")) == from_last[-1:]
+    assert await log.read_from_last(thread, "message.completed") is None  # none in the tail
+    # keep=5: the last message.started is trimmed away (Redis trims approximately, but never keeps 250)
+    await log.publish(thread, [events.message_delta(2, str(n)) for n in range(250)])
+    assert await log.read_from_last(thread, "message.started") is None

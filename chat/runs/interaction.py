@@ -1,0 +1,344 @@
+"""Tools that talk back mid-call: progress on the card's status line, and requests for the person's input answered
+with a form on the card (MCP's progress notifications and elicitation; any tool may use them through its
+ToolContext).
+
+Per run, a RunInteraction gives each running call its `report_progress` and `elicit` (tools/context.py):
+
+- progress goes out as `tool_call.progress`, the first report at once, then at most one frame per call per
+  AGENTWEB_PROGRESS_WINDOW, carrying the latest value; nothing is stored.
+- a request for input goes out as `tool_call.input_requested` and waits for `tool_call.input` from any of the
+  person's tabs (this process's sockets directly, others' through the run's group `run.<thread>`, as Stop does);
+  the first answer wins and `tool_call.input_answered` closes the form in every tab. Unanswered after
+  AGENTWEB_INPUT_TIMEOUT, or when the call ends or the run stops, the request is cancelled. The run's live view
+  (chat/recorder.py) carries the open request, so a tab that loads meanwhile shows the form again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import uuid
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from providers.types import ToolCallRequest
+from tools.context import ElicitationAnswer, ToolContext
+from tools.elicitation import check_requested_schema, content_problems
+
+from ..live import events
+from ..models import Thread, ToolCall
+from ..recorder import RunRecorder
+from ..store import owners
+from ..text import storable, storable_value
+from .recovery import single_process, stale_before
+from .registry import ACTIVE_RUNS, run_group
+
+log = logging.getLogger("agentweb.runs")
+db = database_sync_to_async
+
+MAX_MESSAGE_CHARS = 4000  # a request's message
+MAX_PROGRESS_MESSAGE_CHARS = 500
+ACTIONS = ("accept", "decline", "cancel")
+
+
+class InputRefused(Exception):
+    """An answer that is not taken; the socket that sent it gets an `error` with this code and message."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+NOT_OPEN = "This request for input is no longer open (answered, cancelled, or its call has ended)."
+
+
+@dataclass
+class InputRequest:
+    id: str
+    tool_call: str  # the ToolCall's id, as events name it
+    message: str
+    schema: dict[str, Any]
+    answer: asyncio.Future
+
+    def view(self) -> dict[str, Any]:
+        """As a snapshot's tool call carries it (`input_request`)."""
+        return {"request": self.id, "message": self.message, "schema": self.schema}
+
+
+class LatestValue:
+    """Per key, the first value sent at once, then at most one per `window` seconds: the latest that arrived."""
+
+    def __init__(self, send: Callable[[Hashable, Any], Any], *, window: float):
+        self._send = send
+        self._window = window
+        self._last_sent: dict[Hashable, float] = {}
+        self._pending: dict[Hashable, Any] = {}
+        self._timers: dict[Hashable, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    async def push(self, key: Hashable, value: Any) -> None:
+        if key in self._pending:  # a send is due: it takes this value instead
+            self._pending[key] = value
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        last = self._last_sent.get(key)
+        if last is None or now - last >= self._window:
+            self._last_sent[key] = now
+            await self._send(key, value)
+            return
+        self._pending[key] = value
+        self._timers[key] = loop.call_at(last + self._window, self._due, key)
+
+    def _due(self, key: Hashable) -> None:
+        self._timers.pop(key, None)
+        if key not in self._pending:
+            return
+        self._last_sent[key] = asyncio.get_running_loop().time()
+        task = asyncio.ensure_future(self._send(key, self._pending.pop(key)))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def forget(self, key: Hashable) -> None:
+        """The key's stream has ended: what is pending is dropped."""
+        self._pending.pop(key, None)
+        self._last_sent.pop(key, None)
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+
+    def close(self) -> None:
+        for key in list(self._timers):
+            self.forget(key)
+
+
+class RunInteraction:
+    """Progress and requests for input of one run's calls. Lives as long as the run's task, in its process."""
+
+    def __init__(self, recorder: RunRecorder, *, progress_window: float, input_timeout: float | None):
+        self.recorder = recorder
+        self.input_timeout = input_timeout
+        self.requests: dict[str, InputRequest] = {}
+        self.progress = LatestValue(self._send_progress, window=progress_window)
+        # The call being executed → its ToolCall's id (see tool_context).
+        self._bound: dict[int, str] = {}
+
+    # --- the tools' side ------------------------------------------------------------------
+
+    def tool_context(self, base: Callable[[ToolCallRequest], ToolContext]) -> Callable[[ToolCallRequest], ToolContext]:
+        """`base`'s context for a call, with the call's report_progress and elicit."""
+
+        def context(call: ToolCallRequest) -> ToolContext:
+            made = base(call)
+            tool_call = self._bind(call)
+            if tool_call is None:
+                return made
+
+            async def report_progress(progress: float, total: float | None = None, message: str | None = None):
+                await self.report_progress(tool_call, progress, total, message)
+
+            async def elicit(message: str, schema: dict) -> ElicitationAnswer:
+                return await self.elicit(tool_call, message, schema)
+
+            return replace(made, report_progress=report_progress, elicit=elicit)
+
+        return context
+
+    def _bind(self, call: ToolCallRequest) -> str | None:
+        """The running ToolCall the agent executes `call` for (matched by the model's call id; two calls of a step
+        with the same id are bound one each)."""
+        bound = set(self._bound.values())
+        wanted = storable(call.id)
+        for state in self.recorder.calls.values():
+            key = str(state.id)
+            if state.call_id == wanted and state.status == ToolCall.Status.RUNNING and key not in bound:
+                self._bound[id(call)] = key
+                return key
+        return None
+
+    async def call_ended(self, call: ToolCallRequest) -> None:
+        """The call has returned (its result is told next): its progress stops, its open requests are cancelled."""
+        tool_call = self._bound.pop(id(call), None)
+        if tool_call is None:
+            return
+        self.progress.forget(tool_call)
+        self.recorder.call_extras.pop(tool_call, None)
+        for request in [r for r in self.requests.values() if r.tool_call == tool_call]:
+            await self._close(request, ElicitationAnswer("cancel"), by=None)
+
+    async def report_progress(
+        self, tool_call: str, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        value = {
+            "progress": _number("progress", progress),
+            "total": None if total is None else _number("total", total),
+            "message": None if message is None else storable(str(message))[:MAX_PROGRESS_MESSAGE_CHARS],
+        }
+        await self.progress.push(tool_call, value)
+
+    async def _send_progress(self, tool_call: str, value: dict[str, Any]) -> None:
+        if not self._running(tool_call):
+            return  # it ended meanwhile: its card shows the result, not a late progress
+        await self.recorder.emit(events.tool_call_progress(tool_call, **value))
+        if tool_call in self._bound.values():  # still running: a page loaded now shows it
+            self.recorder.call_extras.setdefault(tool_call, {})["progress"] = value
+
+    def _running(self, tool_call: str) -> bool:
+        return any(str(c.id) == tool_call and c.status == ToolCall.Status.RUNNING for c in self.recorder.calls.values())
+
+    async def elicit(self, tool_call: str, message: str, schema: dict) -> ElicitationAnswer:
+        """Ask the person; the answer, or `cancel` when nobody answers in time, the call ends or the run stops."""
+        schema = check_requested_schema(schema)  # InvalidRequest (a ValueError): the tool is told why
+        if not self._running(tool_call):
+            return ElicitationAnswer("cancel")
+        request = InputRequest(
+            id=uuid.uuid4().hex,
+            tool_call=tool_call,
+            message=storable(str(message))[:MAX_MESSAGE_CHARS],
+            schema=storable_value(schema),
+            answer=asyncio.get_running_loop().create_future(),
+        )
+        self.requests[request.id] = request
+        await self.recorder.emit(
+            events.tool_call_input_requested(tool_call, request.id, request.message, request.schema)
+        )
+        self.recorder.call_extras.setdefault(tool_call, {})["input_request"] = request.view()
+        try:
+            async with asyncio.timeout(self.input_timeout):
+                # Shielded: a Stop cancels the wait, never the answer a closing request is given.
+                return await asyncio.shield(request.answer)
+        except TimeoutError:
+            await self._close(request, ElicitationAnswer("cancel"), by=None)
+            # Closed here, or by an answer that came in just before (its close sets the answer soon).
+            return await asyncio.shield(request.answer)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._close(request, ElicitationAnswer("cancel"), by=None))
+            raise
+
+    async def _close(self, request: InputRequest, answer: ElicitationAnswer, *, by: str | None) -> bool:
+        """Close an open request with `answer` (False: it was closed already). Every tab is told, then the tool."""
+        if self.requests.pop(request.id, None) is None:
+            return False
+        try:
+            await self.recorder.emit(events.tool_call_input_answered(request.tool_call, request.id, answer.action, by))
+        finally:
+            extras = self.recorder.call_extras.get(request.tool_call)
+            if extras is not None and extras.get("input_request", {}).get("request") == request.id:
+                del extras["input_request"]
+            if not request.answer.done():
+                request.answer.set_result(answer)
+        return True
+
+    # --- the person's side ----------------------------------------------------------------
+
+    async def answer(self, *, tool_call: str, request: str, action: str, content: Any, by: str) -> None:
+        """A person's answer (tool_call.input). The first one wins; InputRefused otherwise."""
+        found = self.requests.get(request)
+        if found is None or found.tool_call != tool_call:
+            raise InputRefused("not_found", NOT_OPEN)
+        if action not in ACTIONS:
+            raise InputRefused("bad_frame", f"action: {str(action)[:20]!r} is not one of accept, decline, cancel.")
+        answer = ElicitationAnswer(action)
+        if action == "accept":
+            problems = content_problems(found.schema, content)
+            if problems:
+                raise InputRefused("invalid_input", "The answer does not fit the form: " + "; ".join(problems))
+            answer = ElicitationAnswer("accept", content)
+        if not await self._close(found, answer, by=by):
+            raise InputRefused("not_found", NOT_OPEN)
+
+    async def close(self) -> None:
+        """The run stops (Stop, a failure, its end): open requests are cancelled, pending progress dropped."""
+        self.progress.close()
+        for request in list(self.requests.values()):
+            await asyncio.shield(self._close(request, ElicitationAnswer("cancel"), by=None))
+
+    def discard(self) -> None:
+        """The run's task has ended: nothing is told any more; a request still waited on gets `cancel`."""
+        self.progress.close()
+        for request in self.requests.values():
+            if not request.answer.done():
+                request.answer.set_result(ElicitationAnswer("cancel"))
+        self.requests.clear()
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
+    return value
+
+
+def for_recorder(recorder: RunRecorder) -> RunInteraction:
+    return RunInteraction(
+        recorder, progress_window=settings.AGENTWEB_PROGRESS_WINDOW, input_timeout=settings.AGENTWEB_INPUT_TIMEOUT
+    )
+
+
+class InteractiveToolbox:
+    """A toolbox (built with `interaction.tool_context(...)` as its context) whose calls' progress and requests
+    for input end when the call returns, before its result is told."""
+
+    def __init__(self, toolbox, interaction: RunInteraction):
+        self.toolbox = toolbox
+        self.interaction = interaction
+
+    def definitions(self):
+        return self.toolbox.definitions()
+
+    def returns_direct(self, name: str) -> bool:
+        return self.toolbox.returns_direct(name)
+
+    async def execute(self, call: ToolCallRequest):
+        try:
+            return await self.toolbox.execute(call)
+        finally:
+            await self.interaction.call_ended(call)
+
+
+# --- an answer, from whichever process's socket it reaches -------------------------------------
+
+
+async def answer_input(
+    *, thread: Thread, user, tool_call: str, request: str, action: str, content: Any, reply_to: str, ref: str | None
+) -> None:
+    """Route a person's answer to the run that waits for it: here, or through the run's group in the process that
+    runs it (which tells `reply_to` if it refuses the answer). InputRefused for an answer refused here."""
+    fields = {"tool_call": tool_call, "request": request, "action": action, "content": content}
+    by = user.get_username()
+    active = ACTIVE_RUNS.get(thread.pk)
+    if active is not None and active.interaction is not None:  # the run is here
+        await active.interaction.answer(**fields, by=by)
+        return
+    if single_process():
+        raise InputRefused("not_found", NOT_OPEN)
+    live_run = await db(owners.live_run)(thread_id=thread.pk, stale_before=stale_before())
+    if live_run is None or not live_run.owner:
+        raise InputRefused("not_found", NOT_OPEN)
+    message = {"type": "run.input", "run": live_run.run_id, **fields, "by": by, "reply_to": reply_to, "ref": ref}
+    await get_channel_layer().group_send(run_group(thread.pk), message)
+
+
+async def take_input(thread_id: uuid.UUID, run_id: int, message: dict[str, Any]) -> None:
+    """An answer another process received for this process's run (its inbox, chat/runs/cancel.py)."""
+    active = ACTIVE_RUNS.get(thread_id)
+    fields = {key: message.get(key) for key in ("tool_call", "request", "action", "content")}
+    try:
+        if active is None or active.run_id != run_id or active.interaction is None:
+            raise InputRefused("not_found", NOT_OPEN)
+        await active.interaction.answer(**fields, by=message.get("by") or "")
+    except InputRefused as refused:
+        if message.get("reply_to"):
+            refusal = {
+                "type": "input.refused",
+                "code": refused.code,
+                "message": refused.message,
+                "ref": message.get("ref"),
+            }
+            await get_channel_layer().send(message["reply_to"], refusal)
