@@ -330,7 +330,10 @@ class ServerConnection:
         call = next((c for c in self._in_flight if c.on_elicit is not None), None)
         if call is None:
             return types.ElicitResult(action="decline")
-        answer = await call.on_elicit(params.message, params.requested_schema)
+        try:
+            answer = await call.on_elicit(params.message, params.requested_schema)
+        except ValueError as exc:  # a schema the app cannot show as a form
+            return types.ErrorData(code=types.INVALID_PARAMS, message=f"The client cannot ask for this: {exc}")
         content = answer.content if answer.action == "accept" else None
         return types.ElicitResult(action=answer.action, content=content)
 
