@@ -50,6 +50,7 @@ warnings.filterwarnings("ignore", message="ping is removed", category=MCPDepreca
 
 Status = Literal["connecting", "connected", "failed", "stopped"]
 MAX_STDERR = 400  # characters of a stdio server's standard error in a connection's error
+MAX_STDERR_KEPT = 256 * 1024  # bytes of it kept while the server runs
 MAX_PAGES = 100  # tools/list pages: a paginator that never ends cannot hang a connection
 CLIENT_INFO = types.Implementation(name="agentweb", version="0.1.0")
 # An HTTP server may hold a response stream open for a long call: the read timeout is the call's own deadline.
@@ -299,6 +300,7 @@ class ServerConnection:
         """A server that exits or drops while idle is noticed by the next ping."""
         while True:
             await anyio.sleep(self.backoff.ping_interval)
+            self._trim_stderr()
             try:
                 with anyio.fail_after(min(self.config.timeout, 30.0)):
                     await client.session.send_ping()
@@ -336,6 +338,22 @@ class ServerConnection:
             return types.ErrorData(code=types.INVALID_PARAMS, message=f"The client cannot ask for this: {exc}")
         content = answer.content if answer.action == "accept" else None
         return types.ElicitResult(action=answer.action, content=content)
+
+    def _trim_stderr(self) -> None:
+        """A server that logs to its standard error for days must not fill the disk: only its end is kept."""
+        stderr = self._stderr
+        try:
+            if stderr is None or os.fstat(stderr.fileno()).st_size <= MAX_STDERR_KEPT:
+                return
+            # The file's offset is shared with the server's process: it writes on after what is kept.
+            stderr.seek(0)
+            tail = stderr.read()[-MAX_STDERR:]
+            stderr.seek(0)
+            stderr.truncate()
+            stderr.write(tail)
+            stderr.flush()
+        except (OSError, ValueError):
+            pass
 
     def _last_words(self) -> str:
         """The end of what a stdio server wrote to its standard error, which often says why it stopped."""

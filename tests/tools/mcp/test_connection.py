@@ -1,6 +1,7 @@
 """One connection per server, against the real test server over stdio and streamable HTTP."""
 
 import asyncio
+import os
 
 import pytest
 
@@ -139,3 +140,15 @@ async def test_a_removed_server_is_closed(manager, server_config):
     assert manager.states() == {}
     with pytest.raises(McpUnavailable, match="not configured"):
         await manager.call("srv", "add", {"a": 1, "b": 1}, None)
+
+
+async def test_a_chatty_stdio_servers_standard_error_is_kept_short(manager, record, monkeypatch):
+    from tools.mcp import connection
+
+    monkeypatch.setattr(connection, "MAX_STDERR_KEPT", 1000)
+    manager.configure([stdio_config("srv", record)])
+    await connected(manager)
+    for _ in range(40):  # the SDK's server logs each failed call to its standard error
+        await manager.call("srv", "fail", {"reason": "x" * 50}, None)
+    [owner] = [c for c in manager._connections.values()]
+    await wait_until(lambda: 0 < os.fstat(owner._stderr.fileno()).st_size <= 1000 + 800)
