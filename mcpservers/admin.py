@@ -103,6 +103,17 @@ class McpServerAdmin(TryItMixin, admin.ModelAdmin):
         ("Approval", {"fields": ["require_approval", "approval_exempt"]}),
     ]
 
+    # A stdio server is a command run as the app's user: only superusers add or change servers (or try their tools),
+    # whatever model permissions a staff account was given.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj: McpServer | None = None) -> bool:
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj: McpServer | None = None) -> bool:
+        return request.user.is_superuser
+
     def get_urls(self):
         opts = self.model._meta
         name = f"{opts.app_label}_{opts.model_name}_try_tool"

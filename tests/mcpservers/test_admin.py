@@ -102,3 +102,17 @@ def test_the_servers_of_the_config_file_are_marked_read_only(admin_client_, sett
     settings.AGENTWEB_MCP_CONFIG = str(path)
     page = admin_client_.get(LIST).content.decode()
     assert "MCP server fromfile comes from AGENTWEB_MCP_CONFIG (read-only here: edit the file): disabled." in page
+
+
+def test_staff_with_every_permission_but_not_superuser_cannot_add_or_change_a_server(record):
+    from django.contrib.auth.models import Permission
+
+    staff = get_user_model().objects.create_user("staff", password="staff-password-1", is_staff=True)
+    staff.user_permissions.set(Permission.objects.filter(content_type__app_label="mcpservers"))
+    row = stdio_row(record, enabled=False)
+    client = Client()
+    client.force_login(staff)
+    assert client.get(f"{LIST}add/").status_code == 403
+    assert client.post(f"{LIST}{row.pk}/change/", {"name": "x"}).status_code == 403
+    assert client.get(f"{LIST}{row.pk}/try/add/").status_code == 403
+    assert client.get(LIST).status_code == 200  # it may look
