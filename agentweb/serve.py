@@ -61,11 +61,22 @@ class AppServer(Server):
             self.ws_factory.protocol = AppWebSocketProtocol
             self.ws_factory.setProtocolOptions(failByDrop=False)
             tune_process()  # the app is loaded by now (agentweb/tuning.py)
+            start_mcp_servers()
             if ready is not None:
                 ready()
 
         self.ready_callable = configure
         super().run()
+
+
+def start_mcp_servers() -> None:
+    """This process's MCP connections start connecting now, in the background (mcpservers/lifetime.py)."""
+    from django.apps import apps
+
+    if apps.is_installed("mcpservers"):
+        from mcpservers.lifetime import start_in_background
+
+        start_in_background()
 
 
 class AppCommandLineInterface(CommandLineInterface):

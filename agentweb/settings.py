@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "tools.apps.ToolsConfig",
     "modelconfig",
     "sharing",
+    "mcpservers",
 ]
 
 MIDDLEWARE = [
@@ -285,3 +286,8 @@ AGENTWEB_TOOL_THREADS_PER_TOOL = env_int("AGENTWEB_TOOL_THREADS_PER_TOOL", 4)
 # message.send per user (across processes when they share Redis): a burst of this many, then this many per minute.
 AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)
 AGENTWEB_SEND_RATE_PER_MINUTE = env_int("AGENTWEB_SEND_RATE_PER_MINUTE", 30)
+
+# MCP servers as tool sources (docs/mcp.md): a JSON file in the mcpServers format, read at start; and the share of
+# the smallest model context window the MCP tools' definitions may take before the admin warns.
+AGENTWEB_MCP_CONFIG = env_str("AGENTWEB_MCP_CONFIG")
+AGENTWEB_MCP_CONTEXT_SHARE = env_float("AGENTWEB_MCP_CONTEXT_SHARE", 0.25)

@@ -38,6 +38,12 @@ def prepare_process() -> None:
     interrupt_runs_on_stop()
 
 
+def stop_mcp_servers() -> None:
+    from tools.mcp.manager import default_manager
+
+    default_manager().shutdown()
+
+
 def interrupt_runs_on_stop() -> None:
     """On SIGTERM (systemd, Docker, a deploy) the runs streaming in this worker write what they have and become
     interrupted (chat.runs.interrupt_live_runs); then the process ends as SIGTERM would have ended it."""
@@ -47,6 +53,8 @@ def interrupt_runs_on_stop() -> None:
         try:
             await runs.interrupt_live_runs()
         finally:
+            # SIGTERM's default action skips atexit: the MCP connections (stdio servers' processes) close first.
+            await asyncio.to_thread(stop_mcp_servers)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
 

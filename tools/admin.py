@@ -198,8 +198,9 @@ class TryItMixin:
 
     change_form_template = "admin/tools/change_form_with_try.html"
 
-    def trial_tool(self, obj: Any) -> Tool:
-        """The tool to run for ``obj``; raises ValueError with the reason it cannot run."""
+    def trial_tool(self, obj: Any, **kwargs: Any) -> Tool:
+        """The tool to run for ``obj`` (``kwargs``: the rest of the try page's URL, e.g. which of an MCP server's
+        tools); raises ValueError with the reason it cannot run."""
         raise NotImplementedError
 
     def get_urls(self):
@@ -216,14 +217,14 @@ class TryItMixin:
         url = reverse(f"admin:{opts.app_label}_{opts.model_name}_try", args=[obj.pk])
         return format_html('<a href="{}">Try it</a>', url)
 
-    def try_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+    def try_view(self, request: HttpRequest, object_id: str, **kwargs: Any) -> HttpResponse:
         obj = self.get_object(request, unquote(object_id))
         if obj is None:
             raise Http404(f"No {self.model._meta.verbose_name} with id {object_id!r}.")
         if not self.has_change_permission(request, obj):
             raise PermissionDenied
         try:
-            tool, problem = self.trial_tool(obj), ""
+            tool, problem = self.trial_tool(obj, **kwargs), ""
         except ValueError as exc:
             tool, problem = None, str(exc)
         example = json.dumps(services.example_arguments(tool.parameters) if tool else {}, indent=2)

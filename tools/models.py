@@ -342,7 +342,19 @@ def known_tool_names() -> set[str]:
     names = set(default_registry().names())
     names.update(ToolSetting.objects.values_list("name", flat=True))
     names.update(HttpTool.objects.values_list("name", flat=True))
+    names.update(_mcp_tools())
     return names
+
+
+def _mcp_tools() -> dict:
+    """The MCP servers' tools this process knows (those of servers it has connected to), by name."""
+    from django.apps import apps
+
+    if not apps.is_installed("mcpservers"):
+        return {}
+    from mcpservers.services import mcp_tools
+
+    return {tool.name: tool for tool in mcp_tools().tools}
 
 
 def tool_arguments(tool_name: str) -> set[str] | None:
@@ -355,7 +367,13 @@ def tool_arguments(tool_name: str) -> set[str] | None:
         properties = code_tool.parameters.get("properties")
         return set(properties) if isinstance(properties, dict) else set()
     http_tool = HttpTool.objects.filter(name=tool_name).first()
-    return None if http_tool is None else http_tool.property_names()
+    if http_tool is not None:
+        return http_tool.property_names()
+    mcp_tool = _mcp_tools().get(tool_name)
+    if mcp_tool is None:
+        return None
+    properties = mcp_tool.parameters.get("properties")
+    return set(properties) if isinstance(properties, dict) else set()
 
 
 class SettingsStamp(models.Model):

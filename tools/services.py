@@ -24,6 +24,7 @@ from tools.base import Tool
 from tools.context import ToolContext, ToolUser
 from tools.executor import ToolResult, execute_tool
 from tools.http_tool import build_http_tool
+from tools.mcp.manager import default_manager
 from tools.models import AllowedHost, ApprovalRule, HttpTool, ToolSetting, bump_settings_stamp, normalise_host
 from tools.registry import ToolRegistry, default_registry
 from tools.store import DatabaseStore
@@ -88,6 +89,21 @@ def sync_tool_settings(*, using: str = "default", registry: ToolRegistry | None 
 
 
 # --- what a user gets --------------------------------------------------------------------
+
+
+class DisabledTools(frozenset):
+    """The names of tools that exist but are switched off, and the prefixes of whole sources switched off (a
+    disabled MCP server: its tools' names are not known while it is not connected)."""
+
+    prefixes: tuple[str, ...] = ()
+
+    def __new__(cls, names=(), prefixes: tuple[str, ...] = ()):
+        made = super().__new__(cls, names)
+        made.prefixes = tuple(prefixes)
+        return made
+
+    def __contains__(self, name: object) -> bool:
+        return frozenset.__contains__(self, name) or (isinstance(name, str) and name.startswith(self.prefixes))
 
 
 @dataclass(frozen=True)
@@ -174,6 +190,13 @@ def toolset_for_user(*, user, registry: ToolRegistry | None = None, groups: froz
         if row.requires_approval:
             approval[row.name] = row.approval_config()
 
+    # MCP servers' tools: by default each asks before it runs (the server's require_approval, its exempt tools).
+    mcp = mcp_tools(taken=frozenset(tool.name for tool in tools) | frozenset(disabled))
+    for mcp_tool in mcp.tools:
+        tools.append(mcp_tool)
+        if mcp_tool.requires_approval:
+            approval[mcp_tool.name] = dict(DEFAULT_APPROVAL)
+
     rules: dict[str, list[ArgumentRule]] = {}
     for rule in ApprovalRule.objects.filter(enabled=True):
         rules.setdefault(rule.tool_name, []).append(rule.to_rule())
@@ -181,7 +204,7 @@ def toolset_for_user(*, user, registry: ToolRegistry | None = None, groups: froz
     choices.update({row.name: row.approval_config() for row in http_rows})
     return ToolSet(
         registry=ToolRegistry(tools),
-        disabled=frozenset(disabled),
+        disabled=DisabledTools(disabled, mcp.disabled_prefixes),
         approval=approval,
         rules={name: tuple(found) for name, found in rules.items()},
         choices=choices,
@@ -201,10 +224,12 @@ MAX_BUILT = 256
 def toolset_for_stamp(*, user, groups: frozenset[str], stamp: str | None) -> ToolSet:
     """toolset_for_user for a run: built once per process for each set of groups while the settings' stamp
     (SettingsStamp, read by the caller as the run starts) stays the same. Every change of the rows the tools are
-    built from gives a new stamp (tools/apps.py), so the next run of every process sees it. None: no stamp (a
-    database without the row): built afresh."""
+    built from gives a new stamp (tools/apps.py), so the next run of every process sees it; so does a change of an
+    MCP server's tool list in this process (its connection's: tools/mcp/manager.py). None: no stamp (a database
+    without the row): built afresh."""
     if stamp is None or user is None or not user.is_authenticated:
         return toolset_for_user(user=user, groups=groups)
+    stamp = f"{stamp}:{default_manager().generation}"
     with _built_lock:
         if _built["stamp"] != stamp:
             _built["stamp"], _built["sets"] = stamp, {}
@@ -219,6 +244,19 @@ def toolset_for_stamp(*, user, groups: frozenset[str], stamp: str | None) -> Too
     if found.user_id == user.pk:
         return found
     return dataclasses.replace(found, user_id=user.pk, username=user.get_username())
+
+
+def mcp_tools(*, taken: frozenset[str]):
+    """The MCP servers' tools (mcpservers/services.py), when that app is installed."""
+    from django.apps import apps
+
+    if not apps.is_installed("mcpservers"):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(tools=[], disabled_prefixes=())
+    from mcpservers.services import mcp_tools as build
+
+    return build(taken=taken)
 
 
 def _group_allows(row: ToolSetting | HttpTool, groups: frozenset[str]) -> bool:

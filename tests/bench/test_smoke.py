@@ -15,6 +15,7 @@ BENCHMARKS = (
     "thread-load",
     "stream-render",
     "tool-result-50mb",
+    "mcp-call",
 )
 
 

@@ -1,0 +1,186 @@
+"""MCP servers in the admin: the rows (secret environment and headers write-only, as HTTP tools' headers), each
+server's state in this process, its tools with a try-it page each, the servers of AGENTWEB_MCP_CONFIG (read-only:
+edit the file), and a warning when the tools would take too much of the model's context."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from tools.admin import UNREADABLE, PrettyJSONField, SecretHeadersField, TryItMixin, merge_headers
+from tools.base import Tool
+from tools.mcp.connection import ServerState
+from tools.mcp.manager import default_manager
+from tools.mcp.names import tool_name
+
+from . import services
+from .models import McpServer
+
+SECRET_HELP = (
+    "Values are secret: stored encrypted, never shown again. Leave a value blank to keep it; tick remove to delete "
+    "one. If the form reports an error, type new values again."
+)
+
+
+class McpServerForm(forms.ModelForm):
+    secret_env = SecretHeadersField(
+        label="Environment",
+        required=False,
+        help_text="stdio: the server's environment; it gets nothing else but PATH (set HOME if it needs one). "
+        + SECRET_HELP,
+    )
+    secret_headers = SecretHeadersField(label="Headers", required=False, help_text="HTTP: " + SECRET_HELP)
+
+    class Meta:
+        model = McpServer
+        exclude = ["env", "headers"]
+        field_classes = {"args": PrettyJSONField, "offered_tools": PrettyJSONField, "approval_exempt": PrettyJSONField}
+        widgets = {
+            "command": forms.TextInput(attrs={"size": 60}),
+            "url": forms.TextInput(attrs={"size": 80}),
+            "args": forms.Textarea(attrs={"rows": 3, "cols": 60, "class": "monospace"}),
+            "offered_tools": forms.Textarea(attrs={"rows": 3, "cols": 60, "class": "monospace"}),
+            "approval_exempt": forms.Textarea(attrs={"rows": 3, "cols": 60, "class": "monospace"}),
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        for field in ("env", "headers"):
+            form_field = self.fields[f"secret_{field}"]
+            form_field.initial = self._stored(field)
+            if self.instance.secrets_are_unreadable:
+                form_field.help_text = f"Stored values are {UNREADABLE}: type every value again to replace them."
+
+    def _stored(self, field: str) -> dict[str, str]:
+        value = getattr(self.instance, field)
+        return dict(value) if isinstance(value, dict) else {}
+
+    def clean_secret_env(self) -> dict[str, str]:
+        self.instance.env = merge_headers(self.cleaned_data.get("secret_env") or [], self._stored("env"))
+        return self.instance.env
+
+    def clean_secret_headers(self) -> dict[str, str]:
+        self.instance.headers = merge_headers(self.cleaned_data.get("secret_headers") or [], self._stored("headers"))
+        return self.instance.headers
+
+
+def describe_state(state: ServerState | None, *, enabled: bool = True) -> str:
+    """One line for a server's state in this process."""
+    if not enabled:
+        return "disabled"
+    if state is None:
+        return "not connected in this process yet"
+    if state.status == "connected":
+        server = " ".join(part for part in (state.server_name, state.server_version) if part) or "no name given"
+        tools = "1 tool" if len(state.tools) == 1 else f"{len(state.tools)} tools"
+        return f"connected: {tools} ({server})"
+    if state.status == "failed":
+        wait = max(0, round((state.retry_at or time.time()) - time.time()))
+        return f"failed: {state.error} — retries in {wait} s"
+    return state.status + "…"
+
+
+@admin.register(McpServer)
+class McpServerAdmin(TryItMixin, admin.ModelAdmin):
+    form = McpServerForm
+    change_form_template = None  # the try-it pages are per tool (its tools' list), not per server
+    list_display = ["name", "transport", "target", "enabled", "require_approval", "state"]
+    list_editable = ["enabled"]
+    list_filter = ["enabled", "transport", "require_approval"]
+    search_fields = ["name", "command", "url"]
+    readonly_fields = ["state", "tool_list"]
+    fieldsets = [
+        (None, {"fields": ["name", "transport", "enabled", "timeout", "state"]}),
+        ("stdio", {"fields": ["command", "args", "secret_env"]}),
+        ("Streamable HTTP", {"fields": ["url", "secret_headers"]}),
+        ("Tools", {"fields": ["offered_tools", "tool_list"]}),
+        ("Approval", {"fields": ["require_approval", "approval_exempt"]}),
+    ]
+
+    # A stdio server is a command run as the app's user: only superusers add or change servers (or try their tools),
+    # whatever model permissions a staff account was given.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj: McpServer | None = None) -> bool:
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj: McpServer | None = None) -> bool:
+        return request.user.is_superuser
+
+    def get_urls(self):
+        opts = self.model._meta
+        name = f"{opts.app_label}_{opts.model_name}_try_tool"
+        return [
+            path("<path:object_id>/try/<str:tool>/", self.admin_site.admin_view(self.try_view), name=name),
+            *super().get_urls(),
+        ]
+
+    def trial_tool(self, obj: McpServer, tool: str | None = None, **kwargs: Any) -> Tool:
+        if tool is None:
+            raise ValueError("Pick one of the server's tools on its page (Tools) to try it.")
+        if not obj.enabled:
+            raise ValueError(f"MCP server {obj.name!r} is disabled: enable it to try its tools.")
+        found = {t.name: t for t in services.mcp_tools().tools}.get(tool_name(obj.name, tool))
+        if found is None:
+            state = default_manager().state(obj.name)
+            raise ValueError(f"MCP server {obj.name!r} has no tool {tool!r} now ({describe_state(state)}).")
+        return found
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        report = services.context_report()  # also starts the connections this process does not have yet
+        if report.too_large:
+            messages.warning(
+                request,
+                f"The MCP servers' tools take about {report.tokens} tokens of the model's context, more than "
+                f"{report.share:.0%} of the smallest context window ({report.window} tokens): offer fewer of each "
+                "server's tools (Offered tools) or disable a server.",
+            )
+        states = default_manager().states()
+        for config in services.file_configs():
+            messages.info(
+                request,
+                f"MCP server {config.name} comes from AGENTWEB_MCP_CONFIG (read-only here: edit the file): "
+                f"{describe_state(states.get(config.name), enabled=config.enabled)}.",
+            )
+        return super().changelist_view(request, extra_context)
+
+    @admin.display(description="command or URL")
+    def target(self, obj: McpServer) -> str:
+        if obj.transport == McpServer.Transport.HTTP:
+            return obj.url
+        return " ".join([obj.command, *(obj.args or [])])
+
+    @admin.display(description="state (this process)")
+    def state(self, obj: McpServer) -> str:
+        if obj.pk is None:
+            return "—"
+        return describe_state(default_manager().state(obj.name), enabled=obj.enabled)
+
+    @admin.display(description="its tools")
+    def tool_list(self, obj: McpServer) -> str:
+        state = default_manager().state(obj.name) if obj.pk else None
+        if state is None or not state.tools:
+            return "— (the list comes from the server once it is connected)"
+        opts = self.model._meta
+        rows = (
+            (
+                tool.name,
+                "" if obj.offered_tools is None or tool.name in obj.offered_tools else " (not offered)",
+                tool.description or "",
+                reverse(f"admin:{opts.app_label}_{opts.model_name}_try_tool", args=[obj.pk, tool.name]),
+            )
+            for tool in state.tools
+        )
+        return format_html(
+            "<table><tr><th>tool</th><th>description</th><th></th></tr>{}</table>",
+            format_html_join(
+                "", '<tr><td><code>{}</code>{}</td><td>{}</td><td><a href="{}">Try it</a></td></tr>', rows
+            ),
+        )

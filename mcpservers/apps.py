@@ -1,0 +1,33 @@
+"""MCP servers in the admin and from AGENTWEB_MCP_CONFIG; the connections themselves are tools/mcp/."""
+
+from django.apps import AppConfig
+from django.db.models.signals import post_delete, post_save
+
+
+class McpServersConfig(AppConfig):
+    name = "mcpservers"
+    label = "mcpservers"
+    verbose_name = "MCP servers"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.core.exceptions import ImproperlyConfigured
+
+        from tools.mcp.config import McpConfigError
+        from tools.models import bump_settings_stamp
+
+        from .models import McpServer
+        from .services import file_configs
+
+        try:
+            file_configs()  # read at start: a file that cannot be used stops the start, saying why
+        except McpConfigError as exc:
+            raise ImproperlyConfigured(f"AGENTWEB_MCP_CONFIG: {exc}") from None
+
+        def bump(sender, using="default", raw=False, **kwargs) -> None:
+            if not raw:
+                bump_settings_stamp(using=using)
+
+        # A change of a server gives the tool sets a new stamp, as a change of any tool does (tools/apps.py).
+        post_save.connect(bump, sender=McpServer, weak=False, dispatch_uid="mcpservers.settings_stamp.save")
+        post_delete.connect(bump, sender=McpServer, weak=False, dispatch_uid="mcpservers.settings_stamp.delete")

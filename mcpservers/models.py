@@ -1,0 +1,110 @@
+"""An MCP server configured in the admin. Secret values (the stdio server's environment, the HTTP headers) are
+encrypted at rest like HTTP tools' headers (agentweb/fields.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from agentweb.fields import EncryptedJSONField
+from agentweb.secretbox import UnreadableSecret
+from tools.mcp.config import DEFAULT_TIMEOUT, MAX_TIMEOUT, McpConfigError, McpServerConfig
+
+
+class McpServer(models.Model):
+    class Transport(models.TextChoices):
+        STDIO = "stdio", "stdio (a command run on this server)"
+        HTTP = "http", "streamable HTTP"
+
+    name = models.CharField(
+        max_length=40,
+        unique=True,
+        help_text="Starts the name of each of its tools (<name>__<tool>): letters, digits, '_' or '-', no '_' "
+        "first or last and no '__'.",
+    )
+    transport = models.CharField(max_length=8, choices=Transport.choices, default=Transport.STDIO)
+    command = models.CharField(max_length=500, blank=True, help_text="stdio: the program to run, e.g. npx or uvx.")
+    args = models.JSONField(default=list, blank=True, help_text='stdio: its arguments, e.g. ["-y", "server-name"].')
+    # stdio: the server's whole environment besides PATH. Names and values are secret (tokens often live here).
+    env = EncryptedJSONField(default=dict, blank=True)
+    url = models.CharField("URL", max_length=2000, blank=True, help_text="streamable HTTP: the server's endpoint.")
+    headers = EncryptedJSONField(default=dict, blank=True)  # streamable HTTP: sent with every request; secret
+    enabled = models.BooleanField(default=True)
+    timeout = models.FloatField(
+        default=DEFAULT_TIMEOUT,
+        validators=[MinValueValidator(0.1), MaxValueValidator(MAX_TIMEOUT)],
+        help_text="Seconds for one call (and for connecting).",
+    )
+    offered_tools = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='The server\'s own tool names the model is offered, e.g. ["search", "fetch"]. Empty: all of '
+        "them. Offer fewer when its tools take too much of the model's context.",
+    )
+    require_approval = models.BooleanField(
+        default=True, help_text="Every call of its tools waits for a person's approval (but the exempt ones)."
+    )
+    approval_exempt = models.JSONField(
+        default=list, blank=True, help_text='Its own tool names that run without approval, e.g. ["search"].'
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "MCP server"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def secrets_are_unreadable(self) -> bool:
+        return isinstance(self.env, UnreadableSecret) or isinstance(self.headers, UnreadableSecret)
+
+    def to_config(self) -> McpServerConfig:
+        """The configuration the connection layer uses. Raises McpConfigError for a row that cannot be used."""
+        if self.secrets_are_unreadable:
+            raise McpConfigError(
+                f"MCP server {self.name!r}: its stored environment or headers cannot be decrypted with "
+                "AGENTWEB_SECRET_KEYS."
+            )
+        return McpServerConfig(
+            name=self.name,
+            transport=self.transport,
+            command=self.command if self.transport == self.Transport.STDIO else "",
+            args=tuple(self.args or ()) if self.transport == self.Transport.STDIO else (),
+            env=dict(self.env or {}) if self.transport == self.Transport.STDIO else {},
+            url=self.url if self.transport == self.Transport.HTTP else "",
+            headers=dict(self.headers or {}) if self.transport == self.Transport.HTTP else {},
+            timeout=float(self.timeout),
+            enabled=self.enabled,
+            offered_tools=frozenset(self.offered_tools) if self.offered_tools else None,
+            require_approval=self.require_approval,
+            approval_exempt=frozenset(self.approval_exempt or ()),
+            source="admin",
+        )
+
+    def clean(self) -> None:
+        super().clean()
+        errors: dict[str, str] = {}
+        for field in ("args", "offered_tools", "approval_exempt"):
+            value = getattr(self, field)
+            if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                errors[field] = "A JSON list of strings."
+        if not errors and not self.secrets_are_unreadable:
+            try:
+                self.to_config()
+            except McpConfigError as exc:
+                errors[_field_of(str(exc))] = str(exc)
+        if errors:
+            raise ValidationError(errors)
+
+
+def _field_of(message: str) -> Any:
+    for field in ("command", "url", "timeout", "env", "headers", "name"):
+        if f"'{field}'" in message or f"the {field}" in message:
+            return field
+    return "name" if "name" in message else None

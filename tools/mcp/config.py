@@ -1,0 +1,198 @@
+"""An MCP server's configuration, and the `mcpServers` JSON format other MCP clients use.
+
+    {"mcpServers": {"files": {"command": "npx", "args": ["-y", "@scope/server"], "env": {"KEY": "…"}},
+                    "search": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer …"},
+                               "requireApproval": false}}}
+
+Plain Python: the admin's rows (mcpservers/) and the file of AGENTWEB_MCP_CONFIG both become
+McpServerConfig values, and the connection layer knows nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "SERVER_NAME",
+    "McpConfigError",
+    "McpServerConfig",
+    "load_config_file",
+    "parse_mcp_servers",
+]
+
+DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 3600.0
+# A server's name starts every tool name of it (<server>__<tool>), so it keeps to the providers' characters; with
+# no "_" at either end and no "__" inside, the first "__" of a tool name is where the server's name ends.
+SERVER_NAME = re.compile(r"^(?!.*__)[A-Za-z0-9](?:[A-Za-z0-9_-]{0,38}[A-Za-z0-9-])?$")
+Transport = Literal["stdio", "http"]
+
+
+class McpConfigError(ValueError):
+    """A configuration that cannot be used; the message names the server and the field."""
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    name: str
+    transport: Transport
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)  # stdio: the whole environment but PATH
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)  # http
+    timeout: float = DEFAULT_TIMEOUT  # seconds, for one call
+    enabled: bool = True
+    offered_tools: frozenset[str] | None = None  # the server's own tool names; None: all of them
+    require_approval: bool = True
+    approval_exempt: frozenset[str] = frozenset()  # the server's own tool names that never ask
+    source: Literal["admin", "file"] = "admin"
+
+    def __post_init__(self) -> None:
+        problem = self.problem()
+        if problem:
+            raise McpConfigError(problem)
+
+    def problem(self) -> str | None:
+        where = f"MCP server {self.name!r}"
+        if not SERVER_NAME.match(self.name or ""):
+            return f"{where}: the name must be 1-40 letters, digits, '_' or '-', with no '_' first or last and no '__'."
+        if self.transport not in ("stdio", "http"):
+            return f"{where}: transport must be 'stdio' or 'http', got {self.transport!r}."
+        if self.transport == "stdio" and not self.command.strip():
+            return f"{where}: 'command' is required for a stdio server."
+        if self.transport == "http" and not re.match(r"^https?://[^/?#\s]+", self.url or "", re.IGNORECASE):
+            return f"{where}: 'url' must be an http:// or https:// address."
+        if not 0 < self.timeout <= MAX_TIMEOUT:
+            return f"{where}: 'timeout' must be between 0 and {MAX_TIMEOUT:g} seconds, got {self.timeout!r}."
+        for label, mapping in (("env", self.env), ("headers", self.headers)):
+            for key, value in mapping.items():
+                if not isinstance(key, str) or not key or not isinstance(value, str):
+                    return f"{where}: '{label}' must map names to strings ({key!r} does not)."
+                if label == "headers" and ("\n" in value or "\r" in value):
+                    return f"{where}: the header {key} must be one line."
+                if label == "env" and ("=" in key or "\0" in key + value):
+                    return f"{where}: {key!r} is not a valid environment variable."
+        return None
+
+    def connection_key(self) -> tuple:
+        """What the connection depends on: a change of anything else (timeout, approval, offered tools) keeps it."""
+        return (
+            self.transport,
+            self.command,
+            self.args,
+            tuple(sorted(self.env.items())),
+            self.url,
+            tuple(sorted(self.headers.items())),
+        )
+
+    def offers(self, tool: str) -> bool:
+        return self.offered_tools is None or tool in self.offered_tools
+
+    def requires_approval(self, tool: str) -> bool:
+        return self.require_approval and tool not in self.approval_exempt
+
+
+def parse_mcp_servers(data: Any, *, source: Literal["admin", "file"] = "file") -> list[McpServerConfig]:
+    """The servers of an ``{"mcpServers": {...}}`` document. Raises McpConfigError naming the server and field."""
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
+        raise McpConfigError('The configuration must be a JSON object with an "mcpServers" object in it.')
+    return [_one(name, entry, source) for name, entry in data["mcpServers"].items()]
+
+
+def load_config_file(path: str) -> list[McpServerConfig]:
+    """The servers of the mcpServers file at ``path``. Raises McpConfigError saying what is wrong with it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise McpConfigError(f"The MCP configuration {path} cannot be read: {exc.strerror or exc}.") from None
+    except json.JSONDecodeError as exc:
+        raise McpConfigError(
+            f"The MCP configuration {path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
+        ) from None
+    try:
+        return parse_mcp_servers(data)
+    except McpConfigError as exc:
+        raise McpConfigError(f"{path}: {exc}") from None
+
+
+_KNOWN = {
+    "command",
+    "args",
+    "env",
+    "url",
+    "headers",
+    "type",
+    "transport",
+    "timeout",
+    "enabled",
+    "disabled",
+    "requireApproval",
+    "approvalExempt",
+    "offeredTools",
+    "tools",
+}
+
+
+def _one(name: Any, entry: Any, source: Literal["admin", "file"]) -> McpServerConfig:
+    where = f"MCP server {name!r}"
+    if not isinstance(entry, dict):
+        raise McpConfigError(f"{where}: its entry must be a JSON object.")
+    unknown = sorted(set(entry) - _KNOWN)
+    if unknown:
+        raise McpConfigError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}.")
+    has_command, has_url = "command" in entry, "url" in entry
+    if has_command == has_url:
+        raise McpConfigError(f"{where}: give either 'command' (a stdio server) or 'url' (streamable HTTP), not both.")
+    kind = entry.get("type", entry.get("transport"))
+    if kind not in (None, "stdio", "http", "streamable-http", "streamableHttp"):
+        raise McpConfigError(f"{where}: 'type' {kind!r} is not supported (stdio or streamable HTTP only).")
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = entry.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise McpConfigError(f"{where}: '{key}' must be a list of strings.")
+        return tuple(value)
+
+    def mapping(key: str) -> dict[str, str]:
+        value = entry.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise McpConfigError(f"{where}: '{key}' must be an object of strings.")
+        return dict(value)
+
+    def flag(key: str, default: bool) -> bool:
+        value = entry.get(key, default)
+        if not isinstance(value, bool):
+            raise McpConfigError(f"{where}: '{key}' must be true or false.")
+        return value
+
+    timeout = entry.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise McpConfigError(f"{where}: 'timeout' must be a number of seconds.")
+    offered_key = "offeredTools" if "offeredTools" in entry else "tools"
+    offered = frozenset(strings(offered_key)) if offered_key in entry else None
+    command = entry.get("command", "")
+    url = entry.get("url", "")
+    if not isinstance(command, str) or not isinstance(url, str):
+        raise McpConfigError(f"{where}: 'command' and 'url' must be strings.")
+    return McpServerConfig(
+        name=str(name),
+        transport="stdio" if has_command else "http",
+        command=command,
+        args=strings("args"),
+        env=mapping("env"),
+        url=url,
+        headers=mapping("headers"),
+        timeout=float(timeout),
+        enabled=flag("enabled", True) and not flag("disabled", False),
+        offered_tools=offered,
+        require_approval=flag("requireApproval", True),
+        approval_exempt=frozenset(strings("approvalExempt")),
+        source=source,
+    )
