@@ -295,3 +295,21 @@ class Usage(models.Model):
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+
+class TokenBudget(models.Model):
+    """A person's own daily token budget, in place of AGENTWEB_DAILY_TOKEN_BUDGET (chat/usage.py)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="token_budget")
+    daily_tokens = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Tokens (input and output) this person may spend per day (UTC) before new runs are refused."
+        " Blank: no budget for this person, whatever AGENTWEB_DAILY_TOKEN_BUDGET says.",
+    )
+
+    class Meta:
+        verbose_name = "daily token budget"
+
+    def __str__(self):
+        return f"{self.user}: {self.daily_tokens if self.daily_tokens is not None else 'no budget'}"

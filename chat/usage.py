@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
 
-from .models import Usage
+from .models import TokenBudget, Usage
 
 MILLION = Decimal(1_000_000)
 CENT_FRACTIONS = Decimal("0.000001")
@@ -110,9 +110,29 @@ def start_of_day(now: datetime.datetime | None = None) -> datetime.datetime:
     return now.astimezone(datetime.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def daily_budget() -> int | None:
+def default_budget() -> int | None:
     """AGENTWEB_DAILY_TOKEN_BUDGET: tokens (input and output) a person may spend per day (UTC); None or 0: none."""
     return getattr(settings, "AGENTWEB_DAILY_TOKEN_BUDGET", None) or None
+
+
+# The people's own budgets (TokenBudget rows, a small table) as of one settings stamp: their saves and deletes change
+# the stamp (chat/signals.py), so a turn on a thread, which reads the stamp anyway, needs no statement for them.
+_overrides: dict[str, Any] = {"stamp": None, "budgets": {}}
+
+
+def overrides(stamp: str | None = None) -> dict[int, int | None]:
+    """user id → their own daily budget (None: no budget). `stamp` None: read now."""
+    if stamp is not None and _overrides["stamp"] == stamp:
+        return _overrides["budgets"]
+    budgets = dict(TokenBudget.objects.values_list("user_id", "daily_tokens"))
+    if stamp is not None:
+        _overrides["stamp"], _overrides["budgets"] = stamp, budgets
+    return budgets
+
+
+def budget_for(user_id: int, stamp: str | None = None) -> int | None:
+    own = overrides(stamp)
+    return own[user_id] if user_id in own else default_budget()
 
 
 def spent_today(user_id: int) -> int:
@@ -122,9 +142,10 @@ def spent_today(user_id: int) -> int:
     return (totals["i"] or 0) + (totals["o"] or 0)
 
 
-def check_budget(user_id: int) -> None:
-    """Before a new run: BudgetExhausted when the person's daily budget is spent. No statement without a budget."""
-    budget = daily_budget()
+def check_budget(user_id: int, stamp: str | None = None) -> None:
+    """Before a new run: BudgetExhausted when the person's daily budget is spent. `stamp`: the settings stamp the
+    caller read (the overrides are then kept per stamp); with no budget for the person, no further statement."""
+    budget = budget_for(user_id, stamp)
     if budget is None:
         return
     spent = spent_today(user_id)

@@ -99,7 +99,8 @@ def _open_turn(
         if thread.replayed:
             return TurnStart(thread=thread, run=None, created_thread=False)
         last_order = thread.last_order or 0
-    check_budget(user.pk)  # a new run: refused once the person's daily tokens are spent (chat/usage.py)
+    # A new run: refused once the person's daily tokens are spent (chat/usage.py).
+    check_budget(user.pk, stamp=None if created else thread.stamp)
     changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
     if model_choice is not None and model_choice != thread.model_choice:
         thread.model_choice = changes["model_choice"] = model_choice

@@ -5,8 +5,9 @@ cost at a configuration's prices, and the daily token budget that stops new runs
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
-from chat.models import Message, Run, Thread, Usage
+from chat.models import Message, Run, Thread, TokenBudget, Usage
 from modelconfig.models import ModelConfiguration
 from providers import openai as openai_module
 from tests.support.model_server import ErrorResponse, SSEResponse, openai_sse_body
@@ -176,3 +177,59 @@ async def test_without_a_budget_nothing_is_refused(connect, owner, model_server,
     thread = str((await Thread.objects.aget()).pk)
     await client.ask("second", thread=thread)
     assert (await client.run_to_end())[-1]["type"] == "run.completed"
+
+
+async def test_a_persons_own_budget_replaces_the_default(connect, owner, stranger, model_server, settings):  # noqa: F811
+    await TokenBudget.objects.acreate(user=owner, daily_tokens=50)
+    await TokenBudget.objects.acreate(user=stranger, daily_tokens=None)  # none at all for this one
+    settings.AGENTWEB_DAILY_TOKEN_BUDGET = 10
+    model_server.enqueue(reply("one", usage=counts(40, 20)), reply("two", usage=counts(40, 20)))
+    client = await connect(owner)
+    await client.ask("first")
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    thread = str((await Thread.objects.aget(owner=owner)).pk)
+    await client.ask("second", thread=thread)
+    assert (await client.until("error"))[-1]["code"] == "budget_exhausted"
+    # Raised in the admin: the next turn of any process sees it (the budgets are kept per settings stamp).
+    budget = await TokenBudget.objects.aget(user=owner)
+    budget.daily_tokens = 1000
+    await budget.asave()
+    await client.ask("third", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    other = await connect(stranger)
+    model_server.enqueue(reply("three", usage=counts(400, 20)))
+    await other.ask("no budget for me")
+    assert (await other.run_to_end())[-1]["type"] == "run.completed"
+
+
+def test_the_admin_report_adds_up_by_user_agent_model_and_day(client, owner, stranger):
+    from django.contrib.auth import get_user_model
+
+    admin_user = get_user_model().objects.create_superuser("boss", password="boss-password-1")
+    day = timezone.now() - timezone.timedelta(days=1)
+    Usage.objects.create(user=owner, model_label="Qwen", input_tokens=100, output_tokens=10, cost=Decimal("0.5"))
+    Usage.objects.create(user=owner, model_label="Llama", input_tokens=200, output_tokens=20, estimated=True)
+    Usage.objects.create(user=stranger, model_label="Qwen", input_tokens=1, output_tokens=2, created_at=day)
+    client.force_login(admin_user)
+    page = client.get("/admin/chat/usage/")
+    assert page.status_code == 200
+    report = page.context["report"]
+    assert report["totals"] == {
+        "calls": 3,
+        "input": 301,
+        "output": 32,
+        "tokens": 333,
+        "cost": Decimal("0.5"),
+        "estimated": 1,
+    }
+    groups = {group["key"]: group["rows"] for group in report["groups"]}
+    assert [(r["name"], r["tokens"]) for r in groups["user"]] == [("owner", 330), ("stranger", 3)]
+    assert [(r["name"], r["tokens"]) for r in groups["model"]] == [("Llama", 220), ("Qwen", 113)]
+    assert [(r["name"], r["calls"]) for r in groups["agent"]] == [("", 3)]
+    assert [r["tokens"] for r in groups["day"]] == [330, 3]
+    assert b"usage-report" in page.content
+    # The filters narrow the report too.
+    narrowed = client.get("/admin/chat/usage/", {"user__id__exact": stranger.pk}).context["report"]
+    assert narrowed["totals"]["tokens"] == 3
+    # Read-only: the rows are what was spent.
+    assert client.get("/admin/chat/usage/add/").status_code == 403
