@@ -45,6 +45,9 @@ class AgentSink(Protocol):
     async def step_finished(self) -> None: ...
     async def note(self, text: str) -> None: ...
 
+    # Optional, synchronous: assistant_interrupted(usage), when the step's model call ends early (Stop, a failure)
+    # after the server answered some of it (see stream_step).
+
 
 class ApprovalPolicy(Protocol):
     def requirement(self, call: ToolCallRequest) -> dict[str, bool] | None:
@@ -244,23 +247,34 @@ async def stream_step(
     ended: dict[int, ToolCallEnd] = {}
     usage: Usage | None = None
     finish_reason = "stop"
-    async for event in provider.stream(messages, definitions):
-        if isinstance(event, TextDelta):
-            text.append(event.text)
-            await sink.text_delta(event.text)
-        elif isinstance(event, ToolCallArgsDelta):
-            await sink.tool_call_args_delta(event.index, event.text)
-        elif isinstance(event, ToolCallStart):
-            await sink.tool_call_started(event.index, event.id, event.name)
-        elif isinstance(event, ToolCallEnd):
-            ended[event.index] = event
-        elif isinstance(event, ReasoningDelta):
-            reasoning.append(event.text)
-            await sink.reasoning_delta(event.text)
-        elif isinstance(event, Usage):
-            usage = event
-        elif isinstance(event, Finish):
-            finish_reason = event.reason
+    started = False  # a call began (its arguments may be all that came)
+    try:
+        async for event in provider.stream(messages, definitions):
+            if isinstance(event, TextDelta):
+                text.append(event.text)
+                await sink.text_delta(event.text)
+            elif isinstance(event, ToolCallArgsDelta):
+                await sink.tool_call_args_delta(event.index, event.text)
+            elif isinstance(event, ToolCallStart):
+                started = True
+                await sink.tool_call_started(event.index, event.id, event.name)
+            elif isinstance(event, ToolCallEnd):
+                ended[event.index] = event
+            elif isinstance(event, ReasoningDelta):
+                reasoning.append(event.text)
+                await sink.reasoning_delta(event.text)
+            elif isinstance(event, Usage):
+                usage = event
+            elif isinstance(event, Finish):
+                finish_reason = event.reason
+    except BaseException:
+        # The call ended without its end (Stop, a broken stream): the server read the prompt and wrote this much, so
+        # it counts, estimated where the server sent no count. A call that never got an answer cost nothing.
+        interrupted = getattr(sink, "assistant_interrupted", None)
+        if (text or reasoning or started or usage) and interrupted is not None:
+            partial = ChatMessage(role="assistant", content="".join(text))
+            interrupted(step_usage(usage, messages, definitions, partial, "".join(reasoning), protocol))
+        raise
     ends = [ended[index] for index in sorted(ended)]
     answer = ChatMessage(role="assistant", content="".join(text), tool_calls=[call_request(end) for end in ends])
     step = StepResult(

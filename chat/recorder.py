@@ -223,6 +223,12 @@ class RunRecorder:
             state = self.calls[index]
             await self.emit(events.tool_call_requested(str(state.id), state.args))
 
+    def assistant_interrupted(self, usage: dict[str, Any]) -> None:
+        """The step's model call ended early (Stop, a failure) after the server had answered some of it: its usage
+        (estimated where not counted) goes into the run's, written as the run ends. Synchronous: it is called while
+        the step's exception (a cancellation too) goes by."""
+        self.meter.record(usage)
+
     async def tool_call_running(self, index: int) -> None:
         call = self.calls[index]
         call.status, call.started_at = ToolCall.Status.RUNNING, timezone.now()

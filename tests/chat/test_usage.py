@@ -10,7 +10,7 @@ from django.utils import timezone
 from chat.models import Message, Run, Thread, TokenBudget, Usage
 from modelconfig.models import ModelConfiguration
 from providers import openai as openai_module
-from tests.support.model_server import ErrorResponse, SSEResponse, openai_sse_body
+from tests.support.model_server import ErrorResponse, Hang, SSEResponse, openai_sse_body
 
 from .test_runs_with_model_server import model_server  # noqa: F401  (fixture)
 
@@ -233,3 +233,27 @@ def test_the_admin_report_adds_up_by_user_agent_model_and_day(client, owner, str
     assert narrowed["totals"]["tokens"] == 3
     # Read-only: the rows are what was spent.
     assert client.get("/admin/chat/usage/add/").status_code == 403
+
+
+async def test_a_call_stopped_mid_answer_counts_estimated_and_one_that_got_nothing_does_not(
+    connect,
+    owner,
+    model_server,  # noqa: F811
+):
+    prelude = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"x" * 40 + b'"}}]}\n\n'
+    model_server.enqueue(Hang(prelude=prelude))
+    client = await connect(owner)
+    await client.ask("go on forever")
+    await client.until("message.delta")
+    thread = str((await Thread.objects.aget()).pk)
+    await client.send(type="run.cancel", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.cancelled"
+    row = await Usage.objects.aget()
+    assert (row.output_tokens, row.estimated) == (4 + 10, True)  # the message's overhead and the text so far
+    assert (await Run.objects.aget()).usage["output_tokens"] == 14
+
+    # A server that refused the request (nothing answered): no tokens were spent.
+    model_server.enqueue(ErrorResponse(404, {"error": {"message": "no such model"}}))
+    await client.send(type="run.retry", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.failed"
+    assert await Usage.objects.acount() == 1
