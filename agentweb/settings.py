@@ -250,6 +250,9 @@ AGENTWEB_LLM = {
     "read_timeout": env_float("AGENTWEB_LLM_READ_TIMEOUT", None),
 }
 AGENTWEB_MAX_STEPS = env_int("AGENTWEB_MAX_STEPS", 25)
+# Tokens (input and output, every model call) a person may spend per day (UTC) before new runs are refused with
+# error budget_exhausted; a run in progress finishes. 0: no budget (docs/usage.md).
+AGENTWEB_DAILY_TOKEN_BUDGET = env_int("AGENTWEB_DAILY_TOKEN_BUDGET", 0)
 AGENTWEB_SYSTEM_PROMPT = env_str(
     "AGENTWEB_SYSTEM_PROMPT",
     "You are a helpful assistant. Use the tools you are given when they help; answer concisely.",

@@ -1,6 +1,10 @@
-from django.contrib import admin
+import datetime
 
-from .models import Message, Run, Thread, ToolCall
+from django.contrib import admin
+from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import TruncDate
+
+from .models import Message, Run, Thread, TokenBudget, ToolCall, Usage
 
 
 class MessageInline(admin.TabularInline):
@@ -50,3 +54,81 @@ class RunAdmin(admin.ModelAdmin):
     list_display = ["id", "thread", "status", "reason", "steps", "started_at", "finished_at"]
     list_filter = ["status", "reason"]
     readonly_fields = ["started_at", "finished_at"]
+
+
+#: The groups of the usage report: (key, title, the field grouped by).
+USAGE_GROUPS = (
+    ("user", "user", "user__username"),
+    ("agent", "agent", "agent"),
+    ("model", "model", "model_label"),
+    ("day", "day (UTC)", "day"),
+)
+#: Groups shown per table, the largest first.
+REPORT_ROWS = 100
+
+
+@admin.register(Usage)
+class UsageAdmin(admin.ModelAdmin):
+    """Every model call's tokens and cost, read-only, with the report of what the filters select: totals, and the same
+    by user, agent (empty until agents exist), model and day (chat/usage.py, docs/usage.md)."""
+
+    list_display = [
+        "created_at",
+        "user",
+        "model_label",
+        "agent",
+        "input_tokens",
+        "output_tokens",
+        "estimated",
+        "cost",
+        "thread",
+        "run",
+    ]
+    list_filter = [("created_at", admin.DateFieldListFilter), "user", "model_config", "agent", "estimated"]
+    date_hierarchy = "created_at"
+    search_fields = ["user__username", "model_label", "agent"]
+    list_select_related = ["user"]
+    raw_id_fields = ["thread", "run"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        response = super().changelist_view(request, extra_context)
+        changelist = getattr(response, "context_data", {}).get("cl")
+        if changelist is not None:
+            response.context_data["report"] = self.report(changelist.queryset)
+        return response
+
+    @staticmethod
+    def report(queryset):
+        """One aggregate for the totals and one per group, over the filtered rows."""
+        sums = {
+            "calls": Count("id"),
+            "input": Sum("input_tokens"),
+            "output": Sum("output_tokens"),
+            "tokens": Sum(F("input_tokens") + F("output_tokens")),
+            "cost": Sum("cost"),
+        }
+        rows = queryset.order_by()
+        totals = rows.aggregate(**sums, estimated=Count("id", filter=Q(estimated=True)))
+        totals = {key: value if value is not None or key == "cost" else 0 for key, value in totals.items()}
+        groups = []
+        for key, title, field in USAGE_GROUPS:
+            grouped = rows.annotate(day=TruncDate("created_at", tzinfo=datetime.UTC)) if key == "day" else rows
+            ordering = f"-{field}" if key == "day" else "-tokens"
+            found = grouped.values(name=F(field)).annotate(**sums).order_by(ordering)[:REPORT_ROWS]
+            groups.append({"key": key, "title": title, "rows": list(found)})
+        return {"totals": totals, "groups": groups}
+
+
+@admin.register(TokenBudget)
+class TokenBudgetAdmin(admin.ModelAdmin):
+    """A person's own daily token budget, in place of AGENTWEB_DAILY_TOKEN_BUDGET."""
+
+    list_display = ["user", "daily_tokens"]
+    search_fields = ["user__username"]
+    raw_id_fields = ["user"]

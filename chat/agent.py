@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from providers.base import Provider
-from providers.budget import ContextBudget
+from providers.budget import ContextBudget, estimate, estimate_message, estimate_text
 from providers.types import (
     ChatMessage,
     Finish,
@@ -45,6 +45,9 @@ class AgentSink(Protocol):
     async def step_finished(self) -> None: ...
     async def note(self, text: str) -> None: ...
 
+    # Optional, synchronous: assistant_interrupted(usage), when the step's model call ends early (Stop, a failure)
+    # after the server answered some of it (see stream_step).
+
 
 class ApprovalPolicy(Protocol):
     def requirement(self, call: ToolCallRequest) -> dict[str, bool] | None:
@@ -69,7 +72,9 @@ class StepResult:
 
     message: ChatMessage
     finish_reason: str
-    usage: dict[str, int] = field(default_factory=dict)
+    #: The call's tokens: {"input_tokens", "output_tokens", "estimated"}; estimated (providers/budget.py) when the
+    #: server sent no count, or only one of the two (see step_usage).
+    usage: dict[str, Any] = field(default_factory=dict)
     # The provider's index of each call in message.tool_calls (the key the sink was told at the start).
     indexes: list[int] = field(default_factory=list)
     # Calls whose arguments could not be decoded: index → why. They are answered with an error, not run.
@@ -165,7 +170,7 @@ async def run_agent(
             if fitted.dropped > noted:  # said once, and again only when more is left out
                 noted = fitted.dropped
                 await sink.note(budget.note(fitted.dropped))
-        step = await stream_step(provider, sent, definitions, sink)
+        step = await stream_step(provider, sent, definitions, sink, protocol=_protocol(provider, budget))
         messages.append(step.message)
         for text in take_notes(provider):
             await sink.note(text)
@@ -195,6 +200,33 @@ async def run_agent(
     return AgentOutcome("max_steps", max_steps)
 
 
+def _protocol(provider: Provider, budget: ContextBudget | None) -> str:
+    """How the request is written (for an estimate of its size): the budget's, else the provider's text protocol."""
+    if budget is not None:
+        return budget.protocol
+    return getattr(provider, "protocol", "native")
+
+
+def step_usage(
+    reported: Usage | None,
+    sent: list[ChatMessage],
+    definitions: list[ToolDefinition],
+    answer: ChatMessage,
+    reasoning: str,
+    protocol: str = "native",
+) -> dict[str, Any]:
+    """The call's tokens as the server counted them; a count it did not send is estimated as the context budget
+    estimates (providers/budget.py: what was sent, what came back), and the whole marked `estimated`."""
+    input_tokens = reported.input_tokens if reported is not None else None
+    output_tokens = reported.output_tokens if reported is not None else None
+    estimated = input_tokens is None or output_tokens is None
+    if input_tokens is None:
+        input_tokens = estimate(sent, definitions, protocol)
+    if output_tokens is None:
+        output_tokens = estimate_message(answer, protocol) + estimate_text(reasoning)
+    return {"input_tokens": input_tokens, "output_tokens": output_tokens, "estimated": estimated}
+
+
 def take_notes(provider: Provider) -> list[str]:
     """What a provider wrapper noticed during the step (e.g. a tool call found in the text)."""
     take = getattr(provider, "take_notes", None)
@@ -202,40 +234,53 @@ def take_notes(provider: Provider) -> list[str]:
 
 
 async def stream_step(
-    provider: Provider, messages: list[ChatMessage], definitions: list[ToolDefinition], sink: AgentSink
+    provider: Provider,
+    messages: list[ChatMessage],
+    definitions: list[ToolDefinition],
+    sink: AgentSink,
+    *,
+    protocol: str = "native",
 ) -> StepResult:
     await sink.assistant_started()
     text: list[str] = []
     reasoning: list[str] = []
     ended: dict[int, ToolCallEnd] = {}
-    usage: dict[str, int] = {}
+    usage: Usage | None = None
     finish_reason = "stop"
-    async for event in provider.stream(messages, definitions):
-        if isinstance(event, TextDelta):
-            text.append(event.text)
-            await sink.text_delta(event.text)
-        elif isinstance(event, ToolCallArgsDelta):
-            await sink.tool_call_args_delta(event.index, event.text)
-        elif isinstance(event, ToolCallStart):
-            await sink.tool_call_started(event.index, event.id, event.name)
-        elif isinstance(event, ToolCallEnd):
-            ended[event.index] = event
-        elif isinstance(event, ReasoningDelta):
-            reasoning.append(event.text)
-            await sink.reasoning_delta(event.text)
-        elif isinstance(event, Usage):
-            usage = event.as_dict()
-        elif isinstance(event, Finish):
-            finish_reason = event.reason
+    started = False  # a call began (its arguments may be all that came)
+    try:
+        async for event in provider.stream(messages, definitions):
+            if isinstance(event, TextDelta):
+                text.append(event.text)
+                await sink.text_delta(event.text)
+            elif isinstance(event, ToolCallArgsDelta):
+                await sink.tool_call_args_delta(event.index, event.text)
+            elif isinstance(event, ToolCallStart):
+                started = True
+                await sink.tool_call_started(event.index, event.id, event.name)
+            elif isinstance(event, ToolCallEnd):
+                ended[event.index] = event
+            elif isinstance(event, ReasoningDelta):
+                reasoning.append(event.text)
+                await sink.reasoning_delta(event.text)
+            elif isinstance(event, Usage):
+                usage = event
+            elif isinstance(event, Finish):
+                finish_reason = event.reason
+    except BaseException:
+        # The call ended without its end (Stop, a broken stream): the server read the prompt and wrote this much, so
+        # it counts, estimated where the server sent no count. A call that never got an answer cost nothing.
+        interrupted = getattr(sink, "assistant_interrupted", None)
+        if (text or reasoning or started or usage) and interrupted is not None:
+            partial = ChatMessage(role="assistant", content="".join(text))
+            interrupted(step_usage(usage, messages, definitions, partial, "".join(reasoning), protocol))
+        raise
     ends = [ended[index] for index in sorted(ended)]
+    answer = ChatMessage(role="assistant", content="".join(text), tool_calls=[call_request(end) for end in ends])
     step = StepResult(
-        message=ChatMessage(
-            role="assistant",
-            content="".join(text),
-            tool_calls=[call_request(end) for end in ends],
-        ),
+        message=answer,
         finish_reason=finish_reason,
-        usage=usage,
+        usage=step_usage(usage, messages, definitions, answer, "".join(reasoning), protocol),
         indexes=[end.index for end in ends],
         invalid_calls={end.index: end.error or "invalid arguments" for end in ends if end.args is None},
         reasoning="".join(reasoning),

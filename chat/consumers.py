@@ -16,6 +16,7 @@ from .frames import ClientError, frame_ref, parse_frame
 from .live import events
 from .ratelimit import send_limiter
 from .text import unstorable_message, unstorable_text
+from .usage import BudgetExhausted
 
 UNAUTHENTICATED = 4401
 SEND_LIMIT = send_limiter(settings)
@@ -136,6 +137,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             raise unknown_model(frame["model"]) from None
         except store.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
+        except BudgetExhausted as exhausted:
+            raise ClientError("budget_exhausted", str(exhausted)) from None
         await self.follow(turn.thread.pk)
         if turn.run is None:  # a replayed frame: the message is stored already, show where things stand
             await self.subscribe({"thread": str(turn.thread.pk)})
@@ -210,6 +213,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             raise ClientError("not_found", "No such thread.") from None
         except store.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
+        except BudgetExhausted as exhausted:
+            raise ClientError("budget_exhausted", str(exhausted)) from None
         except store.NothingToFollowUp:
             message = (
                 "Only a failed, interrupted or stopped run can be retried."
@@ -239,6 +244,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             raise ClientError("not_found", "No such thread.") from None
         except store.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
+        except BudgetExhausted as exhausted:
+            raise ClientError("budget_exhausted", str(exhausted)) from None
         except rewind.NothingToRewind:
             raise ClientError("not_allowed", "This thread has no message of yours to answer again.") from None
         await self.follow(turn.thread.pk)

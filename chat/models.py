@@ -61,6 +61,9 @@ class Run(models.Model):
     owner = models.CharField(max_length=200, blank=True)
     # What the person should know about how the run went (a tool call found in the text, a trimmed history).
     notes = models.JSONField(default=list, blank=True)
+    # The run's tokens so far, summed over its model calls (chat/usage.py): {input_tokens, output_tokens, estimated,
+    # cost}. Written with its pause and its end; each call's own row is a Usage.
+    usage = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["started_at", "id"]
@@ -249,3 +252,64 @@ class ThreadToolGrant(models.Model):
 
     def __str__(self):
         return f"{self.tool_name} in {self.thread_id}"
+
+
+class Usage(models.Model):
+    """One model call's tokens, and its cost when its model configuration is priced: what the admin's report and
+    the daily token budget add up (chat/usage.py). Written with the run's end or pause, one INSERT for its calls.
+    Kept when its thread or run is deleted: what was spent stays spent. No secrets: counts, names, a price."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    thread = models.ForeignKey(Thread, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    model_config = models.ForeignKey(
+        "modelconfig.ModelConfiguration",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="model configuration",
+        help_text="Empty: the model from the AGENTWEB_LLM_* environment variables (or a configuration since deleted).",
+    )
+    # The model as the run named it (the configuration's name, or the environment's model and server).
+    model_label = models.CharField("model", max_length=300, blank=True)
+    # The agent the thread uses, by slug: empty until agents exist (issue 14, items 1-5).
+    agent = models.CharField(max_length=100, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    # The server sent no count (or only one of the two): estimated from the text, about four characters a token.
+    estimated = models.BooleanField(default=False)
+    # In the configuration's prices' currency; null when it has no price.
+    cost = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "usage"
+        verbose_name_plural = "usage"
+        indexes = [models.Index(fields=["user", "created_at"])]
+
+    def __str__(self):
+        return f"{self.input_tokens} in / {self.output_tokens} out"
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class TokenBudget(models.Model):
+    """A person's own daily token budget, in place of AGENTWEB_DAILY_TOKEN_BUDGET (chat/usage.py)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="token_budget")
+    daily_tokens = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Tokens (input and output) this person may spend per day (UTC) before new runs are refused."
+        " Blank: no budget for this person, whatever AGENTWEB_DAILY_TOKEN_BUDGET says.",
+    )
+
+    class Meta:
+        verbose_name = "daily token budget"
+
+    def __str__(self):
+        return f"{self.user}: {self.daily_tokens if self.daily_tokens is not None else 'no budget'}"

@@ -31,6 +31,7 @@ from .live import events
 from .live.coalesce import DeltaCoalescer
 from .models import ToolCall
 from .text import storable, storable_value
+from .usage import Meter
 
 db = database_sync_to_async
 
@@ -85,6 +86,8 @@ class RunRecorder:
     # The first answer's message, inserted before the model request (chat/runs/execute.py prepare_run): its first token
     # goes out without waiting for an INSERT.
     reserved_message_id: int | None = None
+    # The run's model calls: their usage and cost (chat/usage.py), written with the run's pause or end.
+    meter: Meter = field(default_factory=Meter)
 
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
@@ -204,20 +207,27 @@ class RunRecorder:
             state.args, state.status = storable_value(shown_args(call)), ToolCall.Status.REQUESTED
             self._dirty.add(state.id)
         content = storable(step.message.content)
+        usage = self.meter.record(step.usage) if step.usage else None
         await self._wait_for_save()
         await db(store.complete_assistant_message)(
             message_id=self.message_id,
             content=content,
             status="complete",
             finish_reason=step.finish_reason,
-            usage=step.usage,
+            usage=usage,
             reasoning=storable(step.reasoning),
         )
         self.emitted, self.message_open = [content], False
-        await self.emit(events.answer_completed(self.message_id, content, step.finish_reason, step.usage))
+        await self.emit(events.answer_completed(self.message_id, content, step.finish_reason, usage))
         for index in step.indexes:
             state = self.calls[index]
             await self.emit(events.tool_call_requested(str(state.id), state.args))
+
+    def assistant_interrupted(self, usage: dict[str, Any]) -> None:
+        """The step's model call ended early (Stop, a failure) after the server had answered some of it: its usage
+        (estimated where not counted) goes into the run's, written as the run ends. Synchronous: it is called while
+        the step's exception (a cancellation too) goes by."""
+        self.meter.record(usage)
 
     async def tool_call_running(self, index: int) -> None:
         call = self.calls[index]

@@ -21,6 +21,7 @@ from . import live, runs, store
 from .access import get_thread_for_user
 from .live import events
 from .models import Message, Run, Thread
+from .usage import check_budget
 
 
 class NothingToRewind(Exception):
@@ -54,6 +55,7 @@ def rewind_and_start(
         last_user = thread.messages.filter(role=Message.Role.USER).order_by("-order").first()
         if last_user is None:
             raise NothingToRewind
+        check_budget(thread.owner_id)
         try:
             with transaction.atomic():
                 run = Run.objects.create(

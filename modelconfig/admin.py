@@ -47,6 +47,8 @@ class ModelConfigurationForm(forms.ModelForm):
             "context_window",
             "max_output_tokens",
             "temperature",
+            "price_input",
+            "price_output",
             "enabled",
             "is_default",
         ]

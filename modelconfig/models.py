@@ -73,6 +73,23 @@ class ModelConfiguration(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(2.0)],
         help_text="Blank: the server's default.",
     )
+    price_input = models.DecimalField(
+        "price per million input tokens",
+        max_digits=12,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Blank: not priced. Any currency, the same for both prices; the cost of each call is stored.",
+    )
+    price_output = models.DecimalField(
+        "price per million output tokens",
+        max_digits=12,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+    )
     enabled = models.BooleanField(default=True, help_text="Offered in the picker and usable by threads.")
     is_default = models.BooleanField(
         "default",
@@ -153,6 +170,8 @@ class ModelConfiguration(models.Model):
             max_tokens=self.max_output_tokens,
             temperature=self.temperature,
             context_window=self.context_window,
+            price_input=self.price_input,
+            price_output=self.price_output,
         )
 
     def public_info(self) -> dict[str, Any]:
@@ -163,6 +182,7 @@ class ModelConfiguration(models.Model):
             "label": self.label,
             "is_demo": self.is_demo,
             "help": CONNECT_HELP if self.is_demo else "",
+            "context_window": self.context_window,
         }
 
 

@@ -17,7 +17,7 @@ from .models import ModelConfiguration
 
 DEFAULT_ID = "default"
 #: The keys of a picker entry: what a browser is told about each model.
-ENTRY_KEYS = ("id", "name", "label", "is_demo")
+ENTRY_KEYS = ("id", "name", "label", "is_demo", "context_window")
 
 
 class UnknownModel(Exception):

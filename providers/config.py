@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from .base import Provider
@@ -48,6 +49,9 @@ class ModelConfig:
     temperature: float | None = None
     #: The model's context window in tokens: the history sent is trimmed to fit it (None: not trimmed).
     context_window: int | None = None
+    #: Prices per million input and output tokens (None: not priced): each call's cost is computed from them.
+    price_input: Decimal | None = None
+    price_output: Decimal | None = None
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any]) -> ModelConfig:
@@ -90,8 +94,13 @@ class ModelConfig:
     def public_info(self) -> dict[str, Any]:
         """What a browser may know about the model: never the key, nor the credentials of the base URL."""
         if self.is_demo:
-            return {"label": DEMO_LABEL, "is_demo": True, "help": CONNECT_HELP}
-        return {"label": f"{self.model} · {public_url(self.resolved_base_url)}", "is_demo": False, "help": ""}
+            return {"label": DEMO_LABEL, "is_demo": True, "help": CONNECT_HELP, "context_window": self.context_window}
+        return {
+            "label": f"{self.model} · {public_url(self.resolved_base_url)}",
+            "is_demo": False,
+            "help": "",
+            "context_window": self.context_window,
+        }
 
 
 def build_provider(config: ModelConfig, *, demo_delay: float = 0.03) -> Provider:

@@ -116,6 +116,12 @@ class HTTPProvider:
     def request_headers(self) -> dict[str, str]:
         return {}
 
+    def ask_again_without(self, error: ModelServerError) -> bool:
+        """The server refused the request for an optional part of it (`error`, before any answer): True when that
+        part is now left out (`request_body` builds the request without it) and the request is worth sending once
+        more. The default: never."""
+        return False
+
     def read_events(self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
         """Neutral events from the body's bytes, as they arrive. Raise `self.error(...)` for a broken stream."""
         raise NotImplementedError
@@ -130,17 +136,25 @@ class HTTPProvider:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 async with asyncio.timeout_at(deadline):
-                    response = await stack.enter_async_context(
-                        client.stream(
-                            "POST",
-                            self._url,
-                            json=body,
-                            headers=self.request_headers(),
-                            auth=self._auth,
-                            timeout=timeout,
+                    for attempt in (1, 2):
+                        response = await stack.enter_async_context(
+                            client.stream(
+                                "POST",
+                                self._url,
+                                json=body,
+                                headers=self.request_headers(),
+                                auth=self._auth,
+                                timeout=timeout,
+                            )
                         )
-                    )
-                    await self._check_response(response)
+                        try:
+                            await self._check_response(response)
+                            break
+                        except ModelServerError as exc:
+                            if attempt == 2 or not self.ask_again_without(exc):
+                                raise
+                            await response.aclose()
+                            body = self.request_body(messages, tools)
                 chunks = await stack.enter_async_context(contextlib.aclosing(_until(_body(response), deadline)))
                 events = await stack.enter_async_context(contextlib.aclosing(self.read_events(chunks, tools)))
                 async for event in events:

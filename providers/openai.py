@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Any
 import httpx
 
 from .context import ADVICE, context_full_message
-from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
+from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, ModelServerError, error_text
 from .sse import SSEDecoder
 from .types import (
     ChatMessage,
@@ -33,6 +34,12 @@ from .types import (
     ToolDefinition,
     Usage,
 )
+
+log = logging.getLogger("agentweb.llm")
+
+#: The endpoints (chat-completions URLs, without credentials) that refused `stream_options: {"include_usage": true}`
+#: with an error naming it: asked without it from then on. In this process only: a restart asks once more.
+USAGE_OPTION_REFUSED: set[str] = set()
 
 #: The error of a call the model was still writing when it hit its output limit: it is never executed.
 OUT_OF_TOKENS = "The model ran out of output tokens while writing this call"
@@ -89,8 +96,9 @@ class OpenAIProvider(HTTPProvider):
             "model": self.model,
             "messages": [message_to_wire(m) for m in messages],
             "stream": True,
-            "stream_options": {"include_usage": True},
         }
+        if self._url not in USAGE_OPTION_REFUSED:
+            body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [
                 {
@@ -104,6 +112,15 @@ class OpenAIProvider(HTTPProvider):
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
         return body
+
+    def ask_again_without(self, error: ModelServerError) -> bool:
+        """An older server (vLLM before 0.5, some proxies) refuses `stream_options` with a 400 or 422 that names it:
+        it is remembered for this endpoint (in this process) and never sent to it again; the usage is estimated."""
+        if self._url in USAGE_OPTION_REFUSED or error.status not in (400, 422) or "stream_options" not in str(error):
+            return False
+        USAGE_OPTION_REFUSED.add(self._url)
+        log.warning("%s refuses stream_options: its usage is estimated from now on", self.base_url)
+        return True
 
     async def read_events(
         self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]

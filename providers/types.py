@@ -89,6 +89,8 @@ class ToolCallEnd:
 
 @dataclass(frozen=True)
 class Usage:
+    """The tokens of one model call as the server counted them (a count it did not send is None)."""
+
     input_tokens: int | None = None
     output_tokens: int | None = None
 

@@ -23,7 +23,9 @@ def thread_created(title: str) -> Event:
 
 def thread_model_changed(info: dict[str, Any]) -> Event:
     """`info`: the model as the page's list gives it; only what a tab shows is sent."""
-    return "thread.model_changed", {"model": {key: info[key] for key in ("id", "label", "is_demo")}}
+    return "thread.model_changed", {
+        "model": {key: info.get(key) for key in ("id", "label", "is_demo", "context_window")}
+    }
 
 
 def thread_rewound(message: int | None, content: str, removed: list[int]) -> Event:
@@ -76,8 +78,9 @@ def run_waiting(run: int, tool_calls: list[str]) -> Event:
     return "run.waiting", {"run": run, "tool_calls": tool_calls}
 
 
-def run_completed(run: int, reason: str, steps: int) -> Event:
-    return "run.completed", {"run": run, "reason": reason, "steps": steps}
+def run_completed(run: int, reason: str, steps: int, usage: dict | None = None) -> Event:
+    """`usage`: the run's totals over its model calls (chat/usage.py)."""
+    return "run.completed", {"run": run, "reason": reason, "steps": steps, "usage": usage}
 
 
 def run_failed(run: int, error: str) -> Event:
@@ -113,7 +116,8 @@ def message_completed(message: int, content: str, status: str) -> Event:
 
 
 def answer_completed(message: int, content: str, finish_reason: str | None, usage: dict | None) -> Event:
-    """A model's answer that ended (message.completed, status `complete`)."""
+    """A model's answer that ended (message.completed, status `complete`). `usage`: its model call's tokens,
+    {input_tokens, output_tokens, estimated}, and `cost` when its model is priced (chat/usage.py)."""
     return "message.completed", {
         "message": message,
         "content": content,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -28,6 +28,7 @@ from ..live import events
 from ..models import Run, Thread, ToolCall
 from ..recorder import RunRecorder
 from ..store import owners
+from ..usage import Meter
 from . import recovery
 from .cancel import read_inbox
 from .interaction import InteractiveToolbox, RunInteraction, for_recorder
@@ -157,6 +158,7 @@ async def execute_run(
         if setup is None:
             setup = await db(prepare_run)(thread, run=None if resume else run)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history
+        meter_for(recorder.meter, thread, run, config, setup.model)
         recorder.last_order = setup.last_order
         recorder.reserved_message_id = setup.message_id
         context = setup.context
@@ -179,7 +181,7 @@ async def execute_run(
             await _pause(recorder)
         else:
             await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
-            await emit(events.run_completed(run.pk, outcome.reason, recorder.steps))
+            await emit(events.run_completed(run.pk, outcome.reason, recorder.steps, recorder.meter.totals))
     except asyncio.CancelledError:
         await interaction.close()  # open requests for input are cancelled (their forms close), before the calls
         if recovery.server_stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
@@ -216,6 +218,8 @@ class RunSetup:
     last_order: int  # the first answer's, when it was inserted
     # The run's first answer, inserted here so that its first token need not wait for its id (None: not inserted).
     message_id: int | None = None
+    # What a browser may see of the model (modelconfig.services.config_for): its id and label name the usage rows.
+    model: dict[str, Any] = field(default_factory=dict)
 
 
 def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
@@ -227,7 +231,7 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     first token need not wait for an INSERT."""
     owner = thread.owner
     granted, groups, stamp = store.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
-    config, _ = config_for(thread.model_choice, stamp=stamp)
+    config, model = config_for(thread.model_choice, stamp=stamp)
     toolset = toolset_for_stamp(user=owner, groups=groups, stamp=stamp)
     history, last_order = store.history_and_last_order(
         thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT
@@ -237,7 +241,19 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     if run is not None and run.steps < run.step_limit:
         last_order += 1
         message_id = store.create_assistant_message(thread_id=thread.pk, run_id=run.pk, order=last_order)
-    return RunSetup(config, toolset, context, granted, history, last_order, message_id)
+    return RunSetup(config, toolset, context, granted, history, last_order, message_id, model)
+
+
+def meter_for(meter: Meter, thread: Thread, run: Run, config: ModelConfig, model: dict[str, Any]) -> Meter:
+    """The run's meter: who, which thread and model, at what prices; its totals go on from a paused run's."""
+    model_id = model.get("id")
+    meter.user_id, meter.thread_id, meter.run_id = thread.owner_id, thread.pk, run.pk
+    meter.model_config_id = int(model_id) if isinstance(model_id, str) and model_id.isdigit() else None
+    meter.model_label = run.model_label or model.get("label", "")
+    meter.price_input, meter.price_output = config.price_input, config.price_output
+    if run.usage:
+        meter.totals = {**meter.totals, **run.usage}
+    return meter
 
 
 def _prepare_resume(recorder: RunRecorder, approved: list[ToolCall]) -> list[DecidedCall]:
@@ -253,7 +269,10 @@ async def _beat(run_id: int) -> None:
 
 async def _pause(recorder: RunRecorder) -> None:
     waiting = [str(c.id) for c in recorder.calls.values() if c.is_open()]
-    await db(store.pause_run)(run_id=recorder.run_id, steps=recorder.steps)
+    meter = recorder.meter
+    await db(store.pause_run)(
+        run_id=recorder.run_id, steps=recorder.steps, usage=meter.take_rows(), totals=meter.totals
+    )
     await recorder.emit(events.run_waiting(recorder.run_id, waiting))
 
 
@@ -270,10 +289,13 @@ async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error
     if recorder.reserved_message_id is not None:  # the run stopped before its first model request
         await db(store.discard_message)(message_id=recorder.reserved_message_id)
         recorder.reserved_message_id = None
+    meter = recorder.meter
     await db(store.finish_run)(
         run_id=recorder.run_id,
         status=status,
         reason=reason,
         error=error,
         steps=recorder.steps,
+        usage=meter.take_rows(),
+        totals=meter.totals if meter.run_id is not None else None,
     )

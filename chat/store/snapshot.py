@@ -138,6 +138,7 @@ def run_view(run: Run | None) -> dict[str, Any] | None:
         "error": without_url_credentials(run.error) or None,
         "steps": run.steps,
         "notes": run.notes,
+        "usage": run.usage,
     }
 
 

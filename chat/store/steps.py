@@ -14,7 +14,7 @@ from django.db.models import (
 from django.utils import timezone
 
 from ..live.events import INTERRUPTED_RESULT
-from ..models import Message, Run, Thread, ToolCall
+from ..models import Message, Run, Thread, ToolCall, Usage
 
 STOPPED_SERVER_ERROR = "The server stopped during this run; the partial answer is kept."
 
@@ -122,10 +122,23 @@ def add_tool_results(
     )
 
 
-def finish_run(*, run_id: int, status: str, reason: str = "", error: str = "", steps: int) -> None:
-    """End the run as `status`. Its events are numbered by the thread's log (chat/live/), not here."""
+def finish_run(
+    *,
+    run_id: int,
+    status: str,
+    reason: str = "",
+    error: str = "",
+    steps: int,
+    usage: list[Usage] = (),
+    totals: dict | None = None,
+) -> None:
+    """End the run as `status`. Its events are numbered by the thread's log (chat/live/), not here. `usage`: the rows
+    of its model calls not written yet, one INSERT; `totals`: the run's usage so far (chat/usage.py), or None to keep
+    what the row holds."""
     # One transaction: a process that dies half-way leaves the run running, which recovery finishes again.
     with transaction.atomic():
+        if usage:
+            Usage.objects.bulk_create(usage)
         if status != Run.Status.COMPLETED:
             # A run that completed ended every step it began; any other may have left a message streaming and calls
             # open: they are closed, so the history stays one a model accepts.
@@ -136,17 +149,22 @@ def finish_run(*, run_id: int, status: str, reason: str = "", error: str = "", s
                 status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
             )
         Thread.objects.filter(runs=run_id).update(updated_at=timezone.now())
+        changes = {"usage": totals} if totals is not None else {}
         Run.objects.filter(pk=run_id).update(
-            status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now()
+            status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now(), **changes
         )
 
 
 # --- a pause for decisions ------------------------------------------------------------------
 
 
-def pause_run(*, run_id: int, steps: int) -> None:
+def pause_run(*, run_id: int, steps: int, usage: list[Usage] = (), totals: dict | None = None) -> None:
+    """The run waits for decisions: as finish_run, its usage rows and totals are written with it."""
     with transaction.atomic():
-        Run.objects.filter(pk=run_id).update(status=Run.Status.WAITING, steps=steps, heartbeat_at=None)
+        if usage:
+            Usage.objects.bulk_create(usage)
+        changes = {"usage": totals} if totals is not None else {}
+        Run.objects.filter(pk=run_id).update(status=Run.Status.WAITING, steps=steps, heartbeat_at=None, **changes)
         Thread.objects.filter(runs=run_id).update(updated_at=timezone.now())
 
 

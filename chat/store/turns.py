@@ -14,6 +14,7 @@ from modelconfig.services import config_for
 
 from ..access import NotFound, get_thread_for_user
 from ..models import Message, Run, Thread, ToolCall, ToolCallDecision
+from ..usage import check_budget
 
 TITLE_LENGTH = 60
 
@@ -98,6 +99,8 @@ def _open_turn(
         if thread.replayed:
             return TurnStart(thread=thread, run=None, created_thread=False)
         last_order = thread.last_order or 0
+    # A new run: refused once the person's daily tokens are spent (chat/usage.py).
+    check_budget(user.pk, stamp=None if created else thread.stamp)
     changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
     if model_choice is not None and model_choice != thread.model_choice:
         thread.model_choice = changes["model_choice"] = model_choice
@@ -170,6 +173,7 @@ def start_followup_run(
             raise NothingToFollowUp
         if model_label is None:
             model_label = thread_model_info(thread)["label"]
+        check_budget(thread.owner_id)
         unasked = _stopped_at_approval(last) if last.status == Run.Status.CANCELLED else []
         try:
             with transaction.atomic():

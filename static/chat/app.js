@@ -9,6 +9,7 @@ import { ModelPicker, runNote } from "./models.js";
 import { SidebarActions } from "./sidebar.js";
 import { TurnControls, applyRewound } from "./rewind.js";
 import { ToolCatalog, ToolsPanel, fetchArtifact } from "./tools.js";
+import { UsageMeter } from "./usage.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -128,6 +129,7 @@ const actions = new Actions({
   describe: describeError,
   onRunActive: () => subscribe(null),
 });
+const usageMeter = new UsageMeter({ totalEl: $("thread-usage"), gaugeEl: $("context-gauge"), input: $("composer-input") });
 const picker = new ModelPicker({
   select: $("model-picker"),
   label: $("model-label"),
@@ -139,7 +141,10 @@ const picker = new ModelPicker({
     const ref = nextRef("model");
     return socket.send({ type: "thread.set_model", thread: state.threadId, model: id, ref }) ? ref : false;
   },
-  onShow: (info) => { view.isDemo = Boolean(info.is_demo); },
+  onShow: (info) => {
+    view.isDemo = Boolean(info.is_demo);
+    usageMeter.setModel(info);
+  },
 });
 // A new thread's model goes with its first message.
 const newThreadModel = () => (state.threadId ? undefined : picker.value);
@@ -206,6 +211,7 @@ function sendMessage(text) {
   view.scroll.toBottom();
   if (state.threadId) sidebar.moveToTop(state.threadId);
   updateBusy();
+  queueMicrotask(() => usageMeter.showGauge()); // once the composer has let go of the draft
   return true;
 }
 
@@ -292,6 +298,7 @@ function handleEvent(ev) {
       picker.changed(ev);
       break;
     case "thread.rewound":
+      usageMeter.removed(ev.removed);
       applyRewound(view, ev);
       updateBusy();
       return;
@@ -300,6 +307,9 @@ function handleEvent(ev) {
       break;
     case "run.waiting":
       state.runActive = true;
+      break;
+    case "message.completed":
+      if (ev.usage) usageMeter.add(idOf(ev.message), ev.usage);
       break;
     case "run.completed":
     case "run.failed":
@@ -356,6 +366,7 @@ function handleSnapshot(ev) {
   state.awaitingSnapshot = false;
   state.lastSeq = typeof ev.seq === "number" ? ev.seq : null;
   view.reset(ev);
+  usageMeter.reset(ev.messages);
   for (const text of Array.isArray(ev.run?.notes) ? ev.run.notes : []) view.append(runNote(text));
   const users = (Array.isArray(ev.messages) ? ev.messages : []).filter((m) => m.role === "user");
   state.confirmedUserMessages = users.length;

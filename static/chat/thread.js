@@ -4,6 +4,7 @@
 import { el, MessageView, ToolCardView } from "./render.js";
 import { RunNotices } from "./notices.js";
 import { decisionText } from "./approval.js";
+import { showMessageUsage } from "./usage.js";
 
 const key = (id) => String(id);
 /** Events name a message / tool call / run either by id or by an object with an `id`. */
@@ -185,6 +186,7 @@ export class ThreadView {
     if (m.id !== null && m.id !== undefined) into.set(key(m.id), view);
     if (typeof m.reasoning === "string") view.appendReasoning(m.reasoning);
     if (m.finish_reason === "length") view.setNote("Cut off by the model's output limit.", "message-note");
+    if (m.usage) showMessageUsage(view, m.usage);
     for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
       const card = this.addToolCard(view, call);
       if (call.args !== undefined && call.args !== null) card.setArgs(call.args);
@@ -291,6 +293,7 @@ export class ThreadView {
       case "message.completed": {
         const view = this.message(idOf(ev.message));
         view.complete(ev.content, ev.status);
+        if (ev.usage) showMessageUsage(view, ev.usage);
         this.scroll.changed();
         return true;
       }

@@ -56,7 +56,14 @@ async def test_a_new_thread_runs_on_the_model_sent_with_its_first_message(connec
 
     await client.send(type="thread.subscribe", thread=str(thread.pk), after_seq=None)
     snapshot = await client.receive()
-    assert snapshot["model"] == {"id": str(qwen.pk), "name": "Qwen", "label": "Qwen", "is_demo": False, "help": ""}
+    assert snapshot["model"] == {
+        "id": str(qwen.pk),
+        "name": "Qwen",
+        "label": "Qwen",
+        "is_demo": False,
+        "help": "",
+        "context_window": 8192,
+    }
 
 
 async def test_set_model_changes_the_thread_for_every_tab_and_the_next_run_uses_it(connect, owner, model_server):
@@ -75,7 +82,7 @@ async def test_set_model_changes_the_thread_for_every_tab_and_the_next_run_uses_
         changed = await tab.receive()
         assert changed["type"] == "thread.model_changed"
         assert changed["thread"] == thread
-        assert changed["model"] == {"id": str(llama.pk), "label": "Llama", "is_demo": False}
+        assert changed["model"] == {"id": str(llama.pk), "label": "Llama", "is_demo": False, "context_window": 8192}
     assert (await Thread.objects.aget()).model_choice == str(llama.pk)
 
     await client.ask("second", thread=thread)
@@ -175,7 +182,7 @@ def test_the_page_lists_the_models_and_shows_the_threads_own_never_a_key(owner, 
     assert 'id="model-picker"' in page
     models = json_script(page, "available-models")
     assert [m["id"] for m in models] == ["default", str(demo.pk), str(qwen.pk)]
-    assert all(set(m) == {"id", "name", "label", "is_demo"} for m in models)
+    assert all(set(m) == {"id", "name", "label", "is_demo", "context_window"} for m in models)
     assert "Demo" in next(m for m in models if m["id"] == str(demo.pk))["label"]
     assert json_script(page, "model-info")["id"] == str(qwen.pk)
     assert 'id="demo-banner" role="note" hidden' in page  # not the demo: banner hidden

@@ -178,3 +178,15 @@ def test_staff_who_may_only_view_do_not_see_the_password_in_the_base_url(make_ro
     page = client_for(staff("viewer", "view_modelconfiguration")).get(change_url(row)).content.decode()
     assert URL_PASSWORD not in page
     assert "models.internal:8080/v1" in page
+
+
+def test_prices_are_set_in_the_admin_and_go_to_the_runs_config(admin_client_):
+    from decimal import Decimal
+
+    response = admin_client_.post(ADD_URL, form_data(price_input="2.50", price_output="10"))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    row = ModelConfiguration.objects.get()
+    assert (row.price_input, row.price_output) == (Decimal("2.50"), Decimal("10"))
+    assert (row.to_config().price_input, row.to_config().price_output) == (Decimal("2.50"), Decimal("10"))
+    refused = admin_client_.post(ADD_URL, form_data(name="Negative", price_input="-1"))
+    assert refused.status_code == 200 and not ModelConfiguration.objects.filter(name="Negative").exists()

@@ -223,10 +223,12 @@ def test_the_migration_encrypts_plaintext_rows_and_its_reverse_decrypts_them():
             )
         executor = MigrationExecutor(connection)
         executor.migrate([after])
-        old = ModelConfiguration.objects.get(name="Old")
+        # Without the fields later migrations add (the prices, 0003): the table is as 0002 left it.
+        rows = ModelConfiguration.objects.defer("price_input", "price_output")
+        old = rows.get(name="Old")
         assert decrypts_with(KEY_A, raw_key(old)) == SECRET
         assert old.api_key == SECRET
-        assert raw_key(ModelConfiguration.objects.get(name="Keyless")) == ""
+        assert raw_key(rows.get(name="Keyless")) == ""
 
         executor = MigrationExecutor(connection)
         executor.migrate([before])

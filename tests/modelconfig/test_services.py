@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 def test_without_rows_the_environment_is_the_one_model(settings):
     assert available_models() == [
         {"id": "default", "name": "Demo model (offline, scripted)", "label": "Demo model (offline, scripted)",
-         "is_demo": True}
+         "is_demo": True, "context_window": None}
     ]  # fmt: skip
     config, info = config_for(None)
     assert config == ModelConfig.from_mapping(settings.AGENTWEB_LLM)
@@ -33,7 +33,13 @@ def test_without_rows_the_environment_is_the_one_model(settings):
 def test_the_environment_model_is_listed_with_its_label(settings):
     settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "api": "openai", "base_url": "http://h:1/v1", "model": "m"}
     [entry] = available_models()
-    assert entry == {"id": "default", "name": "m · http://h:1/v1", "label": "m · http://h:1/v1", "is_demo": False}
+    assert entry == {
+        "id": "default",
+        "name": "m · http://h:1/v1",
+        "label": "m · http://h:1/v1",
+        "is_demo": False,
+        "context_window": None,
+    }
 
 
 def test_enabled_rows_are_listed_and_the_default_row_replaces_the_environment(make_row):
@@ -45,7 +51,7 @@ def test_enabled_rows_are_listed_and_the_default_row_replaces_the_environment(ma
     claude = make_row(name="Claude", api="anthropic", model="claude-sonnet-4-5", is_default=True)
     entries = available_models()
     assert [e["name"] for e in entries] == ["Claude", "Local"]
-    assert all(set(e) == {"id", "name", "label", "is_demo"} for e in entries)
+    assert all(set(e) == {"id", "name", "label", "is_demo", "context_window"} for e in entries)
     assert SECRET not in str(entries)
     assert config_for(None)[1]["id"] == str(claude.pk)
     assert config_for("default")[1]["id"] == str(claude.pk)

@@ -117,7 +117,7 @@ def test_each_api_with_its_default_address(api, kind, base_url):
     assert type(provider) is kind
     assert (provider.base_url, provider.model, provider.timeout) == (base_url, "m", 600.0)
     assert (provider.connect_timeout, provider.read_timeout) == (None, None)
-    assert config.public_info() == {"label": f"m · {base_url}", "is_demo": False, "help": ""}
+    assert config.public_info() == {"label": f"m · {base_url}", "is_demo": False, "help": "", "context_window": None}
     assert "secret-key" not in repr(provider)
 
 

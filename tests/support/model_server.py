@@ -134,7 +134,7 @@ def openai_sse_body(
     `tool_calls`: [{"id", "name", "arguments"}], arguments as a JSON string (a dict is dumped); each call
     streams as a start fragment (id, name, arguments "") and then argument fragments. `text` and arguments
     are cut into pieces of `chunk_text` characters. finish_reason defaults to "tool_calls"/"stop";
-    usage defaults to made-up counts, since the real API sends it whenever include_usage is asked.
+    usage defaults to made-up counts, since the real API sends it whenever include_usage is asked; False sends none.
     """
     tool_calls = tool_calls or []
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": None if tool_calls and not text else ""}]
@@ -154,7 +154,8 @@ def openai_sse_body(
     chunks.append(_chunk([{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}]))
     if usage is None:
         usage = {"prompt_tokens": 10, "completion_tokens": len(deltas), "total_tokens": 10 + len(deltas)}
-    chunks.append(_chunk([], usage=usage))
+    if usage is not False:  # False: no usage chunk, as a server that was not asked (or ignores it) sends
+        chunks.append(_chunk([], usage=usage))
     return "".join(f"data: {c}\n\n" for c in chunks) + "data: [DONE]\n\n"
 
 
@@ -190,9 +191,10 @@ def anthropic_sse_body(
     input_json_delta pieces of `chunk_text` characters after an empty first one, as the API does.
     stop_reason defaults to "tool_use"/"end_turn". With stop_reason "max_tokens" the last tool block gets
     no content_block_stop, as when the model is cut off while writing it (pass its arguments cut short).
-    usage: {"input_tokens", "output_tokens"}, made up when not given.
+    usage: {"input_tokens", "output_tokens"}, made up when not given; False sends none.
     """
     tool_calls = tool_calls or []
+    counted = usage is not False  # False: no usage anywhere, as some proxies send it
     usage = usage or {}
     events: list[tuple[str, dict[str, Any]]] = []
     message = {
@@ -205,6 +207,8 @@ def anthropic_sse_body(
         "stop_sequence": None,
         "usage": {"input_tokens": usage.get("input_tokens", 10), "output_tokens": 1},
     }
+    if not counted:
+        del message["usage"]
     events.append(("message_start", {"type": "message_start", "message": message}))
     blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     if thinking:
@@ -235,7 +239,7 @@ def anthropic_sse_body(
             events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     output = usage.get("output_tokens", sum(len(d) for _, d in blocks))
     delta = {"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": None}}
-    events.append(("message_delta", {**delta, "usage": {"output_tokens": output}}))
+    events.append(("message_delta", {**delta, "usage": {"output_tokens": output}} if counted else delta))
     events.append(("message_stop", {"type": "message_stop"}))
     return "".join(f"event: {name}\ndata: {_compact(payload)}\n\n" for name, payload in events)
 
@@ -253,8 +257,9 @@ def ollama_ndjson_body(
 
     `tool_calls`: [{"name", "arguments"}], arguments a dict (as Ollama sends them) or a string; they all come
     in one chunk, without ids. `load` puts the done_reason "load" chunk Ollama sends when it had to load the
-    model first. usage: {"prompt_eval_count", "eval_count"}, made up when not given.
+    model first. usage: {"prompt_eval_count", "eval_count"}, made up when not given; False sends none.
     """
+    counted = usage is not False  # False: a last line without the counts
     usage = usage or {}
     lines: list[dict[str, Any]] = []
 
@@ -273,6 +278,8 @@ def ollama_ndjson_body(
         "prompt_eval_count": usage.get("prompt_eval_count", 10),
         "eval_count": usage.get("eval_count", len(lines)),
     }
+    if not counted:
+        counts = {}
     final = chunk({"content": ""}, done=True, done_reason=done_reason or "stop", total_duration=1000, **counts)
     lines.append(final)
     return "".join(_compact(line) + "\n" for line in lines)

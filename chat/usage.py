@@ -1,0 +1,153 @@
+"""What each model call costs: its tokens as the server counted them (or estimated, and marked so: chat/agent.py
+step_usage), its cost from the model configuration's prices, the run's totals, and the daily token budget.
+
+A run's recorder holds a `Meter`: each answer's usage goes out with its `message.completed` and into the message's
+row; the calls' `Usage` rows and the run's totals are written with the run's pause or end (chat/store/steps.py), in
+the statements those already make, plus one INSERT. A process that dies mid-run loses the rows of that run segment
+(the answers keep their usage)."""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Sum
+from django.utils import timezone
+
+from .models import TokenBudget, Usage
+
+MILLION = Decimal(1_000_000)
+CENT_FRACTIONS = Decimal("0.000001")
+
+
+def cost_of(input_tokens: int, output_tokens: int, price_input: Decimal | None, price_output: Decimal | None):
+    """The cost of a call at prices per million tokens; None when neither price is set."""
+    if price_input is None and price_output is None:
+        return None
+    cost = (input_tokens * (price_input or 0) + output_tokens * (price_output or 0)) / MILLION
+    return cost.quantize(CENT_FRACTIONS)
+
+
+def empty_totals() -> dict[str, Any]:
+    return {"input_tokens": 0, "output_tokens": 0, "estimated": False, "cost": None}
+
+
+def add(totals: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+    """`totals` with one call's usage added (costs are decimal strings; a call without one adds nothing to it)."""
+    cost = totals.get("cost")
+    if usage.get("cost") is not None:
+        cost = str(Decimal(cost or 0) + Decimal(usage["cost"]))
+    return {
+        "input_tokens": totals.get("input_tokens", 0) + usage.get("input_tokens", 0),
+        "output_tokens": totals.get("output_tokens", 0) + usage.get("output_tokens", 0),
+        "estimated": bool(totals.get("estimated")) or bool(usage.get("estimated")),
+        "cost": cost,
+    }
+
+
+@dataclass
+class Meter:
+    """A run's model calls, as they complete: their usage with cost, the rows to write, the run's totals."""
+
+    user_id: int | None = None
+    thread_id: uuid.UUID | None = None
+    run_id: int | None = None
+    model_config_id: int | None = None
+    model_label: str = ""
+    agent: str = ""
+    price_input: Decimal | None = None
+    price_output: Decimal | None = None
+    totals: dict[str, Any] = field(default_factory=empty_totals)
+    rows: list[Usage] = field(default_factory=list)
+
+    def record(self, usage: dict[str, Any]) -> dict[str, Any]:
+        """One call's usage ({input_tokens, output_tokens, estimated}) as the answer shows it: with its cost (a
+        decimal string) when the model is priced. Held for the run's next write (take_rows)."""
+        cost = cost_of(usage["input_tokens"], usage["output_tokens"], self.price_input, self.price_output)
+        shown = {**usage, "cost": None if cost is None else str(cost)}
+        self.totals = add(self.totals, shown)
+        self.rows.append(
+            Usage(
+                user_id=self.user_id,
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                model_config_id=self.model_config_id,
+                model_label=self.model_label[:300],
+                agent=self.agent,
+                input_tokens=usage["input_tokens"],
+                output_tokens=usage["output_tokens"],
+                estimated=usage["estimated"],
+                cost=cost,
+            )
+        )
+        return shown
+
+    def take_rows(self) -> list[Usage]:
+        rows, self.rows = self.rows, []
+        return rows
+
+
+# --- the daily token budget -------------------------------------------------------------------------
+
+
+class BudgetExhausted(Exception):
+    """The person spent their daily token budget: no new run starts until tomorrow (UTC)."""
+
+    def __init__(self, budget: int, spent: int):
+        super().__init__(
+            f"You have used your daily token budget ({spent:,} of {budget:,} tokens today). New answers can start"
+            " again tomorrow (00:00 UTC); an administrator can raise your budget."
+        )
+        self.budget, self.spent = budget, spent
+
+
+def start_of_day(now: datetime.datetime | None = None) -> datetime.datetime:
+    now = now or timezone.now()
+    return now.astimezone(datetime.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def default_budget() -> int | None:
+    """AGENTWEB_DAILY_TOKEN_BUDGET: tokens (input and output) a person may spend per day (UTC); None or 0: none."""
+    return getattr(settings, "AGENTWEB_DAILY_TOKEN_BUDGET", None) or None
+
+
+# The people's own budgets (TokenBudget rows, a small table) as of one settings stamp: their saves and deletes change
+# the stamp (chat/signals.py), so a turn on a thread, which reads the stamp anyway, needs no statement for them.
+_overrides: dict[str, Any] = {"stamp": None, "budgets": {}}
+
+
+def overrides(stamp: str | None = None) -> dict[int, int | None]:
+    """user id → their own daily budget (None: no budget). `stamp` None: read now."""
+    if stamp is not None and _overrides["stamp"] == stamp:
+        return _overrides["budgets"]
+    budgets = dict(TokenBudget.objects.values_list("user_id", "daily_tokens"))
+    if stamp is not None:
+        _overrides["stamp"], _overrides["budgets"] = stamp, budgets
+    return budgets
+
+
+def budget_for(user_id: int, stamp: str | None = None) -> int | None:
+    own = overrides(stamp)
+    return own[user_id] if user_id in own else default_budget()
+
+
+def spent_today(user_id: int) -> int:
+    totals = Usage.objects.filter(user_id=user_id, created_at__gte=start_of_day()).aggregate(
+        i=Sum("input_tokens"), o=Sum("output_tokens")
+    )
+    return (totals["i"] or 0) + (totals["o"] or 0)
+
+
+def check_budget(user_id: int, stamp: str | None = None) -> None:
+    """Before a new run: BudgetExhausted when the person's daily budget is spent. `stamp`: the settings stamp the
+    caller read (the overrides are then kept per stamp); with no budget for the person, no further statement."""
+    budget = budget_for(user_id, stamp)
+    if budget is None:
+        return
+    spent = spent_today(user_id)
+    if spent >= budget:
+        raise BudgetExhausted(budget, spent)
