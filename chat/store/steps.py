@@ -148,7 +148,8 @@ def finish_run(
             Message.objects.filter(run_id=run_id, status=Message.Status.STREAMING).update(
                 status=Message.Status.CANCELLED if status == Run.Status.CANCELLED else Message.Status.ERROR
             )
-        Thread.objects.filter(runs=run_id).update(updated_at=timezone.now())
+        # The thread is not touched: the list orders chats by when the person last sent in them (docs/ui.md), which
+        # the turn's start recorded; a run's end moving its chat would take the statement the usage rows need.
         changes = {"usage": totals} if totals is not None else {}
         Run.objects.filter(pk=run_id).update(
             status=status, reason=reason, error=error, steps=steps, finished_at=timezone.now(), **changes
@@ -165,7 +166,6 @@ def pause_run(*, run_id: int, steps: int, usage: list[Usage] = (), totals: dict 
             Usage.objects.bulk_create(usage)
         changes = {"usage": totals} if totals is not None else {}
         Run.objects.filter(pk=run_id).update(status=Run.Status.WAITING, steps=steps, heartbeat_at=None, **changes)
-        Thread.objects.filter(runs=run_id).update(updated_at=timezone.now())
 
 
 # --- runs whose process died ----------------------------------------------------------------

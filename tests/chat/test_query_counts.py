@@ -1,6 +1,5 @@
 """The SQL statements of a turn: a count, not a time. It does not grow with the answer's length (its number of
-tokens), and a turn stays under 21 (issue #7, bench db-per-message: 20 statements since issue 14 records usage,
-19 before)."""
+tokens), and a turn stays under 20 (issue #7, bench db-per-message)."""
 
 import threading
 
@@ -14,9 +13,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # A turn (3 tool calls, two model requests) stays under this many statements, whatever its answer's length: the
 # text is written when the answer ends, not per token (chat/recorder.py). Not a pinned figure: a statement more for
-# code that reads plainly is fine; a count that grows with the answer, or creeps toward this, is not. 21 since issue
-# 14: the run's end inserts the usage rows of its model calls (one INSERT for all of them), 20 statements a turn.
-UNDER = 21
+# code that reads plainly is fine; a count that grows with the answer, or creeps toward this, is not.
+UNDER = 20
 
 
 class Statements:
