@@ -214,6 +214,10 @@ LOGGING = {
         # operator would see nothing; with debug on, its "Not Found" warnings too, as Django prints them then.
         # Printed here and not passed up, so it is printed once.
         "django.request": {"handlers": ["console"], "level": "WARNING" if DEBUG else "ERROR", "propagate": False},
+        # The MCP SDK's HTTP client logs every request line at INFO with its URL, whose query may carry a token, and
+        # its streamable-HTTP transport logs session IDs and reconnect chatter: secrets never go into a log line.
+        "httpx2": {"level": "WARNING"},
+        "mcp.client.streamable_http": {"level": "WARNING"},
     },
 }
 

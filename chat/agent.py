@@ -127,6 +127,9 @@ class RegistryToolbox:
     async def execute(self, call: ToolCallRequest) -> ToolResult:
         if call.name in self.disabled:
             return ToolResult(status="error", content=f"Tool '{call.name}' is disabled.", duration_ms=0)
+        unavailable = getattr(self.disabled, "unavailable", None)  # an MCP server not connected yet
+        if unavailable is not None and self.registry.get(call.name) is None and (message := unavailable(call.name)):
+            return ToolResult(status="error", content=message, duration_ms=0)
         context = self.context(call) if self.context else None
         return await execute_tool(self.registry, call.name, call.args, context=context)
 
