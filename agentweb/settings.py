@@ -63,8 +63,9 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "channels",
+    # Before channels: its `runworker` command (chat/management/commands/runworker.py) is the one manage.py runs.
     "chat",
+    "channels",
     "tools.apps.ToolsConfig",
     "modelconfig",
     "sharing",
