@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "modelconfig",
     "sharing",
     "mcpservers",
+    "agents",
 ]
 
 MIDDLEWARE = [
@@ -250,6 +251,8 @@ AGENTWEB_LLM = {
     "read_timeout": env_float("AGENTWEB_LLM_READ_TIMEOUT", None),
 }
 AGENTWEB_MAX_STEPS = env_int("AGENTWEB_MAX_STEPS", 25)
+# People may make their own agents from the chat page (docs/agents.md); admins always can, in the admin.
+AGENTWEB_USER_AGENTS = env_bool("AGENTWEB_USER_AGENTS", False)
 AGENTWEB_SYSTEM_PROMPT = env_str(
     "AGENTWEB_SYSTEM_PROMPT",
     "You are a helpful assistant. Use the tools you are given when they help; answer concisely.",
