@@ -180,7 +180,7 @@ def set_thread_model(*, user, thread_id: object, model_choice: str) -> Thread:
 
 
 def list_threads(*, user) -> list[Thread]:
-    return list(Thread.objects.filter(owner=user).order_by("-updated_at")[:200])
+    return list(Thread.objects.filter(owner=user).select_related("agent").order_by("-updated_at")[:200])
 
 
 # --- runs that follow a run: retry and continue ----------------------------------------

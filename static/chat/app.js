@@ -9,6 +9,7 @@ import { ModelPicker, runNote } from "./models.js";
 import { SidebarActions } from "./sidebar.js";
 import { TurnControls, applyRewound } from "./rewind.js";
 import { ToolCatalog, ToolsPanel, fetchArtifact } from "./tools.js";
+import { AgentChoice, AgentFilter, AgentLabel } from "./agents.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -93,6 +94,11 @@ new SidebarActions({
   hrefFor: threadUrl,
   currentId: () => state.threadId,
 });
+const agentChoice = new AgentChoice($("agent-choices"));
+const agentLabel = new AgentLabel($("agent-label"));
+const agentFilter = new AgentFilter($("agent-filter"), $("thread-list"));
+// A new thread's agent goes with its first message (used only when the message creates the thread).
+const newThreadAgent = () => (state.threadId ? undefined : agentChoice.value);
 const turns = new TurnControls({
   container: $("messages"),
   onRegenerate: () => rewind({ type: "run.regenerate" }),
@@ -195,7 +201,7 @@ function sendMessage(text) {
   const clientMsgId = newUuid();
   socket.send({
     type: "message.send", thread: state.threadId, content: text, client_msg_id: clientMsgId, ref: clientMsgId,
-    model: newThreadModel(),
+    model: newThreadModel(), agent: newThreadAgent(),
   });
   const bubble = view.addUserMessage(text);
   bubble.root.dataset.clientMsgId = clientMsgId;
@@ -217,7 +223,7 @@ function resendPending() {
   p.resent = true;
   socket.send({
     type: "message.send", thread: state.threadId, content: p.content, client_msg_id: p.clientMsgId, ref: p.clientMsgId,
-    model: newThreadModel(),
+    model: newThreadModel(), agent: newThreadAgent(),
   });
 }
 
@@ -328,11 +334,14 @@ function handleThreadCreated(ev) {
     state.lastSeq = null;
     history.replaceState(null, "", threadUrl(id));
     sidebar.add(id, title, true);
+    agentFilter.tag(id, ev.agent);
+    agentLabel.show(ev.agent);
     if (title) document.title = `${title} · agentweb`;
     subscribe(null);
     updateBusy();
   } else if (!sidebar.item(id)) {
     sidebar.add(id, title, false);
+    agentFilter.tag(id, ev.agent);
   }
 }
 
@@ -376,6 +385,10 @@ function handleSnapshot(ev) {
     sidebar.setTitle(state.threadId, ev.title);
   }
   if (ev.model) picker.show(ev.model);
+  if ("agent" in ev) {
+    agentLabel.show(ev.agent);
+    agentFilter.tag(state.threadId, ev.agent);
+  }
   updateBusy();
 }
 
