@@ -34,8 +34,8 @@ def thread_rewound(message: int | None, content: str, removed: list[int]) -> Eve
 # --- the person's list of threads: to all their tabs, not numbered (chat/broadcast.py) --------
 
 
-def thread_listed(thread: str, title: str) -> Event:
-    return "thread.listed", {"thread": thread, "title": title}
+def thread_listed(thread: str, title: str, agent: dict[str, str] | None = None) -> Event:
+    return "thread.listed", {"thread": thread, "title": title, "agent": agent}
 
 
 def thread_renamed(thread: str, title: str) -> Event:

@@ -154,9 +154,10 @@ async def execute_run(
             agent = getattr(thread, "agent_spec", None)
             if agent is None and thread.agent_id is not None:
                 agent = await db(agent_spec)(thread.agent_id)
-            await emit(events.thread_created(thread.title, agent.public_info() if agent else None))
+            shown = agent.public_info() if agent else None
+            await emit(events.thread_created(thread.title, shown))
             await tell_user(
-                thread.owner_id, events.thread_listed(str(thread.pk), thread.title), news_to_followers=False
+                thread.owner_id, events.thread_listed(str(thread.pk), thread.title, shown), news_to_followers=False
             )
         # The user message's id: the tab that sent it shows it already, without its id.
         await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=bool(resume), message=user_message))

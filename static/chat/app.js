@@ -351,6 +351,7 @@ function handleListChange(ev) {
   const title = typeof ev.title === "string" ? ev.title : "";
   if (ev.type === "thread.listed") {
     if (!sidebar.item(id)) sidebar.add(id, title, false);
+    if ("agent" in ev) agentFilter.tag(id, ev.agent);
   } else if (ev.type === "thread.renamed") {
     sidebar.setTitle(id, title);
     if (id === state.threadId && title) document.title = `${title} · agentweb`;

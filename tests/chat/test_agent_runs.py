@@ -186,3 +186,14 @@ async def make_agent_async(**fields) -> Agent:
     from channels.db import database_sync_to_async
 
     return await database_sync_to_async(make_agent)(**fields)
+
+
+async def test_continue_gives_the_agents_step_limit_again(connect, owner, model_server):
+    await make_agent_async(step_limit=1)
+    model_server.enqueue(calls(("c1", "calculator", {"expression": "1+1"})), answer("2"))
+    client = await connect(owner)
+    thread, events = await new_thread(client, agent="maths")
+    assert events[-1]["reason"] == "max_steps"
+    await client.send(type="run.continue", thread=thread)
+    assert (await client.run_to_end())[-1]["reason"] == "done"
+    assert [r.step_limit async for r in Run.objects.filter(thread_id=thread).order_by("id")] == [1, 1]
