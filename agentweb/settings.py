@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "modelconfig",
     "sharing",
     "mcpservers",
+    "agents",
 ]
 
 MIDDLEWARE = [
@@ -258,6 +259,8 @@ AGENTWEB_MAX_STEPS = env_int("AGENTWEB_MAX_STEPS", 25)
 # Tokens (input and output, every model call) a person may spend per day (UTC) before new runs are refused with
 # error budget_exhausted; a run in progress finishes. 0: no budget (docs/usage.md).
 AGENTWEB_DAILY_TOKEN_BUDGET = env_int("AGENTWEB_DAILY_TOKEN_BUDGET", 0)
+# People may make their own agents from the chat page (docs/agents.md); admins always can, in the admin.
+AGENTWEB_USER_AGENTS = env_bool("AGENTWEB_USER_AGENTS", False)
 AGENTWEB_SYSTEM_PROMPT = env_str(
     "AGENTWEB_SYSTEM_PROMPT",
     "You are a helpful assistant. Use the tools you are given when they help; answer concisely.",

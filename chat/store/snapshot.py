@@ -157,7 +157,9 @@ def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[s
             ]
         messages.append(view)
     run = run_view(thread.runs.order_by("-started_at", "-id").first())
-    type_, fields = thread_snapshot(thread.title, model, messages, run)
+    from .turns import thread_agent_info
+
+    type_, fields = thread_snapshot(thread.title, model, messages, run, thread_agent_info(thread))
     return {"type": type_, "thread": str(thread.pk), "seq": seq, **fields}
 
 
