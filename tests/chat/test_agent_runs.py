@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from agents.models import Agent
-from chat.models import Message, Run, Thread, ToolCall
+from chat.models import Message, Run, Thread, ToolCall, Usage
 from modelconfig.models import ModelConfiguration
 from tests.chat.test_runs_with_model_server import answer, calls, model_server  # noqa: F401  (fixture)
 
@@ -197,3 +197,12 @@ async def test_continue_gives_the_agents_step_limit_again(connect, owner, model_
     await client.send(type="run.continue", thread=thread)
     assert (await client.run_to_end())[-1]["reason"] == "done"
     assert [r.step_limit async for r in Run.objects.filter(thread_id=thread).order_by("id")] == [1, 1]
+
+
+async def test_the_usage_of_an_agents_run_names_the_agent(connect, owner, model_server):
+    await make_agent_async()
+    model_server.enqueue(answer("4"))
+    client = await connect(owner)
+    thread, events = await new_thread(client, "2+2?", agent="maths")
+    assert events[-1]["type"] == "run.completed"
+    assert [row.agent async for row in Usage.objects.filter(thread_id=thread)] == ["maths"]
