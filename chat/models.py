@@ -180,6 +180,9 @@ class ToolCall(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    # How many images of its artifact a card shows (tools/artifacts.py): a page that loads the call opens its card to
+    # show them, as the live event does, without reading the artifact to find out.
+    images = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["message", "index"]

@@ -253,6 +253,7 @@ class RunRecorder:
         stored = content if result.stored_content is None else storable(result.stored_content)
         call.finish(result.status, stored)
         call.duration_ms = result.duration_ms
+        call.images = len(shown_images(artifact)) if artifact is not None else 0
         self._dirty.add(call.id)
         self._answers.append((call, content, artifact))
         if artifact is not None:
@@ -266,7 +267,7 @@ class RunRecorder:
                 content,
                 has_artifact=artifact is not None,
                 duration_ms=result.duration_ms,
-                images=len(shown_images(artifact)) if artifact is not None else 0,
+                images=call.images,
             )
         )
 

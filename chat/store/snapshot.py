@@ -106,6 +106,7 @@ def tool_call_view(call: ToolCall, *, has_artifact: bool = False, decided: bool 
         "status": call.status,
         "content": call.result or call.error,
         "has_artifact": has_artifact,
+        "images": call.images,
         "duration_ms": call.duration_ms,
         "allow": call.approval if call.status == ToolCall.Status.AWAITING_APPROVAL else None,
         "original_args": call.original_args,

@@ -63,7 +63,7 @@ def complete_assistant_message(
 
 
 # What the run changes on a call it holds (chat/recorder.py), written when the call was stored before.
-CALL_FIELDS = ("args", "status", "approval", "started_at", "finished_at", "duration_ms", "result", "error")
+CALL_FIELDS = ("args", "status", "approval", "started_at", "finished_at", "duration_ms", "result", "error", "images")
 
 
 #: A finished call's answer: the call, the text the model reads as its result, and what the model never sees (an

@@ -138,6 +138,9 @@ export class ThreadView {
     if (snapshot.model && typeof snapshot.model.is_demo === "boolean") this.isDemo = snapshot.model.is_demo;
     this.generation += 1;
     this.messages.clear();
+    // Cards open now (opened by the person, or by themselves to show images) stay open in the new view: a snapshot
+    // that follows the live events (a new thread's subscribe, a reconnect) must not fold them away.
+    this.keptOpen = new Set([...this.toolCards].filter(([, card]) => card.root.open).map(([id]) => id));
     for (const card of this.toolCards.values()) card.dispose();
     this.toolCards.clear();
     this.container.replaceChildren();
@@ -198,6 +201,7 @@ export class ThreadView {
       if (["success", "error", "rejected", "replied", "cancelled"].includes(call.status)) {
         card.complete({
           status: call.status, content: call.content, durationMs: call.duration_ms, hasArtifact: call.has_artifact,
+          images: Number.isInteger(call.images) ? call.images : 0,
         });
       } else if (call.status === "awaiting_approval") {
         card.askApproval(call.allow || null);
@@ -240,6 +244,7 @@ export class ThreadView {
     });
     this.toolCards.set(key(call.id), card);
     messageView.addToolCard(card);
+    if (this.keptOpen && this.keptOpen.has(key(call.id))) card.root.open = true;
     this.scroll.changed();
     return card;
   }
