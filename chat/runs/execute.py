@@ -16,6 +16,8 @@ from django.conf import settings
 from modelconfig.services import config_for
 from providers.budget import DEFAULT_RESERVE, ContextBudget
 from providers.config import ModelConfig, build_provider
+from providers.context_strategy import ContextStrategy
+from providers.structured import AnswerFormat
 from providers.types import ModelError, ToolCallRequest
 from tools.context import ToolContext, ToolUser
 from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
@@ -28,6 +30,7 @@ from ..live import events
 from ..models import Run, Thread, ToolCall
 from ..recorder import RunRecorder
 from ..store import owners
+from ..summaries import Summariser, apply_strategy
 from ..usage import Meter
 from . import recovery
 from .cancel import read_inbox
@@ -47,6 +50,26 @@ def context_budget(config: ModelConfig) -> ContextBudget | None:
         reserve=config.max_tokens or DEFAULT_RESERVE,
         protocol=(config.tool_protocol or "native").lower(),
     )
+
+
+# --- what the run is asked for: a structured answer, a context strategy ------------------
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The run's parameters beyond its model and tools. `answer`: its final answer is a JSON value of this schema
+    (providers/structured.py); None: plain text. `context`: how its history is cut (providers/context_strategy.py);
+    None: trimmed to the window, as always."""
+
+    answer: AnswerFormat | None = None
+    context: ContextStrategy | None = None
+
+
+def run_options(thread: Thread) -> RunOptions:
+    """The options of a run on `thread` (called in prepare_run, on the database thread, with the thread as loaded).
+    Today: none (plain text, trimmed). The thread's agent gives them: `AnswerFormat(agent.response_schema,
+    name=agent.slug)` and `ContextStrategy.from_mapping(agent.context_strategy)` (docs/agents.md)."""
+    return RunOptions()
 
 
 # --- which tools, and which of their calls wait for a person ----------------------------
@@ -164,18 +187,27 @@ async def execute_run(
         context = setup.context
         provider = build_provider(config, demo_delay=settings.AGENTWEB_DEMO_DELAY)
         decided = _prepare_resume(recorder, resume or [])
+        toolbox = RegistryToolbox(
+            toolset.registry, disabled=toolset.disabled, context=interaction.tool_context(context)
+        )
+        budget = context_budget(config)
+        if setup.options.context is not None:  # the run's context strategy (chat/summaries.py)
+            summariser = Summariser(
+                thread, run.pk, config, budget, recorder.meter, emit, recorder.note, settings.AGENTWEB_DEMO_DELAY
+            )
+            history = await apply_strategy(
+                setup.options.context, history, setup.orders, toolbox.definitions(), summariser
+            )
         outcome = await run_agent(
             provider=provider,
             messages=history,
-            toolbox=InteractiveToolbox(
-                RegistryToolbox(toolset.registry, disabled=toolset.disabled, context=interaction.tool_context(context)),
-                interaction,
-            ),
+            toolbox=InteractiveToolbox(toolbox, interaction),
             sink=recorder,
             max_steps=max(run.step_limit - run.steps, 0),
             policy=ThreadApprovalPolicy(toolset, granted),
             resume=decided,
-            budget=context_budget(config),
+            budget=budget,
+            answer=setup.options.answer,
         )
         if outcome.reason == "waiting":
             await _pause(recorder)
@@ -220,6 +252,9 @@ class RunSetup:
     message_id: int | None = None
     # What a browser may see of the model (modelconfig.services.config_for): its id and label name the usage rows.
     model: dict[str, Any] = field(default_factory=dict)
+    options: RunOptions = field(default_factory=RunOptions)
+    # The order of each message of `history` (None for the system prompt, a summary, made-up results).
+    orders: list[int | None] = field(default_factory=list)
 
 
 def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
@@ -233,15 +268,23 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     granted, groups, stamp = store.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
     config, model = config_for(thread.model_choice, stamp=stamp)
     toolset = toolset_for_stamp(user=owner, groups=groups, stamp=stamp)
+    options = run_options(thread)
+    summarised = options.context is not None and options.context.kind == "summarise"
+    orders: list[int | None] = []
     history, last_order = store.history_and_last_order(
-        thread_id=thread.pk, system_prompt=settings.AGENTWEB_SYSTEM_PROMPT
+        thread_id=thread.pk,
+        system_prompt=settings.AGENTWEB_SYSTEM_PROMPT,
+        # The thread's summary stands for the turns it covers only under the strategy that made it.
+        summary=thread.summary if summarised else "",
+        summary_through=thread.summary_through if summarised else None,
+        orders=orders if options.context is not None else None,
     )
     context = tool_context_factory(owner, thread.pk, groups)
     message_id = None
     if run is not None and run.steps < run.step_limit:
         last_order += 1
         message_id = store.create_assistant_message(thread_id=thread.pk, run_id=run.pk, order=last_order)
-    return RunSetup(config, toolset, context, granted, history, last_order, message_id, model)
+    return RunSetup(config, toolset, context, granted, history, last_order, message_id, model, options, orders)
 
 
 def meter_for(meter: Meter, thread: Thread, run: Run, config: ModelConfig, model: dict[str, Any]) -> Meter:
