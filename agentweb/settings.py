@@ -63,12 +63,14 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "channels",
+    # Before channels: its `runworker` command (chat/management/commands/runworker.py) is the one manage.py runs.
     "chat",
+    "channels",
     "tools.apps.ToolsConfig",
     "modelconfig",
     "sharing",
     "mcpservers",
+    "agents",
 ]
 
 MIDDLEWARE = [
@@ -214,6 +216,10 @@ LOGGING = {
         # operator would see nothing; with debug on, its "Not Found" warnings too, as Django prints them then.
         # Printed here and not passed up, so it is printed once.
         "django.request": {"handlers": ["console"], "level": "WARNING" if DEBUG else "ERROR", "propagate": False},
+        # The MCP SDK's HTTP client logs every request line at INFO with its URL, whose query may carry a token, and
+        # its streamable-HTTP transport logs session IDs and reconnect chatter: secrets never go into a log line.
+        "httpx2": {"level": "WARNING"},
+        "mcp.client.streamable_http": {"level": "WARNING"},
     },
 }
 
@@ -253,6 +259,8 @@ AGENTWEB_MAX_STEPS = env_int("AGENTWEB_MAX_STEPS", 25)
 # Tokens (input and output, every model call) a person may spend per day (UTC) before new runs are refused with
 # error budget_exhausted; a run in progress finishes. 0: no budget (docs/usage.md).
 AGENTWEB_DAILY_TOKEN_BUDGET = env_int("AGENTWEB_DAILY_TOKEN_BUDGET", 0)
+# People may make their own agents from the chat page (docs/agents.md); admins always can, in the admin.
+AGENTWEB_USER_AGENTS = env_bool("AGENTWEB_USER_AGENTS", False)
 AGENTWEB_SYSTEM_PROMPT = env_str(
     "AGENTWEB_SYSTEM_PROMPT",
     "You are a helpful assistant. Use the tools you are given when they help; answer concisely.",

@@ -20,4 +20,5 @@ urlpatterns = [
     path("", include("chat.urls")),
     path("", include("sharing.urls")),
     path("tools/", include("tools.views")),
+    path("agents/", include("agents.views")),
 ]

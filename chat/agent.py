@@ -31,6 +31,9 @@ from tools.context import ToolContext
 from tools.executor import ToolResult, execute_tool
 from tools.registry import ToolRegistry
 
+#: A call of a tool the thread's agent does not have (agents/services.py says the same).
+NOT_AVAILABLE = "Tool {name!r} is not available to this agent."
+
 
 class AgentSink(Protocol):
     async def assistant_started(self) -> None: ...
@@ -119,10 +122,13 @@ class RegistryToolbox:
         *,
         disabled: frozenset[str] = frozenset(),
         context: Callable[[ToolCallRequest], ToolContext] | None = None,
+        allowed: frozenset[str] | None = None,
     ):
         self.registry = registry
         self.disabled = disabled
         self.context = context
+        # The tools the thread's agent has (None: no restriction): a call of any other never runs.
+        self.allowed = allowed
 
     def definitions(self) -> list[ToolDefinition]:
         return [ToolDefinition(t.name, t.description, t.parameters) for t in self.registry.all()]
@@ -132,8 +138,13 @@ class RegistryToolbox:
         return bool(tool and tool.return_direct)
 
     async def execute(self, call: ToolCallRequest) -> ToolResult:
+        if self.allowed is not None and call.name not in self.allowed:
+            return ToolResult(status="error", content=NOT_AVAILABLE.format(name=call.name), duration_ms=0)
         if call.name in self.disabled:
             return ToolResult(status="error", content=f"Tool '{call.name}' is disabled.", duration_ms=0)
+        unavailable = getattr(self.disabled, "unavailable", None)  # an MCP server not connected yet
+        if unavailable is not None and self.registry.get(call.name) is None and (message := unavailable(call.name)):
+            return ToolResult(status="error", content=message, duration_ms=0)
         context = self.context(call) if self.context else None
         return await execute_tool(self.registry, call.name, call.args, context=context)
 

@@ -127,6 +127,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 content=content,
                 client_msg_id=client_msg_id,
                 model=frame.get("model"),
+                agent=frame.get("agent"),
             )
         except runs.SignedOut:
             await self.close(code=UNAUTHENTICATED)
@@ -135,6 +136,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             raise ClientError("not_found", "No such thread.") from None
         except runs.UnknownModel:
             raise unknown_model(frame["model"]) from None
+        except runs.UnknownAgent:
+            raise ClientError(
+                "not_found", f"agent: {frame['agent'][:100]!r} is not an agent you can pick; reload the page."
+            ) from None
         except store.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
         except BudgetExhausted as exhausted:
@@ -176,6 +181,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             ) from None
         except store.DecisionNotOffered:
             raise ClientError("bad_frame", f"decision: '{frame['decision']}' is not offered for this call.") from None
+        except runs.NotAvailable as refused:
+            raise ClientError("not_allowed", str(refused)) from None
         except runs.InvalidArguments as error:
             raise ClientError("invalid_args", f"The edited arguments do not fit the tool: {error}") from None
 

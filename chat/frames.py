@@ -27,6 +27,7 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
             "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
             "client_msg_id": _ID,
             "model": {"type": ["string", "null"], "maxLength": 200},
+            "agent": {"type": ["string", "null"], "maxLength": 100},
         },
     },
     "thread.set_model": {

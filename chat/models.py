@@ -21,6 +21,8 @@ class Thread(models.Model):
     last_seq = models.BigIntegerField(default=0)
     # The model the person picked: a model configuration's id, or "default"; blank is the default too.
     model_choice = models.CharField(max_length=200, blank=True, default="")
+    # The agent the thread was started with (docs/agents.md); null: none, the chat as before agents.
+    agent = models.ForeignKey("agents.Agent", on_delete=models.SET_NULL, null=True, blank=True, related_name="threads")
     # The summary of its older turns the model is sent in their place (context strategy `summarise`, chat/summaries.py),
     # and the order of the last message it covers: on the row itself, so a turn reads it with the thread (no statement
     # of its own). Each summary made is also a ThreadSummary.

@@ -13,9 +13,10 @@ import uuid
 from dataclasses import dataclass
 
 from channels.db import database_sync_to_async
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+
+from agents.services import step_limit as agent_step_limit
 
 from . import live, runs, store
 from .access import get_thread_for_user
@@ -40,7 +41,7 @@ def rewind_and_start(
     *,
     user,
     thread_id: object,
-    step_limit: int,
+    step_limit: int | None = None,
     content: str | None = None,
     client_msg_id: uuid.UUID | None = None,
 ) -> Rewound:
@@ -61,7 +62,7 @@ def rewind_and_start(
                 run = Run.objects.create(
                     thread=thread,
                     model_label=store.thread_model_info(thread)["label"],
-                    step_limit=step_limit,
+                    step_limit=step_limit or agent_step_limit(store.thread_agent(thread)),
                 )
         except IntegrityError:
             raise store.RunActive from None
@@ -88,7 +89,6 @@ async def begin_rewind(
     rewound = await database_sync_to_async(rewind_and_start)(
         user=user,
         thread_id=thread_id,
-        step_limit=settings.AGENTWEB_MAX_STEPS,
         content=content,
         client_msg_id=client_msg_id,
     )

@@ -5,6 +5,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 
+from agents.services import agents_for_picker
+from agents.services import step_limit as agent_step_limit
 from modelconfig.services import available_models
 from providers.demo import CONNECT_HELP
 from sharing.markdown import render_markdown
@@ -42,7 +44,13 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
         "available_models": available_models(),
         "connect_help": CONNECT_HELP,
         # What "Continue" gives a run that stopped at its step limit (run.continue without `steps`).
-        "max_steps": settings.AGENTWEB_MAX_STEPS,
+        "max_steps": agent_step_limit(store.thread_agent(thread))
+        if thread is not None
+        else settings.AGENTWEB_MAX_STEPS,
+        # The agents the empty chat offers (the admin's and the person's own), and the thread's (docs/agents.md).
+        "agents": agents_for_picker(request.user),
+        "thread_agent": store.thread_agent_info(thread) if thread is not None else None,
+        "user_agents": settings.AGENTWEB_USER_AGENTS,
         **_first_screen(thread),
     }
     return render(request, "chat/thread.html", context)

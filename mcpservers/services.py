@@ -72,6 +72,9 @@ class McpTools:
     tools: list[Tool] = field(default_factory=list)
     # How the names of disabled servers' tools start: a call of one gets "disabled", not "unknown tool".
     disabled_prefixes: tuple[str, ...] = ()
+    # (prefix, server) of enabled servers whose tools are not known yet (never connected in this process): a call
+    # of one gets why the server cannot be reached, not "unknown tool".
+    unconnected: tuple[tuple[str, str], ...] = ()
 
 
 def mcp_tools(*, taken: frozenset[str] = frozenset()) -> McpTools:
@@ -83,16 +86,20 @@ def mcp_tools(*, taken: frozenset[str] = frozenset()) -> McpTools:
     states = manager.states()
     tools: list[Tool] = []
     disabled: list[str] = []
+    unconnected: list[tuple[str, str]] = []
     for config in configs:
         if not config.enabled:
             disabled.append(server_prefix(config.name))
             continue
+        state = states.get(config.name)
+        if state is None or (not state.tools and state.status != "connected"):
+            unconnected.append((server_prefix(config.name), config.name))
         for tool in server_tools(config, states.get(config.name), manager):
             if tool.name in taken:
                 log.warning("MCP tool %s is hidden by another tool of the same name", tool.name)
                 continue
             tools.append(tool)
-    return McpTools(tools=tools, disabled_prefixes=tuple(disabled))
+    return McpTools(tools=tools, disabled_prefixes=tuple(disabled), unconnected=tuple(unconnected))
 
 
 # --- how much of the model's context the tools take -----------------------------------------------

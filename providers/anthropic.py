@@ -58,6 +58,7 @@ class AnthropicProvider(HTTPProvider):
         api_key: str | None = None,
         max_tokens: int = 4096,
         temperature: float | None = None,
+        top_p: float | None = None,
         client: httpx.AsyncClient | None = None,
         timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         connect_timeout: float | None = None,
@@ -74,6 +75,7 @@ class AnthropicProvider(HTTPProvider):
         )
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.top_p = top_p
 
     def endpoint(self, base_url: str) -> str:
         base = base_url.rstrip("/")
@@ -107,6 +109,8 @@ class AnthropicProvider(HTTPProvider):
             body["tool_choice"] = {"type": "tool", "name": FINAL_ANSWER_TOOL}
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.top_p is not None:
+            body["top_p"] = self.top_p
         return body
 
     async def read_events(

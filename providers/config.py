@@ -47,6 +47,8 @@ class ModelConfig:
     #: The answer's length limit (None: the provider's default) and sampling temperature (None: the server's).
     max_tokens: int | None = None
     temperature: float | None = None
+    #: Nucleus sampling (None: the server's default); an agent may set it (agents/services.py with_sampling).
+    top_p: float | None = None
     #: The model's context window in tokens: the history sent is trimmed to fit it (None: not trimmed).
     context_window: int | None = None
     #: Prices per million input and output tokens (None: not priced): each call's cost is computed from them.
@@ -64,6 +66,7 @@ class ModelConfig:
             ("read_timeout", float),
             ("max_tokens", int),
             ("temperature", float),
+            ("top_p", float),
             ("context_window", int),
         )
         for key, kind in numbers:
@@ -133,13 +136,14 @@ def build_provider(config: ModelConfig, *, demo_delay: float = 0.03) -> Provider
             **common,
             max_tokens=config.max_tokens,
             temperature=config.temperature,
+            top_p=config.top_p,
             length_means_full_context=config.max_tokens is None,
         )
     elif api == "anthropic":
         from .anthropic import AnthropicProvider
 
         limit = {"max_tokens": config.max_tokens} if config.max_tokens else {}  # else its own default
-        provider = AnthropicProvider(**common, **limit, temperature=config.temperature)
+        provider = AnthropicProvider(**common, **limit, temperature=config.temperature, top_p=config.top_p)
     else:
         from .ollama import OllamaProvider
 
@@ -148,6 +152,8 @@ def build_provider(config: ModelConfig, *, demo_delay: float = 0.03) -> Provider
             options["num_predict"] = config.max_tokens
         if config.temperature is not None:
             options["temperature"] = config.temperature
+        if config.top_p is not None:
+            options["top_p"] = config.top_p
         provider = OllamaProvider(**common, options=options or None)
     if config.max_attempts > 1:
         provider = RetryingProvider(provider, RetryPolicy(max_attempts=config.max_attempts))

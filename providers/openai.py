@@ -68,6 +68,7 @@ class OpenAIProvider(HTTPProvider):
         api_key: str | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        top_p: float | None = None,
         client: httpx.AsyncClient | None = None,
         timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         connect_timeout: float | None = None,
@@ -85,6 +86,7 @@ class OpenAIProvider(HTTPProvider):
         )
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.top_p = top_p
         #: No output limit is sent (neither here nor in the server's own settings): an answer that stops for
         #: "length" has filled the model's context, and that is an error the person can act on, not a cut.
         self.length_means_full_context = length_means_full_context and max_tokens is None
@@ -128,6 +130,8 @@ class OpenAIProvider(HTTPProvider):
                 body["tool_choice"] = "none"
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.top_p is not None:
+            body["top_p"] = self.top_p
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
         return body

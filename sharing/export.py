@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from chat.models import Message, Run, Thread, ToolCall
+from chat.store import thread_agent_info
 from providers.secrets import without_url_credentials
 
 EXPORT_FORMAT = "agentweb.thread.v1"
@@ -46,6 +47,8 @@ def thread_export(thread: Thread) -> dict[str, Any]:
         "thread": {
             "id": str(thread.pk),
             "title": thread.title,
+            # The thread's agent ({slug, name}), or null (docs/agents.md).
+            "agent": thread_agent_info(thread),
             "created_at": _time(thread.created_at),
             "updated_at": _time(thread.updated_at),
         },
@@ -136,6 +139,7 @@ def export_markdown(thread: Thread) -> str:
         f"# {title}",
         "",
         f"- Thread: `{data['thread']['id']}`",
+        *([f"- Agent: {data['thread']['agent']['name']}"] if data["thread"]["agent"] else []),
         f"- Created: {_when(data['thread']['created_at'])}",
         f"- Exported: {_when(data['exported_at'])}",
         "",

@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from agents.services import system_prompt
 from chat.models import Thread
-from chat.store import build_snapshot
+from chat.store import build_snapshot, thread_agent
 
 from .models import ShareLink, default_display_name, hash_token, new_token
 
@@ -41,7 +41,11 @@ def share_snapshot(thread: Thread, *, hide_tool_details: bool, hide_system_promp
     return {
         "version": SNAPSHOT_VERSION,
         "title": live["title"],
-        "system_prompt": None if hide_system_prompt else settings.AGENTWEB_SYSTEM_PROMPT,
+        # The thread's agent ({slug, name}) or None, and its prompt as the model was given it (docs/agents.md).
+        "agent": live.get("agent"),
+        "system_prompt": None
+        if hide_system_prompt
+        else system_prompt(thread_agent(thread), username=thread.owner.get_username()),
         "messages": messages,
     }
 

@@ -308,7 +308,13 @@ class ApprovalRule(models.Model):
         # An empty name or argument is already refused as a required field.
         if self.tool_name and self.argument and self._stored_target() != (self.tool_name, self.argument):
             if problem := tool_name_problem(self.tool_name, known_tool_names()):
-                errors["tool_name"] = problem
+                server = unconnected_mcp_server(self.tool_name)
+                errors["tool_name"] = (
+                    f"MCP server {server!r} is not connected yet; its tools' arguments are unknown. Save the rule "
+                    "once the admin's list of MCP servers shows it connected."
+                    if server
+                    else problem
+                )
             elif problem := argument_problem(self.tool_name, self.argument, tool_arguments(self.tool_name)):
                 errors["argument"] = problem
         if self.match == self.Match.REGEX:
@@ -355,6 +361,18 @@ def _mcp_tools() -> dict:
     from mcpservers.services import mcp_tools
 
     return {tool.name: tool for tool in mcp_tools().tools}
+
+
+def unconnected_mcp_server(tool_name: str) -> str | None:
+    """The MCP server whose tool ``tool_name`` would be, when that server has not connected in this process yet
+    (its tools and their arguments are not known), else None."""
+    from django.apps import apps
+
+    if not apps.is_installed("mcpservers"):
+        return None
+    from mcpservers.services import mcp_tools
+
+    return next((server for prefix, server in mcp_tools().unconnected if tool_name.startswith(prefix)), None)
 
 
 def tool_arguments(tool_name: str) -> set[str] | None:

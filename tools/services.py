@@ -24,6 +24,7 @@ from tools.base import Tool
 from tools.context import ToolContext, ToolUser
 from tools.executor import ToolResult, execute_tool
 from tools.http_tool import build_http_tool
+from tools.mcp.connection import unavailable_message
 from tools.mcp.manager import default_manager
 from tools.models import AllowedHost, ApprovalRule, HttpTool, ToolSetting, bump_settings_stamp, normalise_host
 from tools.registry import ToolRegistry, default_registry
@@ -93,17 +94,29 @@ def sync_tool_settings(*, using: str = "default", registry: ToolRegistry | None 
 
 class DisabledTools(frozenset):
     """The names of tools that exist but are switched off, and the prefixes of whole sources switched off (a
-    disabled MCP server: its tools' names are not known while it is not connected)."""
+    disabled MCP server: its tools' names are not known while it is not connected).
+
+    ``unconnected``: (prefix, server) of enabled MCP servers whose tools are not known yet in this process (never
+    connected): ``unavailable`` says why a call of one cannot run rather than "unknown tool"."""
 
     prefixes: tuple[str, ...] = ()
+    unconnected: tuple[tuple[str, str], ...] = ()
 
-    def __new__(cls, names=(), prefixes: tuple[str, ...] = ()):
+    def __new__(cls, names=(), prefixes: tuple[str, ...] = (), unconnected: tuple[tuple[str, str], ...] = ()):
         made = super().__new__(cls, names)
         made.prefixes = tuple(prefixes)
+        made.unconnected = tuple(unconnected)
         return made
 
     def __contains__(self, name: object) -> bool:
         return frozenset.__contains__(self, name) or (isinstance(name, str) and name.startswith(self.prefixes))
+
+    def unavailable(self, name: str) -> str | None:
+        """The error result for a call of a tool of an MCP server that has not connected yet, else None."""
+        for prefix, server in self.unconnected:
+            if name.startswith(prefix):
+                return unavailable_message(server, default_manager().state(server))
+        return None
 
 
 @dataclass(frozen=True)
@@ -204,7 +217,7 @@ def toolset_for_user(*, user, registry: ToolRegistry | None = None, groups: froz
     choices.update({row.name: row.approval_config() for row in http_rows})
     return ToolSet(
         registry=ToolRegistry(tools),
-        disabled=DisabledTools(disabled, mcp.disabled_prefixes),
+        disabled=DisabledTools(disabled, mcp.disabled_prefixes, mcp.unconnected),
         approval=approval,
         rules={name: tuple(found) for name, found in rules.items()},
         choices=choices,
@@ -253,7 +266,7 @@ def mcp_tools(*, taken: frozenset[str]):
     if not apps.is_installed("mcpservers"):
         from types import SimpleNamespace
 
-        return SimpleNamespace(tools=[], disabled_prefixes=())
+        return SimpleNamespace(tools=[], disabled_prefixes=(), unconnected=())
     from mcpservers.services import mcp_tools as build
 
     return build(taken=taken)

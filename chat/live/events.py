@@ -17,8 +17,9 @@ INTERRUPTED_RESULT = "No result: the run stopped before this tool call finished.
 # --- the thread ----------------------------------------------------------------------------
 
 
-def thread_created(title: str) -> Event:
-    return "thread.created", {"title": title}
+def thread_created(title: str, agent: dict[str, str] | None = None) -> Event:
+    """`agent`: the thread's agent ({slug, name}), or None."""
+    return "thread.created", {"title": title, "agent": agent}
 
 
 def thread_model_changed(info: dict[str, Any]) -> Event:
@@ -35,8 +36,8 @@ def thread_rewound(message: int | None, content: str, removed: list[int]) -> Eve
 # --- the person's list of threads: to all their tabs, not numbered (chat/broadcast.py) --------
 
 
-def thread_listed(thread: str, title: str) -> Event:
-    return "thread.listed", {"thread": thread, "title": title}
+def thread_listed(thread: str, title: str, agent: dict[str, str] | None = None) -> Event:
+    return "thread.listed", {"thread": thread, "title": title, "agent": agent}
 
 
 def thread_renamed(thread: str, title: str) -> Event:
@@ -58,10 +59,16 @@ def pong() -> Event:
     return "pong", {}
 
 
-def thread_snapshot(title: str, model: dict[str, Any], messages: list[dict], run: dict[str, Any] | None) -> Event:
+def thread_snapshot(
+    title: str,
+    model: dict[str, Any],
+    messages: list[dict],
+    run: dict[str, Any] | None,
+    agent: dict[str, str] | None = None,
+) -> Event:
     """The thread's state, for a subscribe (chat/store/snapshot.py reads it): not numbered by the log, so the caller
-    adds `thread` and the `seq` it reflects."""
-    return "thread.snapshot", {"title": title, "model": model, "messages": messages, "run": run}
+    adds `thread` and the `seq` it reflects. `agent`: the thread's agent ({slug, name}), or None."""
+    return "thread.snapshot", {"title": title, "model": model, "messages": messages, "run": run, "agent": agent}
 
 
 # --- the run -------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ applies decisions and resumes; cancel.py stops; subscribe.py says what a subscri
 deals with orphans after a restart and on a clean stop; registry.py holds the runs of this process.
 """
 
+from agents.services import UnknownAgent
 from modelconfig.services import UnknownModel
 
 from ..live import group_name
-from .approvals import InvalidArguments, decide
+from .approvals import InvalidArguments, NotAvailable, decide
 from .cancel import cancel
 from .execute import load_toolset
 from .interaction import InputRefused, answer_input
@@ -26,7 +27,9 @@ __all__ = [
     "RUNS_CHANNEL",
     "InputRefused",
     "InvalidArguments",
+    "NotAvailable",
     "SignedOut",
+    "UnknownAgent",
     "UnknownModel",
     "answer_input",
     "begin_followup",

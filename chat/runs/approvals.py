@@ -6,6 +6,7 @@ import uuid
 
 from channels.db import database_sync_to_async
 
+from agents.services import NOT_AVAILABLE, agent_spec
 from tools.executor import validation_errors
 
 from .. import live, store
@@ -20,6 +21,10 @@ db = database_sync_to_async
 # --- decisions -------------------------------------------------------------------------------------
 
 
+class NotAvailable(Exception):
+    """A decision on a call of a tool the thread's agent does not have: refused, nothing written."""
+
+
 class InvalidArguments(Exception):
     def __init__(self, problems: list[str]):
         super().__init__("; ".join(problems))
@@ -29,6 +34,9 @@ class InvalidArguments(Exception):
 async def decide(*, user, tool_call_id: str, decision: str, args=None, message: str = "", for_thread=False):
     """Apply a person's decision; when it was the last one the paused step needed, resume the run."""
     call = await db(store.get_tool_call_for_user)(user, tool_call_id)
+    agent = await db(agent_spec)(call.message.thread.agent_id)
+    if agent is not None and not agent.allows(call.name):
+        raise NotAvailable(NOT_AVAILABLE.format(name=call.name))
     if call.approval is not None and not call.approval.get(decision):
         raise store.DecisionNotOffered(decision)
     if decision == "edit":

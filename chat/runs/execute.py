@@ -13,6 +13,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from agents.services import AgentSpec, agent_spec, model_choice, restrict_toolset, system_prompt, with_sampling
 from modelconfig.services import config_for
 from providers.budget import DEFAULT_RESERVE, ContextBudget
 from providers.config import ModelConfig, build_provider
@@ -65,10 +66,11 @@ class RunOptions:
     context: ContextStrategy | None = None
 
 
-def run_options(thread: Thread) -> RunOptions:
-    """The options of a run on `thread` (called in prepare_run, on the database thread, with the thread as loaded).
-    Today: none (plain text, trimmed). The thread's agent gives them: `AnswerFormat(agent.response_schema,
-    name=agent.slug)` and `ContextStrategy.from_mapping(agent.context_strategy)` (docs/agents.md)."""
+def run_options(thread: Thread, agent: AgentSpec | None = None) -> RunOptions:
+    """The options of a run on `thread` with its `agent` (called in prepare_run, on the database thread, with the
+    thread as loaded). Today: none (plain text, trimmed). The agent is to give them once it has the fields:
+    `AnswerFormat(agent.response_schema, name=agent.slug)` and `ContextStrategy.from_mapping(agent.context_strategy)`
+    (docs/agents.md, "Wiring the agent fields")."""
     return RunOptions()
 
 
@@ -100,15 +102,17 @@ def tool_context_factory(user, thread_id: uuid.UUID, groups: frozenset[str] | No
 
 
 class ThreadApprovalPolicy:
-    """A call waits when the admin's rules for its arguments say so, else when its tool requires approval;
-    never when the person approved that tool for the rest of the thread."""
+    """A call waits when the admin's rules for its arguments say so, else when its tool requires approval (or the
+    thread's agent's override says so); never when the person approved that tool for the rest of the thread, nor
+    for a tool the thread's agent does not have (it does not run: its result says so)."""
 
-    def __init__(self, toolset: ToolSet, granted: set[str]):
+    def __init__(self, toolset: ToolSet, granted: set[str], agent: AgentSpec | None = None):
         self.toolset = toolset
         self.granted = granted
+        self.agent = agent
 
     def requirement(self, call: ToolCallRequest) -> dict[str, bool] | None:
-        if call.name in self.granted:
+        if call.name in self.granted or (self.agent is not None and not self.agent.allows(call.name)):
             return None
         return self.toolset.requirement(call.name, call.args)
 
@@ -172,23 +176,30 @@ async def execute_run(
     heartbeat = asyncio.create_task(_beat(run.pk))
     try:
         if announce:
-            await emit(events.thread_created(thread.title))
+            agent = getattr(thread, "agent_spec", None)
+            if agent is None and thread.agent_id is not None:
+                agent = await db(agent_spec)(thread.agent_id)
+            shown = agent.public_info() if agent else None
+            await emit(events.thread_created(thread.title, shown))
             await tell_user(
-                thread.owner_id, events.thread_listed(str(thread.pk), thread.title), news_to_followers=False
+                thread.owner_id, events.thread_listed(str(thread.pk), thread.title, shown), news_to_followers=False
             )
         # The user message's id: the tab that sent it shows it already, without its id.
         await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=bool(resume), message=user_message))
         if setup is None:
             setup = await db(prepare_run)(thread, run=None if resume else run)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history
-        meter_for(recorder.meter, thread, run, config, setup.model)
+        meter_for(recorder.meter, thread, run, config, setup.model, setup.agent)
         recorder.last_order = setup.last_order
         recorder.reserved_message_id = setup.message_id
         context = setup.context
         provider = build_provider(config, demo_delay=settings.AGENTWEB_DEMO_DELAY)
         decided = _prepare_resume(recorder, resume or [])
         toolbox = RegistryToolbox(
-            toolset.registry, disabled=toolset.disabled, context=interaction.tool_context(context)
+            toolset.registry,
+            disabled=toolset.disabled,
+            context=interaction.tool_context(context),
+            allowed=setup.agent.tools if setup.agent is not None else None,
         )
         budget = context_budget(config)
         if setup.options.context is not None:  # the run's context strategy (chat/summaries.py)
@@ -204,7 +215,7 @@ async def execute_run(
             toolbox=InteractiveToolbox(toolbox, interaction),
             sink=recorder,
             max_steps=max(run.step_limit - run.steps, 0),
-            policy=ThreadApprovalPolicy(toolset, granted),
+            policy=ThreadApprovalPolicy(toolset, granted, setup.agent),
             resume=decided,
             budget=budget,
             answer=setup.options.answer,
@@ -252,6 +263,8 @@ class RunSetup:
     message_id: int | None = None
     # What a browser may see of the model (modelconfig.services.config_for): its id and label name the usage rows.
     model: dict[str, Any] = field(default_factory=dict)
+    # The thread's agent (None: none, the chat as before agents).
+    agent: AgentSpec | None = None
     options: RunOptions = field(default_factory=RunOptions)
     # The order of each message of `history` (None for the system prompt, a summary, made-up results).
     orders: list[int | None] = field(default_factory=list)
@@ -266,14 +279,17 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     first token need not wait for an INSERT."""
     owner = thread.owner
     granted, groups, stamp = store.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
-    config, model = config_for(thread.model_choice, stamp=stamp)
-    toolset = toolset_for_stamp(user=owner, groups=groups, stamp=stamp)
-    options = run_options(thread)
+    # The thread's agent, kept in this process per stamp (no statement of its own in the steady state).
+    agent = agent_spec(thread.agent_id, stamp=stamp)
+    config, model = config_for(model_choice(thread.model_choice, agent), stamp=stamp)
+    config = with_sampling(config, agent)
+    toolset = restrict_toolset(toolset_for_stamp(user=owner, groups=groups, stamp=stamp), agent)
+    options = run_options(thread, agent)
     summarised = options.context is not None and options.context.kind == "summarise"
     orders: list[int | None] = []
     history, last_order = store.history_and_last_order(
         thread_id=thread.pk,
-        system_prompt=settings.AGENTWEB_SYSTEM_PROMPT,
+        system_prompt=system_prompt(agent, username=owner.get_username()),
         # The thread's summary stands for the turns it covers only under the strategy that made it.
         summary=thread.summary if summarised else "",
         summary_through=thread.summary_through if summarised else None,
@@ -284,15 +300,18 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     if run is not None and run.steps < run.step_limit:
         last_order += 1
         message_id = store.create_assistant_message(thread_id=thread.pk, run_id=run.pk, order=last_order)
-    return RunSetup(config, toolset, context, granted, history, last_order, message_id, model, options, orders)
+    return RunSetup(config, toolset, context, granted, history, last_order, message_id, model, agent, options, orders)
 
 
-def meter_for(meter: Meter, thread: Thread, run: Run, config: ModelConfig, model: dict[str, Any]) -> Meter:
-    """The run's meter: who, which thread and model, at what prices; its totals go on from a paused run's."""
+def meter_for(
+    meter: Meter, thread: Thread, run: Run, config: ModelConfig, model: dict[str, Any], agent: AgentSpec | None
+) -> Meter:
+    """The run's meter: who, which thread, agent and model, at what prices; its totals go on from a paused run's."""
     model_id = model.get("id")
     meter.user_id, meter.thread_id, meter.run_id = thread.owner_id, thread.pk, run.pk
     meter.model_config_id = int(model_id) if isinstance(model_id, str) and model_id.isdigit() else None
     meter.model_label = run.model_label or model.get("label", "")
+    meter.agent = agent.slug if agent is not None else ""
     meter.price_input, meter.price_output = config.price_input, config.price_output
     if run.usage:
         meter.totals = {**meter.totals, **run.usage}

@@ -13,6 +13,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
+from agents.services import agent_for_new_thread
 from modelconfig.services import check_choice
 
 from .. import live, store
@@ -44,13 +45,16 @@ async def begin_turn(
     content: str,
     client_msg_id: uuid.UUID,
     model: str | None = None,
+    agent: str | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None]:
     """Store the user's message and open a run (see chat.store.start_turn), once the session of `session_key` is
-    found to be still `user`'s (SignedOut, and nothing written, when it is not). `model`, when given, becomes the
-    thread's model: UnknownModel, and nothing written, when it is not one that can be picked.
+        found to be still `user`'s (SignedOut, and nothing written, when it is not). `model`, when given, becomes the
+        thread's model: UnknownModel, and nothing written, when it is not one that can be picked. `agent`, a slug, is
+    the agent a new thread takes (UnknownAgent, and nothing written, when the person may not pick it); without it a
+    new thread takes the default agent, if any. It is ignored for an existing thread.
 
-    With the run's setup (prepare_run) when this process runs it: read in the same trip to the database thread,
-    which its model request waits for (one trip, not two: bench first-token). Pass it on to launch_run."""
+        With the run's setup (prepare_run) when this process runs it: read in the same trip to the database thread,
+        which its model request waits for (one trip, not two: bench first-token). Pass it on to launch_run."""
     await ensure_recovered()
     turn, setup, info = await db(open_turn)(
         user=user,
@@ -59,6 +63,7 @@ async def begin_turn(
         content=content,
         client_msg_id=client_msg_id,
         model=model,
+        agent=agent,
     )
     if info is not None and turn.run is not None and not turn.created_thread:
         await announce_model(turn.thread.pk, info)
@@ -66,7 +71,14 @@ async def begin_turn(
 
 
 def open_turn(
-    *, user, session_key: str | None, thread_id: str | None, content: str, client_msg_id: uuid.UUID, model: str | None
+    *,
+    user,
+    session_key: str | None,
+    thread_id: str | None,
+    content: str,
+    client_msg_id: uuid.UUID,
+    model: str | None,
+    agent: str | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None, dict[str, Any] | None]:
     """begin_turn's one trip to the database thread: the session's check, the model's, the turn, and the run's
     setup when this process runs it (a run handed to a worker, or taken by one process among others through
@@ -75,6 +87,7 @@ def open_turn(
     if current is None or current.pk != user.pk:
         raise SignedOut
     info = check_choice(model) if model else None
+    chosen = agent_for_new_thread(current, agent) if thread_id is None else None
     # One transaction: a turn whose run could not be prepared is not left open (with an active run no task runs).
     with transaction.atomic():
         turn = store.start_turn(
@@ -82,8 +95,8 @@ def open_turn(
             thread_id=thread_id,
             content=content,
             client_msg_id=client_msg_id,
-            step_limit=settings.AGENTWEB_MAX_STEPS,
             model_choice=model or None,
+            agent=chosen,
         )
         here = single_process() and not settings.AGENTWEB_RUN_WORKERS
         setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None
@@ -109,7 +122,7 @@ async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None =
         user=user,
         thread_id=thread_id,
         kind=kind,
-        step_limit=steps or settings.AGENTWEB_MAX_STEPS,
+        step_limit=steps,  # None: the thread's agent's limit, else AGENTWEB_MAX_STEPS
     )
 
 

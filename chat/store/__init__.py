@@ -39,6 +39,8 @@ from .turns import (
     set_thread_model,
     start_followup_run,
     start_turn,
+    thread_agent,
+    thread_agent_info,
     thread_model_info,
 )
 
@@ -76,6 +78,8 @@ __all__ = [
     "set_thread_model",
     "start_followup_run",
     "start_turn",
+    "thread_agent",
+    "thread_agent_info",
     "thread_model_info",
     "tool_call_view",
 ]

@@ -38,7 +38,7 @@ def get_tool_call_for_user(user, tool_call_id: object) -> ToolCall:
     from ..access import parse_uuid
 
     try:
-        return ToolCall.objects.select_related("message").get(
+        return ToolCall.objects.select_related("message__thread").get(
             pk=parse_uuid(tool_call_id), message__thread__owner=user, message__thread__owner__is_active=True
         )
     except ToolCall.DoesNotExist:

@@ -10,6 +10,9 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from agents.services import AgentSpec, agent_spec
+from agents.services import model_choice as agent_model_choice
+from agents.services import step_limit as agent_step_limit
 from modelconfig.services import config_for
 
 from ..access import NotFound, get_thread_for_user
@@ -49,12 +52,15 @@ def start_turn(
     thread_id: str | None,
     content: str,
     client_msg_id: uuid.UUID,
-    step_limit: int,
+    step_limit: int | None = None,
     model_label: str | None = None,
     model_choice: str | None = None,
+    agent=None,
 ) -> TurnStart:
     """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
-    `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model."""
+    `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model.
+    `agent`: the Agent a new thread takes (ignored for an existing thread, which keeps its own). `step_limit`: None
+    for the thread's agent's (agents/services.py step_limit)."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
     # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
@@ -70,6 +76,7 @@ def start_turn(
                 step_limit=step_limit,
                 model_label=model_label,
                 model_choice=model_choice,
+                agent=agent,
             )
     except IntegrityError:
         # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
@@ -83,28 +90,37 @@ def _open_turn(
     thread_id: str | None,
     content: str,
     client_msg_id: uuid.UUID,
-    step_limit: int,
+    step_limit: int | None,
     model_label: str | None,
     model_choice: str | None,
+    agent=None,
 ) -> TurnStart:
     created = thread_id is None
     if created:
         earlier = Message.objects.filter(thread__owner=user, client_msg_id=client_msg_id).first()
         if earlier is not None:
             return TurnStart(thread=earlier.thread, run=None, created_thread=False)
-        thread = Thread.objects.create(owner=user, title=make_title(content), model_choice=model_choice or "")
+        thread = Thread.objects.create(
+            owner=user, title=make_title(content), model_choice=model_choice or "", agent=agent
+        )
+        thread.agent_spec = AgentSpec.of(agent) if agent is not None else None
         last_order = 0
     else:
         thread = _thread_for_turn(user, thread_id, client_msg_id)
         if thread.replayed:
             return TurnStart(thread=thread, run=None, created_thread=False)
         last_order = thread.last_order or 0
+        # Kept in this process per settings stamp (read with the thread): no statement of its own.
+        thread.agent_spec = agent_spec(thread.agent_id, stamp=thread.stamp)
+    spec = thread.agent_spec
+    if step_limit is None:
+        step_limit = agent_step_limit(spec)
     # A new run: refused once the person's daily tokens are spent (chat/usage.py).
     check_budget(user.pk, stamp=None if created else thread.stamp)
     changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
     if model_choice is not None and model_choice != thread.model_choice:
         thread.model_choice = changes["model_choice"] = model_choice
-    _, info = config_for(thread.model_choice, stamp=None if created else thread.stamp)
+    _, info = config_for(agent_model_choice(thread.model_choice, spec), stamp=None if created else thread.stamp)
     run = Run.objects.create(
         thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
     )
@@ -138,8 +154,24 @@ def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Threa
 
 
 def thread_model_info(thread: Thread | None) -> dict[str, Any]:
-    """What a browser may see of the model the thread uses (the default for no thread): never the key."""
-    return config_for(thread.model_choice if thread is not None else None)[1]
+    """What a browser may see of the model the thread uses (the default for no thread): never the key. The thread's
+    agent's model unless the person picked one (agents/services.py model_choice)."""
+    if thread is None:
+        return config_for(None)[1]
+    return config_for(agent_model_choice(thread.model_choice, thread_agent(thread)))[1]
+
+
+def thread_agent(thread: Thread) -> AgentSpec | None:
+    """The thread's agent as a run reads it (None: none); read once per thread object."""
+    if not hasattr(thread, "agent_spec"):
+        thread.agent_spec = agent_spec(thread.agent_id)
+    return thread.agent_spec
+
+
+def thread_agent_info(thread: Thread) -> dict[str, str] | None:
+    """`agent` of thread.created and thread.snapshot: {slug, name}, or null."""
+    spec = thread_agent(thread)
+    return spec.public_info() if spec is not None else None
 
 
 def set_thread_model(*, user, thread_id: object, model_choice: str) -> Thread:
@@ -151,14 +183,14 @@ def set_thread_model(*, user, thread_id: object, model_choice: str) -> Thread:
 
 
 def list_threads(*, user) -> list[Thread]:
-    return list(Thread.objects.filter(owner=user).order_by("-updated_at")[:200])
+    return list(Thread.objects.filter(owner=user).select_related("agent").order_by("-updated_at")[:200])
 
 
 # --- runs that follow a run: retry and continue ----------------------------------------
 
 
 def start_followup_run(
-    *, user, thread_id: object, kind: str, step_limit: int, model_label: str | None = None
+    *, user, thread_id: object, kind: str, step_limit: int | None = None, model_label: str | None = None
 ) -> TurnStart:
     """A new run on the thread's history without a new message: `retry` after a run that failed, was
     interrupted or cancelled; `continue` after one that stopped at its step limit."""
@@ -174,6 +206,8 @@ def start_followup_run(
         if model_label is None:
             model_label = thread_model_info(thread)["label"]
         check_budget(thread.owner_id)
+        if step_limit is None:
+            step_limit = agent_step_limit(thread_agent(thread))
         unasked = _stopped_at_approval(last) if last.status == Run.Status.CANCELLED else []
         try:
             with transaction.atomic():

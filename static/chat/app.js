@@ -10,6 +10,7 @@ import { SidebarActions } from "./sidebar.js";
 import { TurnControls, applyRewound } from "./rewind.js";
 import { ToolCatalog, ToolsPanel, fetchArtifact } from "./tools.js";
 import { UsageMeter } from "./usage.js";
+import { AgentChoice, AgentFilter, AgentLabel } from "./agents.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -94,6 +95,11 @@ new SidebarActions({
   hrefFor: threadUrl,
   currentId: () => state.threadId,
 });
+const agentChoice = new AgentChoice($("agent-choices"));
+const agentLabel = new AgentLabel($("agent-label"));
+const agentFilter = new AgentFilter($("agent-filter"), $("thread-list"));
+// A new thread's agent goes with its first message (used only when the message creates the thread).
+const newThreadAgent = () => (state.threadId ? undefined : agentChoice.value);
 const turns = new TurnControls({
   container: $("messages"),
   onRegenerate: () => rewind({ type: "run.regenerate" }),
@@ -200,7 +206,7 @@ function sendMessage(text) {
   const clientMsgId = newUuid();
   socket.send({
     type: "message.send", thread: state.threadId, content: text, client_msg_id: clientMsgId, ref: clientMsgId,
-    model: newThreadModel(),
+    model: newThreadModel(), agent: newThreadAgent(),
   });
   const bubble = view.addUserMessage(text);
   bubble.root.dataset.clientMsgId = clientMsgId;
@@ -223,7 +229,7 @@ function resendPending() {
   p.resent = true;
   socket.send({
     type: "message.send", thread: state.threadId, content: p.content, client_msg_id: p.clientMsgId, ref: p.clientMsgId,
-    model: newThreadModel(),
+    model: newThreadModel(), agent: newThreadAgent(),
   });
 }
 
@@ -341,11 +347,14 @@ function handleThreadCreated(ev) {
     state.lastSeq = null;
     history.replaceState(null, "", threadUrl(id));
     sidebar.add(id, title, true);
+    agentFilter.tag(id, ev.agent);
+    agentLabel.show(ev.agent);
     if (title) document.title = `${title} · agentweb`;
     subscribe(null);
     updateBusy();
   } else if (!sidebar.item(id)) {
     sidebar.add(id, title, false);
+    agentFilter.tag(id, ev.agent);
   }
 }
 
@@ -355,6 +364,7 @@ function handleListChange(ev) {
   const title = typeof ev.title === "string" ? ev.title : "";
   if (ev.type === "thread.listed") {
     if (!sidebar.item(id)) sidebar.add(id, title, false);
+    if ("agent" in ev) agentFilter.tag(id, ev.agent);
   } else if (ev.type === "thread.renamed") {
     sidebar.setTitle(id, title);
     if (id === state.threadId && title) document.title = `${title} · agentweb`;
@@ -390,6 +400,10 @@ function handleSnapshot(ev) {
     sidebar.setTitle(state.threadId, ev.title);
   }
   if (ev.model) picker.show(ev.model);
+  if ("agent" in ev) {
+    agentLabel.show(ev.agent);
+    agentFilter.tag(state.threadId, ev.agent);
+  }
   updateBusy();
 }
 

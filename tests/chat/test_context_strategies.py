@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def use(monkeypatch, strategy):
-    monkeypatch.setattr(execute, "run_options", lambda thread: execute.RunOptions(context=strategy))
+    monkeypatch.setattr(execute, "run_options", lambda thread, agent=None: execute.RunOptions(context=strategy))
 
 
 def reply(text, prompt=10, completion=5):

@@ -67,3 +67,26 @@ async def test_a_turns_statements_do_not_grow_with_the_answers_length(connect, o
     long = statements.take()
     assert len(short) == len(long), (short, long)
     assert len(short) < UNDER, f"{len(short)} statements:\n" + "\n".join(short)
+
+
+async def test_a_thread_with_an_agent_costs_no_more_statements(connect, owner, model_server, monkeypatch):  # noqa: F811
+    """The thread's agent is kept per settings stamp (agents/services.py agent_spec): read with nothing."""
+    from channels.db import database_sync_to_async
+
+    from agents.models import Agent
+
+    await database_sync_to_async(Agent.objects.create)(name="Counter", slug="counter", step_limit=10)
+    client = await connect(owner)
+    counts = []
+    for agent in (None, "counter"):
+        model_server.enqueue(answer("hello"))
+        await client.ask("hi", agent=agent)
+        first = await client.run_to_end()
+        thread = next(e for e in first if e["type"] == "thread.created")["thread"]
+        model_server.enqueue(answer("hello again"))
+        await client.ask("hi again", thread=thread)
+        assert (await client.run_to_end())[-1]["type"] == "run.completed"
+        statements = Statements(monkeypatch)
+        await turn(client, thread, model_server, "short answer. " * 10)
+        counts.append(len(statements.take()))
+    assert counts[0] == counts[1] < UNDER

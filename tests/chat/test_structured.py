@@ -38,9 +38,8 @@ PARIS = {"city": "Paris", "celsius": 21}
 
 @pytest.fixture
 def structured(monkeypatch):
-    monkeypatch.setattr(
-        execute, "run_options", lambda thread: execute.RunOptions(answer=AnswerFormat(WEATHER, name="weather"))
-    )
+    options = execute.RunOptions(answer=AnswerFormat(WEATHER, name="weather"))
+    monkeypatch.setattr(execute, "run_options", lambda thread, agent=None: options)
 
 
 @pytest.fixture

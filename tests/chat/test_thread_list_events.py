@@ -27,7 +27,12 @@ async def test_a_thread_created_in_one_tab_is_listed_in_the_others(connect, owne
     events = await writing.run_to_end()
 
     thread = events[0]["thread"]
-    assert await other_tab.receive() == {"type": "thread.listed", "thread": thread, "title": events[0]["title"]}
+    assert await other_tab.receive() == {
+        "type": "thread.listed",
+        "thread": thread,
+        "title": events[0]["title"],
+        "agent": None,
+    }
     assert "thread.listed" not in [e["type"] for e in events]  # the writing tab knows already
     assert await nothing_more(someone_else)
 

@@ -7,12 +7,15 @@ becomes interrupted and can be retried.
 
 import asyncio
 import json
+import sys
 import time
 import uuid
 
 import httpx
 import pytest
 
+from tests.e2e.test_mcp_server import children_of
+from tests.support.mcp_servers.running import SCRIPT
 from tests.support.processes import Worker, log_in, model_server
 from tests.support.production import cluster
 from tests.support.sockets import ChatSocket
@@ -29,6 +32,10 @@ API_KEY = "sk-production-secret-never-shown"
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("production")
+    # An MCP server every process sees (each Daphne and the worker runs its own copy of this stdio server).
+    mcp_config = tmp_path / "mcp.json"
+    entry = {"command": sys.executable, "args": [str(SCRIPT)], "requireApproval": False}
+    mcp_config.write_text(json.dumps({"mcpServers": {"srv": entry}}))
     with (
         model_server([], tmp_path) as model_url,
         cluster(
@@ -43,6 +50,7 @@ def app(tmp_path_factory):
             AGENTWEB_HEARTBEAT_SECONDS="0.5",
             AGENTWEB_RUN_STALE_SECONDS="3",
             AGENTWEB_RUN_HANDOVER_SECONDS="2",
+            AGENTWEB_MCP_CONFIG=str(mcp_config),
         ) as running,
     ):
         first, second = running.daphnes
@@ -101,6 +109,37 @@ def test_a_turn_runs_in_the_worker_and_its_tool_result_goes_back_to_the_model(ap
     assert "Running worker" in app["cluster"].worker.log_tail(200) and API_KEY not in app["cluster"].worker.log_tail(
         200
     )
+
+
+def test_a_run_in_the_worker_calls_an_mcp_tool_over_the_workers_own_connection(app):
+    worker = app["cluster"].worker
+
+    async def turn(text: str) -> list[dict]:
+        async with ChatSocket(app["first"], app["cookie"]) as socket:
+            await socket.send(**send(text))
+            return await socket.until("run.completed", "run.failed")
+
+    # The worker connects to its MCP servers as it starts (chat/management/commands/runworker.py), before any run.
+    deadline = time.monotonic() + 60
+    while "MCP server srv connected" not in worker.log_tail(400) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "MCP server srv connected" in worker.log_tail(400), worker.log_tail()
+    servers = children_of(worker.process.pid)
+    assert servers, "the worker runs its own copy of the stdio server"
+
+    script(
+        app,
+        {"tool_calls": [{"id": "call_m1", "name": "srv__add", "arguments": {"a": 20, "b": 22}}]},
+        {"text": "20 + 22 = 42."},
+    )
+    events = asyncio.run(turn("what is 20+22?"))
+
+    assert events[-1]["type"] == "run.completed"
+    assert [(e["status"], e["content"]) for e in events if e["type"] == "tool_call.completed"] == [("success", "42.0")]
+    assert last_message(events) == "20 + 22 = 42."
+    tool_message = httpx.get(f"{app['model_url']}/_requests").json()[-1]["json"]["messages"][-1]
+    assert (tool_message["role"], tool_message["tool_call_id"], tool_message["content"]) == ("tool", "call_m1", "42.0")
+    assert children_of(worker.process.pid) == servers  # the same connection, not a new server per call
 
 
 def test_run_started_in_the_worker_names_the_message_it_answers(app):

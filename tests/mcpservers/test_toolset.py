@@ -64,6 +64,48 @@ def test_a_call_of_a_disabled_servers_tool_gets_disabled(owner, record):
     assert (result.status, result.content) == ("error", "Tool 'srv__add' is disabled.")
 
 
+def wait_failed(name="srv", timeout=30.0):
+    import time
+
+    from mcpservers import services
+    from tools.mcp.manager import default_manager
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        services.mcp_tools()
+        state = default_manager().state(name)
+        if state is not None and state.status == "failed":
+            return state
+        time.sleep(0.05)
+    raise AssertionError(f"MCP server {name} did not fail: {default_manager().state(name)}")
+
+
+def test_a_call_of_a_tool_of_a_server_that_never_connected_says_why(owner, record):
+    stdio_row(record, command="/nonexistent/mcp-server")
+    wait_failed()
+    toolset = toolset_for_user(user=owner)
+    assert toolset.registry.get("srv__add") is None and "srv__add" not in toolset.disabled
+    toolbox = RegistryToolbox(toolset.registry, disabled=toolset.disabled)
+    result = asyncio.run(toolbox.execute(ToolCallRequest("c1", "srv__add", {"a": 1, "b": 2})))
+    assert result.status == "error"
+    assert result.content.startswith("MCP server 'srv' is not connected (")
+    assert "the app tries again in" in result.content
+    other = asyncio.run(toolbox.execute(ToolCallRequest("c2", "srvx__add", {})))
+    assert other.content.startswith("Unknown tool 'srvx__add'")
+
+
+def test_an_approval_rule_for_a_server_not_connected_yet_says_so(record):
+    stdio_row(record, command="/nonexistent/mcp-server")
+    wait_failed()
+    with pytest.raises(ValidationError) as raised:
+        ApprovalRule(tool_name="srv__add", argument="a", match="equals", pattern="1").full_clean()
+    assert raised.value.message_dict["tool_name"][0].startswith(
+        "MCP server 'srv' is not connected yet; its tools' arguments are unknown."
+    )
+    with pytest.raises(ValidationError, match="No tool is called 'srvx__add'"):
+        ApprovalRule(tool_name="srvx__add", argument="a", match="equals", pattern="1").full_clean()
+
+
 def test_the_kept_tool_set_is_built_again_when_a_tool_list_changes(django_user_model, record):
     user = django_user_model.objects.create_user("kept", password="kept-password-1")
     stdio_row(record)

@@ -41,7 +41,15 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from tools.executor import ToolFailure
 from tools.mcp.config import McpServerConfig
 
-__all__ = ["Backoff", "McpCallFailed", "McpUnavailable", "ServerConnection", "ServerState", "describe"]
+__all__ = [
+    "Backoff",
+    "McpCallFailed",
+    "McpUnavailable",
+    "ServerConnection",
+    "ServerState",
+    "describe",
+    "unavailable_message",
+]
 
 log = logging.getLogger("agentweb.tools.mcp")
 
@@ -167,16 +175,7 @@ class ServerConnection:
             raise
 
     def unavailable_message(self) -> str:
-        state, name = self.state, self.config.name
-        if state.status == "failed":
-            wait = max(0, round((state.retry_at or time.time()) - time.time()))
-            return (
-                f"MCP server {name!r} is not connected ({state.error}); the app tries again in {wait} s. "
-                "Tell the user, or do without this tool."
-            )
-        if state.status == "stopped":
-            return f"MCP server {name!r} is stopped in this process."
-        return f"MCP server {name!r} is still connecting; try again in a moment."
+        return unavailable_message(self.config.name, self.state)
 
     # --- the owner --------------------------------------------------------------------
 
@@ -381,6 +380,19 @@ class ServerConnection:
             call.fail(McpCallFailed(message))
         while not self._requests.empty():
             self._requests.get_nowait().fail(McpUnavailable(message))
+
+
+def unavailable_message(name: str, state: ServerState | None) -> str:
+    """Why a call of server ``name``'s tool cannot be sent now, for the model."""
+    if state is not None and state.status == "failed":
+        wait = max(0, round((state.retry_at or time.time()) - time.time()))
+        return (
+            f"MCP server {name!r} is not connected ({state.error}); the app tries again in {wait} s. "
+            "Tell the user, or do without this tool."
+        )
+    if state is not None and state.status == "stopped":
+        return f"MCP server {name!r} is stopped in this process."
+    return f"MCP server {name!r} is still connecting; try again in a moment."
 
 
 def stdio_parameters(config: McpServerConfig) -> StdioServerParameters:

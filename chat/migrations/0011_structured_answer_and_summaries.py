@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0009_token_budget'),
+        ('chat', '0010_thread_agent'),
     ]
 
     operations = [

@@ -1,0 +1,16 @@
+from django.contrib import admin
+
+from .models import Agent
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "owner", "model", "all_tools", "step_limit", "is_default")
+    list_filter = ("is_default", "all_tools", "owner")
+    search_fields = ("name", "slug", "description")
+    prepopulated_fields = {"slug": ("name",)}
+    fieldsets = (
+        (None, {"fields": ("name", "slug", "description", "owner", "is_default")}),
+        ("Model", {"fields": ("model", "system_prompt", "temperature", "top_p", "max_output_tokens")}),
+        ("Tools and limits", {"fields": ("all_tools", "tools", "approvals", "step_limit")}),
+    )

@@ -1,0 +1,128 @@
+"""An agent: the model, prompt, tools and limits of a chat, as data an admin manages and a person picks
+(docs/agents.md). A thread without an agent behaves as every chat did before agents: the global prompt, every
+tool the person may use, AGENTWEB_MAX_STEPS."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models, transaction
+from django.db.models import Q
+
+#: An approval override's values: the tool's calls always wait for a person, or never do.
+REQUIRE, SKIP = "require", "skip"
+APPROVAL_VALUES = (REQUIRE, SKIP)
+#: The placeholders filled in the system prompt at run time.
+PLACEHOLDERS = ("{date}", "{user}", "{agent}")
+
+
+class Agent(models.Model):
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=60, unique=True, help_text="How frames, files and links name the agent.")
+    description = models.TextField(blank=True, help_text="Shown on the empty chat, under the name.")
+    model = models.ForeignKey(
+        "modelconfig.ModelConfiguration",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="agents",
+        help_text="Blank: the default model. A model a person picks for a thread wins over this one.",
+    )
+    system_prompt = models.TextField(
+        blank=True,
+        help_text="{date}, {user} and {agent} are filled in at each run. Blank: the global AGENTWEB_SYSTEM_PROMPT.",
+    )
+    all_tools = models.BooleanField(default=True, help_text="Every tool the person may use; else only those listed.")
+    tools = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Tool names, e.g. ["calculator", "docs__search"] (MCP tools as <server>__<tool>). '
+        "Used when 'all tools' is off.",
+    )
+    step_limit = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(200)],
+        help_text="Model calls per run. Blank: AGENTWEB_MAX_STEPS.",
+    )
+    approvals = models.JSONField(
+        "approval overrides",
+        default=dict,
+        blank=True,
+        help_text='Per tool: "require" (always ask) or "skip" (never ask), e.g. {"fetch_url": "require"}. '
+        "The admin's argument rules still apply first.",
+    )
+    temperature = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(2.0)],
+        help_text="Blank: the model's.",
+    )
+    top_p = models.FloatField(
+        "top_p",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Blank: the model's.",
+    )
+    max_output_tokens = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)], help_text="Blank: the model's."
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="agents",
+        help_text="Blank: made by an admin, offered to everyone. Else that person's own agent.",
+    )
+    is_default = models.BooleanField(
+        "default",
+        default=False,
+        help_text="New chats take it when the person picks none. At most one, and only a shared one.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["is_default"], condition=Q(is_default=True), name="one_default_agent")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        from .services import approval_problems, tool_problems
+
+        errors: dict[str, Any] = {}
+        if self.is_default and self.owner_id is not None:
+            errors["is_default"] = "Only a shared agent (no owner) can be the default."
+        if not isinstance(self.tools, list) or not all(isinstance(n, str) for n in self.tools):
+            errors["tools"] = "A list of tool names."
+        else:
+            problems = tool_problems(self.tools)
+            if problems:
+                errors["tools"] = problems
+        approval = approval_problems(self.approvals)
+        if approval:
+            errors["approvals"] = approval
+        if errors:
+            raise ValidationError(errors)
+
+    def validate_constraints(self, exclude: Any = None) -> None:
+        # Making this agent the default is allowed: save() takes the mark off the other one.
+        super().validate_constraints(exclude={*(exclude or ()), "is_default"})
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        with transaction.atomic():
+            if self.is_default:
+                Agent.objects.filter(is_default=True).exclude(pk=self.pk).update(is_default=False)
+            super().save(*args, **kwargs)
+
+    def public_info(self) -> dict[str, str]:
+        return {"slug": self.slug, "name": self.name}

@@ -1,0 +1,240 @@
+"""What a run, a page and a file need of agents. Synchronous ORM code: async callers go through
+database_sync_to_async.
+
+A run reads its thread's agent as an AgentSpec, kept in this process per tool settings' stamp (every save or
+delete of an agent gives a new stamp: agents/apps.py), so a turn on a thread adds no statement for it."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from providers.config import ModelConfig
+from tools.registry import ToolRegistry
+
+from .models import APPROVAL_VALUES, REQUIRE, Agent
+
+#: The error result of a call of a tool the thread's agent does not have.
+NOT_AVAILABLE = "Tool {name!r} is not available to this agent."
+
+
+class UnknownAgent(Exception):
+    """A slug that names no agent the person may pick."""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent as a run reads it."""
+
+    id: int
+    slug: str
+    name: str
+    system_prompt: str  # blank: the global AGENTWEB_SYSTEM_PROMPT
+    model_id: str | None  # a model configuration's id, None: the default
+    tools: frozenset[str] | None  # None: every tool the person may use
+    step_limit: int | None
+    approvals: dict[str, str]
+    temperature: float | None = None
+    top_p: float | None = None
+    max_output_tokens: int | None = None
+
+    @classmethod
+    def of(cls, agent: Agent) -> AgentSpec:
+        return cls(
+            id=agent.pk,
+            slug=agent.slug,
+            name=agent.name,
+            system_prompt=agent.system_prompt,
+            model_id=str(agent.model_id) if agent.model_id else None,
+            tools=None if agent.all_tools else frozenset(agent.tools or ()),
+            step_limit=agent.step_limit,
+            approvals=dict(agent.approvals or {}),
+            temperature=agent.temperature,
+            top_p=agent.top_p,
+            max_output_tokens=agent.max_output_tokens,
+        )
+
+    def public_info(self) -> dict[str, str]:
+        return {"slug": self.slug, "name": self.name}
+
+    def allows(self, tool_name: str) -> bool:
+        return self.tools is None or tool_name in self.tools
+
+
+# --- reading ----------------------------------------------------------------------------------------
+
+_found: dict[str, Any] = {"stamp": None, "specs": {}}
+
+
+def agent_spec(agent_id: int | None, *, stamp: str | None = None) -> AgentSpec | None:
+    """The agent `agent_id` as a run reads it (None for none, or one deleted since). `stamp`: the tool settings'
+    stamp the caller read; the answer is then kept in this process while it stays the same. None: read now."""
+    if agent_id is None:
+        return None
+    if stamp is None:
+        return _read(agent_id)
+    if _found["stamp"] != stamp:
+        _found["stamp"], _found["specs"] = stamp, {}
+    if agent_id not in _found["specs"]:
+        _found["specs"][agent_id] = _read(agent_id)
+    return _found["specs"][agent_id]
+
+
+def _read(agent_id: int) -> AgentSpec | None:
+    agent = Agent.objects.filter(pk=agent_id).first()
+    return AgentSpec.of(agent) if agent is not None else None
+
+
+def visible_to(user):
+    """The agents `user` may pick: the shared ones (made by an admin) and their own."""
+    return Agent.objects.filter(Q(owner__isnull=True) | Q(owner_id=user.pk))
+
+
+def agents_for_picker(user) -> list[dict[str, Any]]:
+    """What the empty chat shows: slug, name, description, whether it is the default and the person's own."""
+    return [
+        {
+            "slug": a.slug,
+            "name": a.name,
+            "description": a.description,
+            "is_default": a.is_default,
+            "own": a.owner_id is not None,
+        }
+        for a in visible_to(user).order_by("-is_default", "owner_id", "name")
+    ]
+
+
+def agent_for_new_thread(user, slug: str | None) -> Agent | None:
+    """The agent a new thread takes: the one `slug` names (UnknownAgent when `user` may not pick it), else the
+    default agent, else none (today's behaviour)."""
+    if slug:
+        found = visible_to(user).filter(slug=slug).first()
+        if found is None:
+            raise UnknownAgent(slug)
+        return found
+    return Agent.objects.filter(is_default=True, owner__isnull=True).first()
+
+
+# --- what a run does with it -----------------------------------------------------------------------
+
+
+def step_limit(spec: AgentSpec | None) -> int:
+    """Model calls a run of the agent's threads may make: the agent's limit, else AGENTWEB_MAX_STEPS."""
+    return spec.step_limit if spec is not None and spec.step_limit else settings.AGENTWEB_MAX_STEPS
+
+
+def system_prompt(spec: AgentSpec | None, *, username: str) -> str:
+    """The thread's system prompt: the global one without an agent (as before agents), else the agent's (or the
+    global one when it has none) with {date}, {user} and {agent} filled in. Other braces are left as they are."""
+    prompt = settings.AGENTWEB_SYSTEM_PROMPT
+    if spec is None:
+        return prompt
+    prompt = spec.system_prompt or prompt
+    filled = {"{date}": timezone.localdate().isoformat(), "{user}": username, "{agent}": spec.name}
+    for placeholder, value in filled.items():
+        prompt = prompt.replace(placeholder, value)
+    return prompt
+
+
+def model_choice(thread_choice: str, spec: AgentSpec | None) -> str:
+    """The model a thread's run uses: a configuration the person picked for the thread wins; else (no pick, or
+    "default") the agent's model; else the default."""
+    if thread_choice and thread_choice != "default":
+        return thread_choice
+    if spec is not None and spec.model_id:
+        return spec.model_id
+    return thread_choice
+
+
+def with_sampling(config: ModelConfig, spec: AgentSpec | None) -> ModelConfig:
+    """The agent's sampling settings over the model configuration's (each only when the agent sets it). Each
+    provider sends those its API takes (providers/config.py build_provider)."""
+    if spec is None:
+        return config
+    changes: dict[str, Any] = {}
+    if spec.temperature is not None:
+        changes["temperature"] = spec.temperature
+    if spec.top_p is not None:
+        changes["top_p"] = spec.top_p
+    if spec.max_output_tokens is not None:
+        changes["max_tokens"] = spec.max_output_tokens
+    return dataclasses.replace(config, **changes) if changes else config
+
+
+def restrict_toolset(toolset, spec: AgentSpec | None):
+    """The tools of `toolset` the agent has (all of them without an agent or for an agent with all tools), and
+    its approval overrides applied: "require" asks (with the tool's choices), "skip" does not."""
+    if spec is None:
+        return toolset
+    tools = [t for t in toolset.registry.all() if spec.allows(t.name)]
+    approval = {name: choices for name, choices in toolset.approval.items() if spec.allows(name)}
+    for name, override in spec.approvals.items():
+        if not spec.allows(name) or name not in toolset.registry:
+            continue
+        if override == REQUIRE:
+            approval[name] = dict(toolset.choices.get(name) or _default_choices())
+        else:
+            approval.pop(name, None)
+    return dataclasses.replace(toolset, registry=ToolRegistry(tools), approval=approval)
+
+
+def _default_choices() -> dict[str, bool]:
+    from tools.services import DEFAULT_APPROVAL
+
+    return dict(DEFAULT_APPROVAL)
+
+
+# --- checks (admin, form, file) --------------------------------------------------------------------
+
+
+def known_tool_names() -> tuple[set[str], tuple[str, ...]]:
+    """The names of every tool that exists (code, HTTP tools, MCP tools listed now), and the prefixes of
+    configured MCP servers whose tools are not listed (not connected): a name under one is taken on trust."""
+    from tools.models import HttpTool
+    from tools.services import code_tools
+
+    names = set(code_tools().names()) | set(HttpTool.objects.values_list("name", flat=True))
+    prefixes: list[str] = []
+    try:
+        from django.apps import apps
+
+        if apps.is_installed("mcpservers"):
+            from mcpservers.services import server_configs
+            from tools.mcp.manager import default_manager
+            from tools.mcp.names import server_prefix
+            from tools.mcp.tools import server_tools
+
+            manager = default_manager()
+            states = manager.states()
+            for config in server_configs():
+                listed = server_tools(config, states.get(config.name), manager)
+                if listed:
+                    names.update(tool.name for tool in listed)
+                else:
+                    prefixes.append(server_prefix(config.name))
+    except Exception:  # a broken MCP configuration: its tools cannot be checked, the rest can
+        pass
+    return names, tuple(prefixes)
+
+
+def tool_problems(names: list[str]) -> list[str]:
+    known, prefixes = known_tool_names()
+    unknown = [n for n in names if n not in known and not n.startswith(prefixes or ("\0",))]
+    return [f"No tool is named {n!r}." for n in unknown]
+
+
+def approval_problems(approvals: Any) -> list[str]:
+    if not isinstance(approvals, dict):
+        return ['An object of tool name → "require" or "skip".']
+    problems = [
+        f"{name!r}: {value!r} is not one of {', '.join(APPROVAL_VALUES)}."
+        for name, value in approvals.items()
+        if value not in APPROVAL_VALUES
+    ]
+    problems += tool_problems([name for name in approvals])
+    return problems

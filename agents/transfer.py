@@ -1,0 +1,206 @@
+"""Agents as files: `manage.py agents export [FILE]` and `agents import FILE` (JSON, or YAML), so that teams keep
+their agents in git (docs/agents.md has the format). An import is checked whole before anything is written, and
+written in one transaction: a file with one bad entry (an unknown field, tool, model or owner, a value out of
+range) changes nothing and says which entry and why."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from modelconfig.models import ModelConfiguration
+
+from .models import Agent
+
+FIELDS = (
+    "slug",
+    "name",
+    "description",
+    "model",
+    "system_prompt",
+    "tools",
+    "step_limit",
+    "approvals",
+    "temperature",
+    "top_p",
+    "max_output_tokens",
+    "owner",
+    "default",
+)
+REQUIRED = ("slug", "name")
+
+
+class TransferError(Exception):
+    """The file is refused whole: each problem names its entry."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass
+class ImportReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+
+
+def is_yaml(path: str) -> bool:
+    return path.lower().endswith((".yaml", ".yml"))
+
+
+def _yaml():
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - pinned in requirements.txt
+        raise TransferError(["YAML needs PyYAML (pip install PyYAML); JSON works without it."]) from None
+    return yaml
+
+
+# --- export ----------------------------------------------------------------------------------------
+
+
+def export_entries() -> list[dict[str, Any]]:
+    entries = []
+    for agent in Agent.objects.select_related("model", "owner").order_by("owner_id", "slug"):
+        entries.append(
+            {
+                "slug": agent.slug,
+                "name": agent.name,
+                "description": agent.description,
+                "model": agent.model.name if agent.model else None,
+                "system_prompt": agent.system_prompt,
+                "tools": "all" if agent.all_tools else list(agent.tools),
+                "step_limit": agent.step_limit,
+                "approvals": dict(agent.approvals),
+                "temperature": agent.temperature,
+                "top_p": agent.top_p,
+                "max_output_tokens": agent.max_output_tokens,
+                "owner": agent.owner.get_username() if agent.owner else None,
+                "default": agent.is_default,
+            }
+        )
+    return entries
+
+
+def dumps(entries: list[dict[str, Any]], *, yaml: bool = False) -> str:
+    document = {"agents": entries}
+    if yaml:
+        return _yaml().safe_dump(document, sort_keys=False, allow_unicode=True)
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+# --- import ----------------------------------------------------------------------------------------
+
+
+def loads(text: str, *, yaml: bool = False) -> list[Any]:
+    try:
+        document = _yaml().safe_load(text) if yaml else json.loads(text)
+    except TransferError:
+        raise
+    except Exception as error:  # json.JSONDecodeError, yaml.YAMLError
+        raise TransferError([f"The file cannot be read as {'YAML' if yaml else 'JSON'}: {error}"]) from None
+    if isinstance(document, dict) and set(document) == {"agents"}:
+        document = document["agents"]
+    if not isinstance(document, list):
+        raise TransferError(['The file holds {"agents": [ … ]} (or a list of agents).'])
+    return document
+
+
+def import_entries(entries: list[Any]) -> ImportReport:
+    """Create or update (by slug) every agent of `entries`, or none: TransferError lists every problem."""
+    problems: list[str] = []
+    agents: list[Agent] = []
+    seen: dict[str, str] = {}
+    defaults = []
+    users = get_user_model()
+    for number, entry in enumerate(entries, start=1):
+        where = f"entry {number}"
+        if isinstance(entry, dict) and isinstance(entry.get("slug"), str):
+            where += f" ({entry['slug']!r})"
+        agent, found = _agent(entry, where, users)
+        problems += found
+        if agent is None:
+            continue
+        if agent.slug in seen:
+            problems.append(f"{where}: the slug is also that of {seen[agent.slug]}.")
+        seen[agent.slug] = where
+        if agent.is_default:
+            defaults.append(where)
+        agents.append(agent)
+    if len(defaults) > 1:
+        problems.append(f"{', '.join(defaults)}: only one agent can be the default.")
+    if problems:
+        raise TransferError(problems)
+    report = ImportReport()
+    with transaction.atomic():
+        for agent in agents:
+            (report.updated if agent.pk else report.created).append(agent.slug)
+            agent.save()
+    return report
+
+
+def _agent(entry: Any, where: str, users) -> tuple[Agent | None, list[str]]:
+    if not isinstance(entry, dict):
+        return None, [f"{where}: an agent is an object with {', '.join(REQUIRED)} and more."]
+    problems = [f"{where}: unknown field {key!r} (known: {', '.join(FIELDS)})." for key in entry if key not in FIELDS]
+    problems += [f"{where}: {key!r} is required." for key in REQUIRED if not entry.get(key)]
+    if problems:
+        return None, problems
+    agent = Agent.objects.filter(slug=entry["slug"]).first() or Agent(slug=entry["slug"])
+    texts = ("name", "description", "system_prompt")
+    for key in texts:
+        value = entry.get(key, "" if key != "name" else None)
+        if not isinstance(value, str):
+            problems.append(f"{where}: {key!r} must be text.")
+        else:
+            setattr(agent, key, value)
+    for key in ("step_limit", "max_output_tokens"):
+        value = entry.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            problems.append(f"{where}: {key!r} must be a whole number or null.")
+        else:
+            setattr(agent, key, value)
+    for key in ("temperature", "top_p"):
+        value = entry.get(key)
+        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
+            problems.append(f"{where}: {key!r} must be a number or null.")
+        else:
+            setattr(agent, key, value)
+    tools = entry.get("tools", "all")
+    if tools == "all":
+        agent.all_tools, agent.tools = True, []
+    elif isinstance(tools, list) and all(isinstance(name, str) for name in tools):
+        agent.all_tools, agent.tools = False, tools
+    else:
+        problems.append(f"{where}: 'tools' is \"all\" or a list of tool names.")
+    agent.approvals = entry.get("approvals") or {}
+    default = entry.get("default", False)
+    if not isinstance(default, bool):
+        problems.append(f"{where}: 'default' is true or false.")
+    agent.is_default = default is True
+    model = entry.get("model")
+    agent.model = None
+    if model is not None:
+        agent.model = ModelConfiguration.objects.filter(name=model).first() if isinstance(model, str) else None
+        if agent.model is None:
+            problems.append(f"{where}: no model configuration is named {model!r}.")
+    owner = entry.get("owner")
+    agent.owner = None
+    if owner is not None:
+        agent.owner = users.objects.filter(**{users.USERNAME_FIELD: owner}).first() if isinstance(owner, str) else None
+        if agent.owner is None:
+            problems.append(f"{where}: no user is named {owner!r}.")
+    if problems:
+        return None, problems
+    try:
+        agent.full_clean()
+    except ValidationError as error:
+        for name, messages in error.message_dict.items():
+            label = {"all_tools": "tools", "is_default": "default", "model": "model"}.get(name, name)
+            problems += [f"{where}: {label}: {message}" for message in messages]
+    return (None if problems else agent), problems

@@ -1,0 +1,16 @@
+"""`manage.py runworker agentweb-runs` (docs/deploy.md): Channels' own command, with the process's MCP connections
+started as it starts (in the background, as a Daphne process starts them: agentweb/serve.py), so that the worker's
+first run finds its MCP servers connected rather than still connecting. This app is listed before `channels` in
+INSTALLED_APPS so that its command is the one `manage.py runworker` runs."""
+
+from channels.management.commands.runworker import Command as ChannelsRunworker
+
+from agentweb.serve import start_mcp_servers
+
+
+class Command(ChannelsRunworker):
+    help = "Run a channel-layer worker (Channels' runworker), with this process's MCP connections started first."
+
+    def handle(self, *args, **options):
+        start_mcp_servers()
+        return super().handle(*args, **options)
