@@ -7,12 +7,14 @@ through a Toolbox; chat/runs/execute.py provides both.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from providers.base import Provider
 from providers.budget import ContextBudget, estimate, estimate_message, estimate_text
+from providers.structured import AnswerFormat, retry_prompt, validate_answer
 from providers.types import (
     ChatMessage,
     Finish,
@@ -83,6 +85,11 @@ class StepResult:
     # Calls whose arguments could not be decoded: index → why. They are answered with an error, not run.
     invalid_calls: dict[int, str] = field(default_factory=dict)
     reasoning: str = ""
+    #: With a structured answer asked for (providers/structured.py), a step without tool calls: its JSON value
+    #: when it matches the schema (`structured_ok`), else what is wrong with it (`answer_errors`).
+    structured: Any = None
+    structured_ok: bool = False
+    answer_errors: list[str] = field(default_factory=list)
 
 
 MAX_UNREADABLE_STEPS = 3
@@ -152,9 +159,15 @@ async def run_agent(
     policy: ApprovalPolicy | None = None,
     resume: list[DecidedCall] | None = None,
     budget: ContextBudget | None = None,
+    answer: AnswerFormat | None = None,
 ) -> AgentOutcome:
     """Run until the model answers without a tool call, a tool returns directly, calls await approval,
     or `max_steps` model calls have been made.
+
+    `answer`: the final answer is a JSON value of that schema (providers/structured.py). Every step is asked for it
+    (the model may still call tools first); the last step the limit allows must answer (`force`). The first step
+    without tool calls is the answer: when it does not match, the model is told the errors (a user message of this
+    run, not stored; a note tells the person) and tries again, within the step limit.
 
     `messages` is extended in place with every assistant and tool message. `resume` continues a step
     that waited for approval: its approved calls run first. ModelError and CancelledError propagate to
@@ -181,11 +194,18 @@ async def run_agent(
             if fitted.dropped > noted:  # said once, and again only when more is left out
                 noted = fitted.dropped
                 await sink.note(budget.note(fitted.dropped))
-        step = await stream_step(provider, sent, definitions, sink, protocol=_protocol(provider, budget))
+        fmt = dataclasses.replace(answer, force=step_number == max_steps) if answer is not None else None
+        step = await stream_step(provider, sent, definitions, sink, protocol=_protocol(provider, budget), answer=fmt)
         messages.append(step.message)
         for text in take_notes(provider):
             await sink.note(text)
         if not step.message.tool_calls:
+            if answer is not None and not step.structured_ok:
+                await sink.note(invalid_answer_note(step.answer_errors, step_number < max_steps))
+                if step_number < max_steps:
+                    messages.append(ChatMessage(role="user", content=retry_prompt(step.answer_errors, answer.schema)))
+                    continue
+                return AgentOutcome("max_steps", step_number)
             return AgentOutcome("done", step_number)
         # Each unreadable call goes back to the model as an error it can correct, a few times over.
         unreadable_steps = unreadable_steps + 1 if len(step.invalid_calls) == len(step.indexes) else 0
@@ -209,6 +229,12 @@ async def run_agent(
         if direct:
             return AgentOutcome("return_direct", step_number)
     return AgentOutcome("max_steps", max_steps)
+
+
+def invalid_answer_note(errors: list[str], again: bool) -> str:
+    what = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
+    then = "the model was asked again with the errors" if again else "the step limit leaves no further try"
+    return f"The answer did not match the required JSON Schema ({what}): {then}."
 
 
 def _protocol(provider: Provider, budget: ContextBudget | None) -> str:
@@ -251,7 +277,10 @@ async def stream_step(
     sink: AgentSink,
     *,
     protocol: str = "native",
+    answer: AnswerFormat | None = None,
 ) -> StepResult:
+    """One model call. `answer`: a structured answer is asked for (passed to the provider), and an answer without
+    tool calls is validated against its schema before the sink is told the step completed."""
     await sink.assistant_started()
     text: list[str] = []
     reasoning: list[str] = []
@@ -260,7 +289,8 @@ async def stream_step(
     finish_reason = "stop"
     started = False  # a call began (its arguments may be all that came)
     try:
-        async for event in provider.stream(messages, definitions):
+        asked = {"answer": answer} if answer is not None else {}  # a provider without structured answers never sees it
+        async for event in provider.stream(messages, definitions, **asked):
             if isinstance(event, TextDelta):
                 text.append(event.text)
                 await sink.text_delta(event.text)
@@ -287,15 +317,18 @@ async def stream_step(
             interrupted(step_usage(usage, messages, definitions, partial, "".join(reasoning), protocol))
         raise
     ends = [ended[index] for index in sorted(ended)]
-    answer = ChatMessage(role="assistant", content="".join(text), tool_calls=[call_request(end) for end in ends])
+    reply = ChatMessage(role="assistant", content="".join(text), tool_calls=[call_request(end) for end in ends])
     step = StepResult(
-        message=answer,
+        message=reply,
         finish_reason=finish_reason,
-        usage=step_usage(usage, messages, definitions, answer, "".join(reasoning), protocol),
+        usage=step_usage(usage, messages, definitions, reply, "".join(reasoning), protocol),
         indexes=[end.index for end in ends],
         invalid_calls={end.index: end.error or "invalid arguments" for end in ends if end.args is None},
         reasoning="".join(reasoning),
     )
+    if answer is not None and not step.message.tool_calls:
+        checked = validate_answer(step.message.content, answer.schema)
+        step.structured, step.structured_ok, step.answer_errors = checked.value, checked.valid, checked.errors
     await sink.assistant_completed(step)
     return step
 

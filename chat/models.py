@@ -23,6 +23,11 @@ class Thread(models.Model):
     model_choice = models.CharField(max_length=200, blank=True, default="")
     # The agent the thread was started with (docs/agents.md); null: none, the chat as before agents.
     agent = models.ForeignKey("agents.Agent", on_delete=models.SET_NULL, null=True, blank=True, related_name="threads")
+    # The summary of its older turns the model is sent in their place (context strategy `summarise`, chat/summaries.py),
+    # and the order of the last message it covers: on the row itself, so a turn reads it with the thread (no statement
+    # of its own). Each summary made is also a ThreadSummary.
+    summary = models.TextField(blank=True)
+    summary_through = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -122,6 +127,9 @@ class Message(models.Model):
     name = models.CharField(max_length=128, blank=True)
     artifact = models.JSONField(null=True, blank=True)
     usage = models.JSONField(null=True, blank=True)
+    # A structured final answer (providers/structured.py): the JSON value of `content`, validated against the run's
+    # schema. Null for every other message.
+    structured = models.JSONField(null=True, blank=True)
     # Makes message.send idempotent: a replayed frame finds the message it already created.
     client_msg_id = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -140,6 +148,26 @@ class Message(models.Model):
 
     def __str__(self):
         return f"{self.role} #{self.order}"
+
+
+class ThreadSummary(models.Model):
+    """A summary of a thread's older turns, made when its history passed a share of the model's window (context
+    strategy `summarise`, chat/summaries.py): what it says, the order of the last message it covers, which model
+    made it and what that cost (its Usage row too). The thread's current one is also on the thread's row."""
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="summaries")
+    run = models.ForeignKey(Run, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    text = models.TextField()
+    through_order = models.PositiveIntegerField()
+    model_label = models.CharField(max_length=300, blank=True)
+    usage = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["thread", "created_at", "id"]
+
+    def __str__(self):
+        return f"Summary of {self.thread_id} through #{self.through_order}"
 
 
 class ToolCall(models.Model):

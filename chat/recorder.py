@@ -208,6 +208,8 @@ class RunRecorder:
             self._dirty.add(state.id)
         content = storable(step.message.content)
         usage = self.meter.record(step.usage) if step.usage else None
+        # A structured answer that matched its schema: its value, stored and sent beside the text.
+        structured = storable_value(step.structured) if step.structured_ok else None
         await self._wait_for_save()
         await db(store.complete_assistant_message)(
             message_id=self.message_id,
@@ -216,9 +218,10 @@ class RunRecorder:
             finish_reason=step.finish_reason,
             usage=usage,
             reasoning=storable(step.reasoning),
+            structured=structured,
         )
         self.emitted, self.message_open = [content], False
-        await self.emit(events.answer_completed(self.message_id, content, step.finish_reason, usage))
+        await self.emit(events.answer_completed(self.message_id, content, step.finish_reason, usage, structured))
         for index in step.indexes:
             state = self.calls[index]
             await self.emit(events.tool_call_requested(str(state.id), state.args))

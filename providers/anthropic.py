@@ -18,6 +18,7 @@ import httpx
 from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .openai import OUT_OF_TOKENS, decode_args
 from .sse import SSEDecoder, SSEEvent
+from .structured import FINAL_ANSWER_TOOL, AnswerFormat, with_final_answer
 from .types import (
     ChatMessage,
     Finish,
@@ -91,7 +92,12 @@ class AnthropicProvider(HTTPProvider):
             headers["x-api-key"] = self._api_key
         return headers
 
-    def request_body(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> dict[str, Any]:
+    def request_body(
+        self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: AnswerFormat | None = None
+    ) -> dict[str, Any]:
+        """`answer`: the final_answer tool (providers/structured.py), forced with `tool_choice` when the step must
+        answer or it is the only tool."""
+        tools = with_final_answer(tools, answer)
         system, wire = messages_to_wire(messages)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "stream": True}
         if system:
@@ -99,6 +105,8 @@ class AnthropicProvider(HTTPProvider):
         body["messages"] = wire
         if tools:
             body["tools"] = [tool_to_wire(t) for t in tools]
+        if answer is not None and len(tools) == 1:
+            body["tool_choice"] = {"type": "tool", "name": FINAL_ANSWER_TOOL}
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.top_p is not None:

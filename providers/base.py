@@ -17,6 +17,9 @@ class Provider(Protocol):
     def stream(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
         """Send the conversation and yield neutral stream events until the response ends.
 
+        A provider that can give a structured final answer also takes `answer=AnswerFormat(...)`
+        (providers/structured.py): the step's text is then the JSON answer. Callers pass it only when set.
+
         Raises ModelError when the server cannot be reached or answers with an error.
         Every started tool call is closed by a ToolCallEnd before Finish.
         """

@@ -11,6 +11,7 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
+from typing import Any
 
 from .types import (
     ChatMessage,
@@ -47,7 +48,10 @@ class DemoProvider:
     def __init__(self, *, delay: float = 0.03):
         self.delay = delay
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: Any = None
+    ) -> AsyncIterator[StreamEvent]:
+        """`answer` (a structured answer's schema) is not followed: the demo model writes plain text."""
         available = {tool.name for tool in tools}
         if messages and messages[-1].role == "tool":
             async for event in self._say(answer_from_results(messages)):

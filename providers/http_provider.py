@@ -31,6 +31,7 @@ import httpx
 from .client import get_http_client
 from .context import context_exceeded
 from .secrets import Redactor, split_credentials
+from .structured import AnswerFormat, final_answer_as_text
 from .types import ChatMessage, ModelError, StreamEvent, ToolDefinition
 
 log = logging.getLogger("agentweb.llm")
@@ -116,6 +117,18 @@ class HTTPProvider:
     def request_headers(self) -> dict[str, str]:
         return {}
 
+    def answers_with_tool(self, answer: AnswerFormat) -> bool:
+        """Whether a structured answer is asked for with the final_answer tool (its call then comes back as the
+        step's text: providers/structured.py) rather than the server's own structured output. The default: yes."""
+        return True
+
+    def _request_body(
+        self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: AnswerFormat | None
+    ) -> dict[str, Any]:
+        if answer is None:
+            return self.request_body(messages, tools)
+        return self.request_body(messages, tools, answer=answer)
+
     def ask_again_without(self, error: ModelServerError) -> bool:
         """The server refused the request for an optional part of it (`error`, before any answer): True when that
         part is now left out (`request_body` builds the request without it) and the request is worth sending once
@@ -128,10 +141,13 @@ class HTTPProvider:
 
     # --- the shared path ---------------------------------------------------------------------------
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: AnswerFormat | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """`answer`: the step's answer is a JSON value of that schema (providers/structured.py)."""
         client = self._client or get_http_client()
         timeout = self._httpx_timeout(client)
-        body = self.request_body(messages, tools)
+        body = self._request_body(messages, tools, answer)
         deadline = asyncio.get_running_loop().time() + self.timeout if self.timeout else None
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -154,9 +170,13 @@ class HTTPProvider:
                             if attempt == 2 or not self.ask_again_without(exc):
                                 raise
                             await response.aclose()
-                            body = self.request_body(messages, tools)
+                            body = self._request_body(messages, tools, answer)
                 chunks = await stack.enter_async_context(contextlib.aclosing(_until(_body(response), deadline)))
                 events = await stack.enter_async_context(contextlib.aclosing(self.read_events(chunks, tools)))
+                if answer is not None and self.answers_with_tool(answer):
+                    events = await stack.enter_async_context(
+                        contextlib.aclosing(final_answer_as_text(events, answer.schema))
+                    )
                 async for event in events:
                     yield event
                 await read_to_end(chunks)

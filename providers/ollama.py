@@ -18,6 +18,7 @@ import httpx
 
 from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .openai import decode_args
+from .structured import AnswerFormat
 from .types import (
     ChatMessage,
     Finish,
@@ -73,8 +74,19 @@ class OllamaProvider(HTTPProvider):
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def request_body(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> dict[str, Any]:
+    def answers_with_tool(self, answer: AnswerFormat) -> bool:
+        return False
+
+    def request_body(
+        self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: AnswerFormat | None = None
+    ) -> dict[str, Any]:
+        """`answer`: `format` is the schema; on the step that must answer no tools are offered (Ollama has no
+        tool_choice)."""
         body: dict[str, Any] = {"model": self.model, "messages": [message_to_wire(m) for m in messages], "stream": True}
+        if answer is not None:
+            body["format"] = answer.schema
+            if answer.force:
+                tools = []
         if tools:
             body["tools"] = [
                 {

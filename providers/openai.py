@@ -21,6 +21,7 @@ import httpx
 from .context import ADVICE, context_full_message
 from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, ModelServerError, error_text
 from .sse import SSEDecoder
+from .structured import AnswerFormat, with_final_answer
 from .types import (
     ChatMessage,
     Finish,
@@ -40,6 +41,9 @@ log = logging.getLogger("agentweb.llm")
 #: The endpoints (chat-completions URLs, without credentials) that refused `stream_options: {"include_usage": true}`
 #: with an error naming it: asked without it from then on. In this process only: a restart asks once more.
 USAGE_OPTION_REFUSED: set[str] = set()
+#: The endpoints that refused `response_format: json_schema` (a 400/422 naming it): a structured answer is asked of
+#: them with the final_answer tool from then on (providers/structured.py). In this process only.
+RESPONSE_FORMAT_REFUSED: set[str] = set()
 
 #: The error of a call the model was still writing when it hit its output limit: it is never executed.
 OUT_OF_TOKENS = "The model ran out of output tokens while writing this call"
@@ -93,7 +97,16 @@ class OpenAIProvider(HTTPProvider):
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def request_body(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> dict[str, Any]:
+    def answers_with_tool(self, answer: AnswerFormat) -> bool:
+        return self._url in RESPONSE_FORMAT_REFUSED
+
+    def request_body(
+        self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: AnswerFormat | None = None
+    ) -> dict[str, Any]:
+        """`answer`: `response_format: json_schema` (tool calls stay free; on the step that must answer,
+        `tool_choice: "none"`), or the final_answer tool where the server refused it."""
+        if answer is not None and self.answers_with_tool(answer):
+            tools, answer = with_final_answer(tools, answer), None
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [message_to_wire(m) for m in messages],
@@ -109,6 +122,12 @@ class OpenAIProvider(HTTPProvider):
                 }
                 for t in tools
             ]
+        if answer is not None:
+            json_schema = {"name": answer.name, "schema": answer.schema, "strict": answer.strict}
+            body["response_format"] = {"type": "json_schema", "json_schema": json_schema}
+            self._asked_format = True
+            if tools and answer.force:
+                body["tool_choice"] = "none"
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.top_p is not None:
@@ -118,8 +137,15 @@ class OpenAIProvider(HTTPProvider):
         return body
 
     def ask_again_without(self, error: ModelServerError) -> bool:
-        """An older server (vLLM before 0.5, some proxies) refuses `stream_options` with a 400 or 422 that names it:
-        it is remembered for this endpoint (in this process) and never sent to it again; the usage is estimated."""
+        """A server that refuses `response_format` (a 400/422 naming it, or json_schema) is remembered, and asked
+        again with the final_answer tool. An older server (vLLM before 0.5, some proxies) refuses `stream_options`
+        with a 400 or 422 that names it: it is remembered for this endpoint (in this process) and never sent to it
+        again; the usage is estimated."""
+        refused = error.status in (400, 422) and _names_response_format(error)
+        if refused and getattr(self, "_asked_format", False) and self._url not in RESPONSE_FORMAT_REFUSED:
+            RESPONSE_FORMAT_REFUSED.add(self._url)
+            log.warning("%s refuses response_format: structured answers use the final_answer tool", self.base_url)
+            return True
         if self._url in USAGE_OPTION_REFUSED or error.status not in (400, 422) or "stream_options" not in str(error):
             return False
         USAGE_OPTION_REFUSED.add(self._url)
@@ -192,6 +218,11 @@ class OpenAIProvider(HTTPProvider):
             message = self.quote(error_text(chunk) or data)
             raise self.error(f"The model server at {self.base_url} reported an error mid-stream: {message}")
         return chunk
+
+
+def _names_response_format(error: ModelServerError) -> bool:
+    text = str(error)
+    return "response_format" in text or "json_schema" in text
 
 
 class PlainTextChunks:

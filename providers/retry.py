@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .base import Provider
 from .http_provider import ModelServerError
+from .structured import AnswerFormat
 from .types import ChatMessage, StreamEvent, ToolDefinition
 
 log = logging.getLogger("agentweb.llm")
@@ -60,12 +61,15 @@ class RetryingProvider:
     def __repr__(self) -> str:
         return f"RetryingProvider({self.inner!r}, max_attempts={self.policy.max_attempts})"
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: AnswerFormat | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        extra = {} if answer is None else {"answer": answer}
         attempt = 1
         while True:
             yielded = False
             try:
-                async with contextlib.aclosing(self.inner.stream(messages, tools)) as events:
+                async with contextlib.aclosing(self.inner.stream(messages, tools, **extra)) as events:
                     async for event in events:
                         yielded = True
                         yield event

@@ -98,6 +98,12 @@ def run_cancelled(run: int) -> Event:
     return "run.cancelled", {"run": run}
 
 
+def thread_summarised(summary: dict[str, Any]) -> Event:
+    """The thread's older turns were summarised (context strategy `summarise`): {text, before (the id of the first
+    message after it, or null), usage}. The page shows it as a note; the model is sent it in their place."""
+    return "thread.summarised", {"summary": summary}
+
+
 def run_note(run: int, text: str) -> Event:
     return "run.note", {"run": run, "text": text}
 
@@ -122,16 +128,22 @@ def message_completed(message: int, content: str, status: str) -> Event:
     return "message.completed", {"message": message, "content": content, "status": status}
 
 
-def answer_completed(message: int, content: str, finish_reason: str | None, usage: dict | None) -> Event:
+def answer_completed(
+    message: int, content: str, finish_reason: str | None, usage: dict | None, structured: Any = None
+) -> Event:
     """A model's answer that ended (message.completed, status `complete`). `usage`: its model call's tokens,
-    {input_tokens, output_tokens, estimated}, and `cost` when its model is priced (chat/usage.py)."""
-    return "message.completed", {
+    {input_tokens, output_tokens, estimated}, and `cost` when its model is priced (chat/usage.py). `structured`: a
+    structured final answer's JSON value (providers/structured.py), only on such an answer."""
+    fields = {
         "message": message,
         "content": content,
         "status": "complete",
         "finish_reason": finish_reason,
         "usage": usage or None,
     }
+    if structured is not None:
+        fields["structured"] = structured
+    return "message.completed", fields
 
 
 # --- tool calls ----------------------------------------------------------------------------

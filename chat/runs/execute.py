@@ -17,6 +17,8 @@ from agents.services import AgentSpec, agent_spec, model_choice, restrict_toolse
 from modelconfig.services import config_for
 from providers.budget import DEFAULT_RESERVE, ContextBudget
 from providers.config import ModelConfig, build_provider
+from providers.context_strategy import ContextStrategy
+from providers.structured import AnswerFormat
 from providers.types import ModelError, ToolCallRequest
 from tools.context import ToolContext, ToolUser
 from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
@@ -29,6 +31,7 @@ from ..live import events
 from ..models import Run, Thread, ToolCall
 from ..recorder import RunRecorder
 from ..store import owners
+from ..summaries import Summariser, apply_strategy
 from ..usage import Meter
 from . import recovery
 from .cancel import read_inbox
@@ -48,6 +51,27 @@ def context_budget(config: ModelConfig) -> ContextBudget | None:
         reserve=config.max_tokens or DEFAULT_RESERVE,
         protocol=(config.tool_protocol or "native").lower(),
     )
+
+
+# --- what the run is asked for: a structured answer, a context strategy ------------------
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The run's parameters beyond its model and tools. `answer`: its final answer is a JSON value of this schema
+    (providers/structured.py); None: plain text. `context`: how its history is cut (providers/context_strategy.py);
+    None: trimmed to the window, as always."""
+
+    answer: AnswerFormat | None = None
+    context: ContextStrategy | None = None
+
+
+def run_options(thread: Thread, agent: AgentSpec | None = None) -> RunOptions:
+    """The options of a run on `thread` with its `agent` (called in prepare_run, on the database thread, with the
+    thread as loaded). Today: none (plain text, trimmed). The agent is to give them once it has the fields:
+    `AnswerFormat(agent.response_schema, name=agent.slug)` and `ContextStrategy.from_mapping(agent.context_strategy)`
+    (docs/agents.md, "Wiring the agent fields")."""
+    return RunOptions()
 
 
 # --- which tools, and which of their calls wait for a person ----------------------------
@@ -171,23 +195,30 @@ async def execute_run(
         context = setup.context
         provider = build_provider(config, demo_delay=settings.AGENTWEB_DEMO_DELAY)
         decided = _prepare_resume(recorder, resume or [])
+        toolbox = RegistryToolbox(
+            toolset.registry,
+            disabled=toolset.disabled,
+            context=interaction.tool_context(context),
+            allowed=setup.agent.tools if setup.agent is not None else None,
+        )
+        budget = context_budget(config)
+        if setup.options.context is not None:  # the run's context strategy (chat/summaries.py)
+            summariser = Summariser(
+                thread, run.pk, config, budget, recorder.meter, emit, recorder.note, settings.AGENTWEB_DEMO_DELAY
+            )
+            history = await apply_strategy(
+                setup.options.context, history, setup.orders, toolbox.definitions(), summariser
+            )
         outcome = await run_agent(
             provider=provider,
             messages=history,
-            toolbox=InteractiveToolbox(
-                RegistryToolbox(
-                    toolset.registry,
-                    disabled=toolset.disabled,
-                    context=interaction.tool_context(context),
-                    allowed=setup.agent.tools if setup.agent is not None else None,
-                ),
-                interaction,
-            ),
+            toolbox=InteractiveToolbox(toolbox, interaction),
             sink=recorder,
             max_steps=max(run.step_limit - run.steps, 0),
             policy=ThreadApprovalPolicy(toolset, granted, setup.agent),
             resume=decided,
-            budget=context_budget(config),
+            budget=budget,
+            answer=setup.options.answer,
         )
         if outcome.reason == "waiting":
             await _pause(recorder)
@@ -234,6 +265,9 @@ class RunSetup:
     model: dict[str, Any] = field(default_factory=dict)
     # The thread's agent (None: none, the chat as before agents).
     agent: AgentSpec | None = None
+    options: RunOptions = field(default_factory=RunOptions)
+    # The order of each message of `history` (None for the system prompt, a summary, made-up results).
+    orders: list[int | None] = field(default_factory=list)
 
 
 def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
@@ -250,15 +284,23 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     config, model = config_for(model_choice(thread.model_choice, agent), stamp=stamp)
     config = with_sampling(config, agent)
     toolset = restrict_toolset(toolset_for_stamp(user=owner, groups=groups, stamp=stamp), agent)
+    options = run_options(thread, agent)
+    summarised = options.context is not None and options.context.kind == "summarise"
+    orders: list[int | None] = []
     history, last_order = store.history_and_last_order(
-        thread_id=thread.pk, system_prompt=system_prompt(agent, username=owner.get_username())
+        thread_id=thread.pk,
+        system_prompt=system_prompt(agent, username=owner.get_username()),
+        # The thread's summary stands for the turns it covers only under the strategy that made it.
+        summary=thread.summary if summarised else "",
+        summary_through=thread.summary_through if summarised else None,
+        orders=orders if options.context is not None else None,
     )
     context = tool_context_factory(owner, thread.pk, groups)
     message_id = None
     if run is not None and run.steps < run.step_limit:
         last_order += 1
         message_id = store.create_assistant_message(thread_id=thread.pk, run_id=run.pk, order=last_order)
-    return RunSetup(config, toolset, context, granted, history, last_order, message_id, model, agent)
+    return RunSetup(config, toolset, context, granted, history, last_order, message_id, model, agent, options, orders)
 
 
 def meter_for(

@@ -33,26 +33,42 @@ def load_history(*, thread_id: uuid.UUID, system_prompt: str) -> list[ChatMessag
     return history_and_last_order(thread_id=thread_id, system_prompt=system_prompt)[0]
 
 
-def history_and_last_order(*, thread_id: uuid.UUID, system_prompt: str) -> tuple[list[ChatMessage], int]:
+def history_and_last_order(
+    *,
+    thread_id: uuid.UUID,
+    system_prompt: str,
+    summary: str = "",
+    summary_through: int | None = None,
+    orders: list[int | None] | None = None,
+) -> tuple[list[ChatMessage], int]:
     """load_history, and the order of the thread's last message (0 for none): one statement, the messages joined
-    with their calls (a row per call, one for a message without any)."""
+    with their calls (a row per call, one for a message without any).
+
+    `summary`: the thread's summary of its messages up to order `summary_through` (chat/summaries.py): sent as a
+    system note after the system prompt, in their place. `orders`: filled with each history message's order (None
+    for the system prompt, the summary and the results made up for calls without one)."""
     history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
-    rows = (
-        Message.objects.filter(thread_id=thread_id)
-        .order_by("order", "tool_calls__index")
-        .values_list(
-            "pk",
-            "order",
-            "role",
-            "status",
-            "content",
-            "tool_call_id",
-            "name",
-            "tool_calls__call_id",
-            "tool_calls__name",
-            "tool_calls__args",
-            "tool_calls__status",
-        )
+    if summary and summary_through is not None:
+        history.append(summary_message(summary))
+    else:
+        summary_through = None
+    if orders is not None:
+        orders.extend([None] * len(history))
+    queryset = Message.objects.filter(thread_id=thread_id)
+    if summary_through is not None:
+        queryset = queryset.filter(order__gt=summary_through)
+    rows = queryset.order_by("order", "tool_calls__index").values_list(
+        "pk",
+        "order",
+        "role",
+        "status",
+        "content",
+        "tool_call_id",
+        "name",
+        "tool_calls__call_id",
+        "tool_calls__name",
+        "tool_calls__args",
+        "tool_calls__status",
     )
     messages: list[tuple[tuple, list[tuple[str, str, Any, str]]]] = []
     for pk, order, role, status, content, answers, name, call_id, call_name, args, call_status in rows:
@@ -61,9 +77,12 @@ def history_and_last_order(*, thread_id: uuid.UUID, system_prompt: str) -> tuple
         if call_id is not None:
             messages[-1][1].append((call_id, call_name, args, call_status))
     answered = {head[5] for head, _ in messages if head[2] == Message.Role.TOOL}
-    for (_, _, role, status, content, answers, name), calls in messages:
+    for (_, order, role, status, content, answers, name), calls in messages:
         if role == Message.Role.ASSISTANT and status == Message.Status.ERROR and not calls:
             continue  # the partial text of a failed answer: a retry answers afresh
+        if orders is not None:
+            orders.extend([None] * (len(history) - len(orders)))
+            orders.append(order)
         if role == Message.Role.TOOL:
             history.append(
                 ChatMessage(
@@ -84,7 +103,18 @@ def history_and_last_order(*, thread_id: uuid.UUID, system_prompt: str) -> tuple
             for c in requests
             if c.id not in answered and c.id not in pending
         )
-    return history, max((head[1] for head, _ in messages), default=0)
+    if orders is not None:
+        orders.extend([None] * (len(history) - len(orders)))
+    last = max((head[1] for head, _ in messages), default=0)
+    return history, max(last, summary_through or 0)
+
+
+#: How the summary of older turns is introduced to the model (a system message after the system prompt).
+SUMMARY_PREFIX = "Summary of the earlier part of this conversation (its messages are not repeated here):\n\n"
+
+
+def summary_message(text: str) -> ChatMessage:
+    return ChatMessage(role="system", content=SUMMARY_PREFIX + text)
 
 
 def stored_call(call_id: str, name: str, args: Any) -> ToolCallRequest:
@@ -145,13 +175,18 @@ def run_view(run: Run | None) -> dict[str, Any] | None:
 
 def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[str, Any]:
     messages = []
+    summary_before: int | None = None  # the first message after the thread's summary
     with_artifact = _answers_with_artifact(thread.pk)
     for message in _messages_with_calls(thread.pk).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM]):
         view = {"id": message.pk, "role": message.role, "content": message.content, "status": message.status}
+        if summary_before is None and thread.summary_through is not None and message.order > thread.summary_through:
+            summary_before = message.pk
         if message.role == Message.Role.ASSISTANT:
             view["finish_reason"] = message.finish_reason or None
             view["reasoning"] = message.reasoning or None
             view["usage"] = message.usage
+            if message.structured is not None:
+                view["structured"] = message.structured
             view["tool_calls"] = [
                 tool_call_view(call, has_artifact=with_artifact(message.order, call.call_id))
                 for call in message.tool_calls.all()
@@ -161,7 +196,14 @@ def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[s
     from .turns import thread_agent_info
 
     type_, fields = thread_snapshot(thread.title, model, messages, run, thread_agent_info(thread))
+    if thread.summary:  # only then: a snapshot without one is as it always was
+        fields["summary"] = summary_view(thread.summary, summary_before)
     return {"type": type_, "thread": str(thread.pk), "seq": seq, **fields}
+
+
+def summary_view(text: str, before: int | None) -> dict[str, Any]:
+    """The thread's summary as a page shows it: a note before message `before` (None: after the last one)."""
+    return {"text": text, "before": before}
 
 
 def _answers_with_artifact(thread_id: uuid.UUID):

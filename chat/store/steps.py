@@ -51,10 +51,12 @@ def complete_assistant_message(
     finish_reason: str = "",
     usage: dict | None = None,
     reasoning: str = "",
+    structured: object = None,
 ) -> None:
     Message.objects.filter(pk=message_id).update(
         content=content,
         reasoning=reasoning,
+        structured=structured,
         status=status,
         finish_reason=finish_reason,
         usage=usage or None,

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable
 
 from ..base import Provider
+from ..structured import AnswerFormat, final_answer_as_text, with_final_answer
 from ..types import (
     ChatMessage,
     Finish,
@@ -74,11 +75,17 @@ class TextProtocolProvider:
     def __repr__(self) -> str:
         return f"TextProtocolProvider({self.inner!r}, {self.protocol!r})"
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: AnswerFormat | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """`answer`: the final_answer tool is described with the others (alone on the step that must answer), and
+        its call comes back as the step's text (providers/structured.py)."""
+        tools = with_final_answer(tools, answer)
         parser = make_parser(self.protocol, tools, reasoning_open=self.reasoning_open)
-        async for event in parse_text_stream(
-            self.inner.stream(render_messages(self.protocol, messages, tools), []), parser
-        ):
+        events = parse_text_stream(self.inner.stream(render_messages(self.protocol, messages, tools), []), parser)
+        if answer is not None:
+            events = final_answer_as_text(events, answer.schema)
+        async for event in events:
             yield event
 
 
@@ -111,22 +118,31 @@ class NativeLeakGuardProvider:
         notes, self.notes = self.notes, []
         return notes
 
-    def stream(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+    def stream(
+        self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: AnswerFormat | None = None
+    ) -> AsyncIterator[StreamEvent]:
         # Not a generator of its own: the parsing generator is handed out directly, one layer fewer per event.
+        if answer is not None:  # a final_answer call that leaked into the text is the answer too
+            return final_answer_as_text(self._guarded(messages, tools, {"answer": answer}), answer.schema)
+        return self._guarded(messages, tools, {})
+
+    def _guarded(
+        self, messages: list[ChatMessage], tools: list[ToolDefinition], extra: dict
+    ) -> AsyncIterator[StreamEvent]:
         parser: StreamParser
         if tools:
             parser = HermesParser(leak_mode=True, reasoning_open=self.reasoning_open, split_think=self.split_think)
         elif self.split_think:
             parser = ThinkParser(reasoning_open=self.reasoning_open)
         else:
-            return self.inner.stream(messages, tools)
+            return self.inner.stream(messages, tools, **extra)
 
         def note_leaks() -> None:
             leaked = getattr(parser, "blocks_found", 0)
             if leaked:
                 self.notes.append(LEAK_NOTE.format(count=leaked))
 
-        return parse_text_stream(self.inner.stream(messages, tools), parser, on_end=note_leaks)
+        return parse_text_stream(self.inner.stream(messages, tools, **extra), parser, on_end=note_leaks)
 
 
 async def parse_text_stream(

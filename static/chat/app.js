@@ -311,6 +311,9 @@ function handleEvent(ev) {
     case "run.note":
       if (typeof ev.text === "string") view.append(runNote(ev.text));
       break;
+    case "thread.summarised":
+      view.showSummary(ev.summary);
+      break;
     case "run.waiting":
       state.runActive = true;
       break;

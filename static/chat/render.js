@@ -7,6 +7,7 @@ import { ApprovalPanel, decisionText, originalArgsView } from "./approval.js";
 import { InputForm, answeredText } from "./elicitation.js";
 import { ArtifactImages, withoutImageData } from "./images.js";
 import { MarkdownStream, onCopyClick } from "./markdown.js";
+import { structuredCard } from "./structured.js";
 
 export { el, prettyJson };
 
@@ -152,6 +153,16 @@ export class MessageView {
     } else if (typeof content === "string") this.setText(content);
     else this.markdown?.finish();
     this.setStatus(status || "complete");
+  }
+
+  /** A structured final answer (message.completed / snapshot `structured`): its card in place of the JSON text. */
+  setStructured(value) {
+    if (value === undefined) return;
+    const card = structuredCard(value);
+    if (this.structuredEl) this.structuredEl.replaceWith(card);
+    else this.textEl.after(card);
+    this.structuredEl = card;
+    this.textEl.hidden = true; // the card's JSON view holds the same text
   }
 
   addToolCard(card) {

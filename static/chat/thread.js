@@ -5,6 +5,7 @@ import { el, MessageView, ToolCardView } from "./render.js";
 import { RunNotices } from "./notices.js";
 import { decisionText } from "./approval.js";
 import { showMessageUsage } from "./usage.js";
+import { summaryNote } from "./structured.js";
 
 const key = (id) => String(id);
 /** Events name a message / tool call / run either by id or by an object with an `id`. */
@@ -147,10 +148,28 @@ export class ThreadView {
     const messages = Array.isArray(snapshot.messages) ? snapshot.messages : [];
     const split = Math.max(0, messages.length - FIRST_BATCH);
     for (const m of messages.slice(split)) this.append(this.buildMessage(m).root);
+    this.summary = null;
+    if (snapshot.summary) this.showSummary(snapshot.summary);
     this.notices.fromRun(snapshot.run);
     if (!messages.length && !this.container.firstChild) this.container.append(this.emptyEl);
     this.scroll.toBottom();
     if (split > 0) this.prependOlder(messages.slice(0, split), this.generation);
+  }
+
+  /**
+   * The thread's summary of its older turns (snapshot `summary`, event thread.summarised): a note before the first
+   * message after them (`before`), or at the end; one at a time. A message not built yet (an older chunk) gets it
+   * when it is.
+   */
+  showSummary(summary) {
+    if (!summary || typeof summary !== "object") return;
+    this.summary?.node.remove();
+    const node = summaryNote(summary);
+    const before = summary.before ?? null;
+    this.summary = { node, before };
+    const view = before === null ? null : this.messages.get(key(before));
+    if (view) view.root.before(node);
+    else if (before === null) this.append(node);
   }
 
   /** Builds older messages in chunks, newest chunk first, each inserted above what is there. */
@@ -165,6 +184,9 @@ export class ThreadView {
       const built = new Map();
       for (const m of chunk) {
         const view = this.buildMessage(m, built);
+        if (this.summary && !this.summary.node.isConnected && key(this.summary.before) === key(m.id)) {
+          fragment.append(this.summary.node);
+        }
         fragment.append(view.root);
       }
       this.messages = new Map([...built, ...this.messages]); // kept in the conversation's order
@@ -190,6 +212,7 @@ export class ThreadView {
     if (typeof m.reasoning === "string") view.appendReasoning(m.reasoning);
     if (m.finish_reason === "length") view.setNote("Cut off by the model's output limit.", "message-note");
     if (m.usage) showMessageUsage(view, m.usage);
+    if (m.structured !== undefined) view.setStructured(m.structured);
     for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
       const card = this.addToolCard(view, call);
       if (call.args !== undefined && call.args !== null) card.setArgs(call.args);
@@ -299,6 +322,7 @@ export class ThreadView {
         const view = this.message(idOf(ev.message));
         view.complete(ev.content, ev.status);
         if (ev.usage) showMessageUsage(view, ev.usage);
+        if (ev.structured !== undefined) view.setStructured(ev.structured);
         this.scroll.changed();
         return true;
       }

@@ -32,6 +32,8 @@ Response kinds:
 Streams are sent with `Connection: close` and no Content-Length (written, then closed), as model servers do.
 
 `openai_sse_body(...)`, `anthropic_sse_body(...)` and `ollama_ndjson_body(...)` build realistic bodies.
+`server.carried(i)` says what request i asked of the model in any of the three formats (tools, structured-answer
+options, system text, messages).
 
 CLI for end-to-end tests in another process:
 
@@ -354,6 +356,32 @@ class ScriptedModelServer:
     def requests(self) -> list[dict[str, Any]]:
         with self._lock:
             return list(self._requests)
+
+    def carried(self, index: int = -1) -> dict[str, Any]:
+        """What request `index` asked of the model, in any of the three wire formats: the tools offered (names), a
+        structured answer's option (`response_format` OpenAI, `format` Ollama, `tool_choice`), the system text and
+        the other messages' texts (a block list joined), in order."""
+        body = self.requests[index]["json"]
+        tools = [t.get("name") or (t.get("function") or {}).get("name") for t in body.get("tools") or ()]
+        system = body.get("system") or ""
+        texts: list[tuple[str, str]] = []
+        for message in body.get("messages") or ():
+            content = message.get("content")
+            if isinstance(content, list):
+                content = "\n".join(str(b.get("text") or b.get("content") or "") for b in content)
+            if message.get("role") == "system":
+                system = f"{system}\n\n{content}" if system else content or ""
+            else:
+                texts.append((message.get("role"), content or ""))
+        return {
+            "path": self.requests[index]["path"],
+            "tools": tools,
+            "response_format": body.get("response_format"),
+            "format": body.get("format"),
+            "tool_choice": body.get("tool_choice"),
+            "system": system,
+            "messages": texts,
+        }
 
     def enqueue(self, *responses: Response) -> None:
         with self._lock:
