@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0010_thread_agent'),
+        ('chat', '0011_structured_answer_and_summaries'),
     ]
 
     operations = [
