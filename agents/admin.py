@@ -13,4 +13,5 @@ class AgentAdmin(admin.ModelAdmin):
         (None, {"fields": ("name", "slug", "description", "owner", "is_default")}),
         ("Model", {"fields": ("model", "system_prompt", "temperature", "top_p", "max_output_tokens")}),
         ("Tools and limits", {"fields": ("all_tools", "tools", "approvals", "step_limit")}),
+        ("Answer and context", {"fields": ("response_schema", "context_strategy")}),
     )

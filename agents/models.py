@@ -71,6 +71,18 @@ class Agent(models.Model):
     max_output_tokens = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1)], help_text="Blank: the model's."
     )
+    response_schema = models.JSONField(
+        "structured final answer",
+        null=True,
+        blank=True,
+        help_text="A JSON Schema the final answer must fit (docs/agents.md). Blank: a plain text answer.",
+    )
+    context_strategy = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='How older turns are kept: empty (trimmed to the window), {"kind": "last_n", "last_n": 6} or '
+        '{"kind": "summarise", "share": 0.6, "model": "<model configuration id>"} (docs/agents.md).',
+    )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.CASCADE,
@@ -97,7 +109,7 @@ class Agent(models.Model):
         return self.name
 
     def clean(self) -> None:
-        from .services import approval_problems, tool_problems
+        from .services import approval_problems, schema_problems, strategy_problems, tool_problems
 
         errors: dict[str, Any] = {}
         if self.is_default and self.owner_id is not None:
@@ -111,6 +123,13 @@ class Agent(models.Model):
         approval = approval_problems(self.approvals)
         if approval:
             errors["approvals"] = approval
+        if self.response_schema is not None:
+            schema = schema_problems(self.response_schema)
+            if schema:
+                errors["response_schema"] = schema
+        strategy = strategy_problems(self.context_strategy)
+        if strategy:
+            errors["context_strategy"] = strategy
         if errors:
             raise ValidationError(errors)
 

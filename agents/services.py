@@ -42,6 +42,8 @@ class AgentSpec:
     temperature: float | None = None
     top_p: float | None = None
     max_output_tokens: int | None = None
+    response_schema: dict | None = None  # the structured final answer's JSON Schema (providers/structured.py)
+    context_strategy: dict = dataclasses.field(default_factory=dict)  # providers/context_strategy.py; {}: trim
 
     @classmethod
     def of(cls, agent: Agent) -> AgentSpec:
@@ -57,6 +59,8 @@ class AgentSpec:
             temperature=agent.temperature,
             top_p=agent.top_p,
             max_output_tokens=agent.max_output_tokens,
+            response_schema=agent.response_schema or None,
+            context_strategy=dict(agent.context_strategy or {}),
         )
 
     def public_info(self) -> dict[str, str]:
@@ -238,3 +242,23 @@ def approval_problems(approvals: Any) -> list[str]:
     ]
     problems += tool_problems([name for name in approvals])
     return problems
+
+
+def schema_problems(schema: Any) -> list[str]:
+    """What is wrong with an agent's structured-answer schema, [] when it is usable."""
+    from providers.structured import check_schema
+
+    return check_schema(schema)
+
+
+def strategy_problems(strategy: Any) -> list[str]:
+    """What is wrong with an agent's context strategy, [] when it is usable (an empty one is today's trimming)."""
+    from providers.context_strategy import ContextStrategy
+
+    if not isinstance(strategy, dict):
+        return ['A JSON object, e.g. {"kind": "last_n", "last_n": 6}, or empty.']
+    try:
+        ContextStrategy.from_mapping(strategy)
+    except (TypeError, ValueError) as exc:
+        return [str(exc)]
+    return []

@@ -29,6 +29,8 @@ FIELDS = (
     "temperature",
     "top_p",
     "max_output_tokens",
+    "response_schema",
+    "context_strategy",
     "owner",
     "default",
 )
@@ -80,6 +82,8 @@ def export_entries() -> list[dict[str, Any]]:
                 "temperature": agent.temperature,
                 "top_p": agent.top_p,
                 "max_output_tokens": agent.max_output_tokens,
+                "response_schema": agent.response_schema,
+                "context_strategy": dict(agent.context_strategy or {}),
                 "owner": agent.owner.get_username() if agent.owner else None,
                 "default": agent.is_default,
             }
@@ -179,6 +183,8 @@ def _agent(entry: Any, where: str, users) -> tuple[Agent | None, list[str]]:
     else:
         problems.append(f"{where}: 'tools' is \"all\" or a list of tool names.")
     agent.approvals = entry.get("approvals") or {}
+    agent.response_schema = entry.get("response_schema")
+    agent.context_strategy = entry.get("context_strategy") or {}
     default = entry.get("default", False)
     if not isinstance(default, bool):
         problems.append(f"{where}: 'default' is true or false.")

@@ -68,10 +68,13 @@ class RunOptions:
 
 def run_options(thread: Thread, agent: AgentSpec | None = None) -> RunOptions:
     """The options of a run on `thread` with its `agent` (called in prepare_run, on the database thread, with the
-    thread as loaded). Today: none (plain text, trimmed). The agent is to give them once it has the fields:
-    `AnswerFormat(agent.response_schema, name=agent.slug)` and `ContextStrategy.from_mapping(agent.context_strategy)`
-    (docs/agents.md, "Wiring the agent fields")."""
-    return RunOptions()
+    thread as loaded): the agent's structured final answer and context strategy (docs/agents.md); none without an
+    agent (plain text, trimmed to the window)."""
+    if agent is None:
+        return RunOptions()
+    answer = AnswerFormat(agent.response_schema, name=agent.slug) if agent.response_schema else None
+    context = ContextStrategy.from_mapping(agent.context_strategy) if agent.context_strategy else None
+    return RunOptions(answer=answer, context=context)
 
 
 # --- which tools, and which of their calls wait for a person ----------------------------

@@ -206,3 +206,46 @@ async def test_the_usage_of_an_agents_run_names_the_agent(connect, owner, model_
     thread, events = await new_thread(client, "2+2?", agent="maths")
     assert events[-1]["type"] == "run.completed"
     assert [row.agent async for row in Usage.objects.filter(thread_id=thread)] == ["maths"]
+
+
+WEATHER = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
+    "required": ["city", "celsius"],
+}
+
+
+async def test_an_agents_response_schema_asks_for_a_structured_answer_and_stores_it(connect, owner, model_server):
+    await make_agent_async(response_schema=WEATHER)
+    model_server.enqueue(answer('{"city": "Paris", "celsius": 21}'))
+    client = await connect(owner)
+    _, events = await new_thread(client, "weather in Paris?", agent="maths")
+    assert events[-1]["type"] == "run.completed"
+    format_ = model_server.requests[0]["json"]["response_format"]
+    assert (format_["type"], format_["json_schema"]["name"], format_["json_schema"]["schema"]) == (
+        "json_schema",
+        "maths",
+        WEATHER,
+    )
+    stored = await Message.objects.filter(role="assistant").alast()
+    assert stored.structured == {"city": "Paris", "celsius": 21}
+
+
+async def test_an_agents_context_strategy_keeps_the_last_turns_only(connect, owner, model_server):
+    await make_agent_async(context_strategy={"kind": "last_n", "last_n": 1})
+    model_server.enqueue(answer("one"), answer("two"))
+    client = await connect(owner)
+    thread, _ = await new_thread(client, "first", agent="maths")
+    await client.ask("second", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    sent = [m["content"] for m in model_server.requests[1]["json"]["messages"] if m["role"] == "user"]
+    assert sent == ["second"]
+
+
+def test_an_agent_with_a_broken_schema_or_strategy_is_refused():
+    from django.core.exceptions import ValidationError
+
+    agent = Agent(name="Bad", slug="bad", response_schema={"type": 12}, context_strategy={"kind": "last_n", "weeks": 2})
+    with pytest.raises(ValidationError) as refused:
+        agent.full_clean()
+    assert set(refused.value.message_dict) >= {"response_schema", "context_strategy"}
