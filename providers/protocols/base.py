@@ -10,6 +10,7 @@ itself; this class handles the text around calls and the reasoning.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ from ..types import ReasoningDelta, StreamEvent, TextDelta, ToolCallArgsDelta, T
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 THINK_TAGS = (THINK_OPEN, THINK_CLOSE)
+#: How much of the shown text a parser remembers, and what in it could be the start of a tag.
+_TAIL = 16
+_PARTIAL_TAG = re.compile(r"</?[A-Za-z_]*$")
 
 
 def new_call_id() -> str:
@@ -58,6 +62,7 @@ class StreamParser:
         # Whitespace right after <think> or </think> is layout, not content.
         self._strip_reasoning = self._mode == "think"
         self._strip_text = False
+        self._shown_tail = ""  # the end of the text shown so far (see _scan_text)
         #: How many tool calls were closed (successful or not); a Finish after them means "tool_calls".
         self.calls_ended = 0
 
@@ -140,6 +145,10 @@ class StreamParser:
             self._begin_call(marker, out)
         # Otherwise a stray closing tag, not shown. A stray </think> means the stream began inside
         # reasoning nobody announced (see reasoning_open): what came before was shown as text already.
+        elif _PARTIAL_TAG.search(self._shown_tail):
+            # What was shown ends like the start of a tag ("<tool_c"): with the closer simply left out, the text that
+            # follows ("all>") would complete it into a tag the model never wrote. A space keeps them apart.
+            self._emit_text(" ", out)
         return True
 
     def _scan_think(self, out: list[StreamEvent], final: bool) -> bool:
@@ -187,6 +196,7 @@ class StreamParser:
             self._strip_text = False
         if text:
             out.append(TextDelta(text))
+            self._shown_tail = (self._shown_tail + text)[-_TAIL:]
 
     def _emit_reasoning(self, text: str, out: list[StreamEvent]) -> None:
         if self._strip_reasoning:

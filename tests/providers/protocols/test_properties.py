@@ -199,3 +199,11 @@ def test_native_text_without_a_block_passes_unchanged_and_is_held_back_only_at_a
         assert held == "" or any(tag.startswith(held) and tag != held for tag in HELD), held
     shown += "".join(e.text for e in parser.close() if isinstance(e, TextDelta))
     assert shown == text
+
+
+def test_a_stray_closer_inside_a_half_written_tag_does_not_join_its_halves_into_a_tag():
+    # Found by the property above: with the stray </tool_call> simply left out, "<tool_c" and "all>" read "<tool_call>".
+    text = "<tool_c</tool_call>all>"
+    for pieces in ([text], list(text)):
+        shown = outcome(feed(HermesParser(), pieces)).text
+        assert shown == "<tool_c all>"
