@@ -58,9 +58,10 @@ def load_toolset(user) -> ToolSet:
     return toolset_for_user(user=user)
 
 
-def tool_context_factory(user, thread_id: uuid.UUID, groups: frozenset[str] | None = None):
-    """What each tool call of this run may be injected with: the user, the thread, the call id, the store.
-    `groups`: the user's group names, when the caller read them already."""
+def tool_context_factory(user, thread_id: uuid.UUID, groups: frozenset[str] | None = None, attachments: tuple = ()):
+    """What each tool call of this run may be injected with: the user, the thread, the call id, the store, the
+    attachments of the thread's last user message. `groups`: the user's group names, when the caller read them
+    already."""
     if groups is None:
         groups = frozenset(user.groups.values_list("name", flat=True))
     tool_user = ToolUser(id=user.pk, username=user.get_username(), groups=groups)
@@ -71,7 +72,12 @@ def tool_context_factory(user, thread_id: uuid.UUID, groups: frozenset[str] | No
 
     def context(call: ToolCallRequest) -> ToolContext:
         return ToolContext(
-            user=tool_user, thread_id=str(thread_id), tool_call_id=call.id, store=kv_store, search_messages=search
+            user=tool_user,
+            thread_id=str(thread_id),
+            tool_call_id=call.id,
+            store=kv_store,
+            search_messages=search,
+            attachments=attachments,
         )
 
     return context
@@ -250,10 +256,13 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     config, model = config_for(model_choice(thread.model_choice, agent), stamp=stamp)
     config = with_sampling(config, agent)
     toolset = restrict_toolset(toolset_for_stamp(user=owner, groups=groups, stamp=stamp), agent)
+    attachments: list = []
     history, last_order = store.history_and_last_order(
-        thread_id=thread.pk, system_prompt=system_prompt(agent, username=owner.get_username())
+        thread_id=thread.pk,
+        system_prompt=system_prompt(agent, username=owner.get_username()),
+        tool_attachments=attachments,
     )
-    context = tool_context_factory(owner, thread.pk, groups)
+    context = tool_context_factory(owner, thread.pk, groups, attachments=tuple(attachments))
     message_id = None
     if run is not None and run.steps < run.step_limit:
         last_order += 1
