@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "sharing",
     "mcpservers",
     "agents",
+    "attachments",
 ]
 
 MIDDLEWARE = [
@@ -256,6 +257,8 @@ AGENTWEB_LLM = {
     "read_timeout": env_float("AGENTWEB_LLM_READ_TIMEOUT", None),
 }
 AGENTWEB_MAX_STEPS = env_int("AGENTWEB_MAX_STEPS", 25)
+# Whether the environment's default model takes images (a model configuration row says so for its own model).
+AGENTWEB_LLM_SUPPORTS_IMAGES = env_bool("AGENTWEB_LLM_SUPPORTS_IMAGES", False)
 # Tokens (input and output, every model call) a person may spend per day (UTC) before new runs are refused with
 # error budget_exhausted; a run in progress finishes. 0: no budget (docs/usage.md).
 AGENTWEB_DAILY_TOKEN_BUDGET = env_int("AGENTWEB_DAILY_TOKEN_BUDGET", 0)
@@ -302,3 +305,16 @@ AGENTWEB_SEND_RATE_PER_MINUTE = env_int("AGENTWEB_SEND_RATE_PER_MINUTE", 30)
 # the smallest model context window the MCP tools' definitions may take before the admin warns.
 AGENTWEB_MCP_CONFIG = env_str("AGENTWEB_MCP_CONFIG")
 AGENTWEB_MCP_CONTEXT_SHARE = env_float("AGENTWEB_MCP_CONTEXT_SHARE", 0.25)
+
+# --- attachments (docs/deploy.md, "Attachments") ---
+# Uploads go to Django's default storage: this folder unless a deployment configures STORAGES["default"]
+# (an S3 bucket, …). Never served from here directly: attachments/views.py checks the owner.
+MEDIA_ROOT = Path(env_str("AGENTWEB_MEDIA_ROOT", str(BASE_DIR / "media")))
+MEDIA_URL = "/media/"  # unused: no view serves MEDIA_ROOT as it is
+# One file's limit, a person's total (sent and unsent), the characters of a text or PDF file the model reads,
+# and the hours an unsent upload is kept (removed when its owner uploads again, or by `manage.py attachments
+# cleanup`).
+AGENTWEB_ATTACHMENT_MAX_BYTES = env_int("AGENTWEB_ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024)
+AGENTWEB_ATTACHMENT_QUOTA_BYTES = env_int("AGENTWEB_ATTACHMENT_QUOTA_BYTES", 200 * 1024 * 1024)
+AGENTWEB_ATTACHMENT_TEXT_CHARS = env_int("AGENTWEB_ATTACHMENT_TEXT_CHARS", 20_000)
+AGENTWEB_ATTACHMENT_UNSENT_HOURS = env_int("AGENTWEB_ATTACHMENT_UNSENT_HOURS", 24)

@@ -21,4 +21,5 @@ urlpatterns = [
     path("", include("sharing.urls")),
     path("tools/", include("tools.views")),
     path("agents/", include("agents.views")),
+    path("attachments/", include("attachments.views")),
 ]

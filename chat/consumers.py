@@ -9,6 +9,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from attachments.services import AttachmentNotFound, ImagesNotSupported
+
 from . import rewind, runs, store
 from .access import NotFound, current_user, get_thread_for_user
 from .broadcast import user_group_name
@@ -128,6 +130,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 client_msg_id=client_msg_id,
                 model=frame.get("model"),
                 agent=frame.get("agent"),
+                attachments=frame.get("attachments") or None,
             )
         except runs.SignedOut:
             await self.close(code=UNAUTHENTICATED)
@@ -142,6 +145,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
             ) from None
         except store.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
+        except AttachmentNotFound:
+            raise ClientError(
+                "not_found", "attachments: a file is not one of your unsent uploads (sent already, or removed)."
+            ) from None
+        except ImagesNotSupported as refused:
+            raise ClientError("images_not_supported", str(refused)) from None
         except BudgetExhausted as exhausted:
             raise ClientError("budget_exhausted", str(exhausted)) from None
         await self.follow(turn.thread.pk)

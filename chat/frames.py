@@ -28,6 +28,7 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
             "client_msg_id": _ID,
             "model": {"type": ["string", "null"], "maxLength": 200},
             "agent": {"type": ["string", "null"], "maxLength": 100},
+            "attachments": {"type": "array", "maxItems": 20, "items": _ID},
         },
     },
     "thread.set_model": {

@@ -130,6 +130,9 @@ class Message(models.Model):
     # A structured final answer (providers/structured.py): the JSON value of `content`, validated against the run's
     # schema. Null for every other message.
     structured = models.JSONField(null=True, blank=True)
+    # A user message's attachments as the thread shows them (attachments/services.py summary): read with the message,
+    # so a history without attachments costs no statement more; the rows (attachments.Attachment) hold the files.
+    attachments = models.JSONField(null=True, blank=True)
     # Makes message.send idempotent: a replayed frame finds the message it already created.
     client_msg_id = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -49,6 +49,7 @@ class ModelConfigurationForm(forms.ModelForm):
             "temperature",
             "price_input",
             "price_output",
+            "supports_images",
             "enabled",
             "is_default",
         ]

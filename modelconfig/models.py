@@ -90,6 +90,12 @@ class ModelConfiguration(models.Model):
         blank=True,
         validators=[MinValueValidator(0)],
     )
+    supports_images = models.BooleanField(
+        "takes images",
+        default=False,
+        help_text="The model reads images (a vision model): images attached to a message are sent to it. "
+        "Off: a message with an image is refused before anything is sent.",
+    )
     enabled = models.BooleanField(default=True, help_text="Offered in the picker and usable by threads.")
     is_default = models.BooleanField(
         "default",
@@ -183,6 +189,7 @@ class ModelConfiguration(models.Model):
             "is_demo": self.is_demo,
             "help": CONNECT_HELP if self.is_demo else "",
             "context_window": self.context_window,
+            "supports_images": self.supports_images,
         }
 
 

@@ -30,7 +30,12 @@ def env_config() -> ModelConfig:
 
 def env_info(config: ModelConfig | None = None) -> dict[str, Any]:
     info = (config or env_config()).public_info()
-    return {"id": DEFAULT_ID, "name": info["label"], **info}
+    return {
+        "id": DEFAULT_ID,
+        "name": info["label"],
+        **info,
+        "supports_images": bool(getattr(settings, "AGENTWEB_LLM_SUPPORTS_IMAGES", False)),
+    }
 
 
 def _enabled():

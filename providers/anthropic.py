@@ -187,8 +187,15 @@ def messages_to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict[str, A
             blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.args} for c in message.tool_calls]
             _append(wire, "assistant", blocks)  # an empty assistant turn (nothing said, nothing called) is left out
-        elif message.content:
-            _append(wire, "user", [{"type": "text", "text": message.content}])
+        elif message.content or message.images:
+            # Images first, as Anthropic's guide suggests, then the text.
+            user_blocks: list[dict[str, Any]] = [
+                {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
+                for image in message.images
+            ]
+            if message.content:
+                user_blocks.append({"type": "text", "text": message.content})
+            _append(wire, "user", user_blocks)
     for item in wire:
         content = item["content"]
         if len(content) == 1 and content[0]["type"] == "text":

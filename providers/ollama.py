@@ -146,6 +146,8 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "content": message.content, "tool_name": message.name or ""}
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.images:
+        wire["images"] = [image.data for image in message.images]  # base64, Ollama's format
     if message.role == "assistant" and message.tool_calls:
         wire["tool_calls"] = [{"function": {"name": c.name, "arguments": c.args}} for c in message.tool_calls]
     return wire

@@ -308,6 +308,15 @@ def plain_text(chunk: Any) -> str | None:
 def message_to_wire(message: ChatMessage) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == "user" and message.images:
+        # Content parts: the text, then each image as a data URL (OpenAI's vision format, which vLLM, llama.cpp's
+        # server, LM Studio and OpenRouter read too).
+        parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
+        parts += [
+            {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{image.data}"}}
+            for image in message.images
+        ]
+        return {"role": "user", "content": parts}
     if message.role != "assistant" or not message.tool_calls:
         return {"role": message.role, "content": message.content}
     return {

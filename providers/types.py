@@ -24,6 +24,15 @@ class ToolCallRequest:
     raw: str | None = None
 
 
+@dataclass(frozen=True)
+class ImagePart:
+    """An image attached to a user message: its media type (image/png, …) and its bytes in base64."""
+
+    media_type: str
+    data: str
+    name: str = ""
+
+
 @dataclass
 class ChatMessage:
     role: Role
@@ -33,6 +42,9 @@ class ChatMessage:
     tool_call_id: str | None = None
     name: str | None = None
     status: Literal["success", "error"] | None = None
+    # User messages only: the images attached to it, sent in each provider's wire format (a text tool protocol
+    # sends none, and says so in the text).
+    images: list[ImagePart] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from django.db.models import Prefetch
 from django.utils import timezone
 from django.utils.text import slugify
 
+from attachments.services import human_size
 from chat.models import Message, Run, Thread, ToolCall
 from chat.store import thread_agent_info
 from providers.secrets import without_url_credentials
@@ -81,6 +82,12 @@ def _message(message: Message) -> dict[str, Any]:
         "created_at": _time(message.created_at),
         "run": message.run_id,
         "usage": message.usage,
+        # A user message's files, named with their sizes (attachments/services.py summary); the files themselves
+        # are not in the export.
+        "attachments": [
+            {key: item.get(key) for key in ("name", "content_type", "size", "capped_at")}
+            for item in message.attachments or []
+        ],
         "tool_calls": [_tool_call(call) for call in message.tool_calls.all()],
     }
 
@@ -163,9 +170,18 @@ def _markdown_message(message: dict[str, Any]) -> list[str]:
     out = ["---", "", f"## {heading} · {' · '.join(details)}", ""]
     if message["content"]:
         out += [message["content"], ""]
+    if message.get("attachments"):
+        out += [f"- 📎 {_attachment_line(item)}" for item in message["attachments"]] + [""]
     for call in message["tool_calls"]:
         out += _markdown_tool_call(call)
     return out
+
+
+def _attachment_line(item: dict[str, Any]) -> str:
+    line = f"{item['name']} ({item['content_type']}, {human_size(item['size'])})"
+    if item.get("capped_at"):
+        line += f", the model read its first {item['capped_at']:,} characters"
+    return line
 
 
 def _markdown_tool_call(call: dict[str, Any]) -> list[str]:

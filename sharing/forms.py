@@ -9,3 +9,4 @@ class ShareForm(forms.Form):
     display_name = forms.CharField(max_length=DISPLAY_NAME_LENGTH, required=False, strip=True)
     hide_tool_details = forms.BooleanField(required=False)
     hide_system_prompt = forms.BooleanField(required=False)
+    share_attachments = forms.BooleanField(required=False)

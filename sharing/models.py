@@ -47,6 +47,8 @@ class ShareLink(models.Model):
         default=False, help_text="Tool cards show only the tool's name and status: no arguments, no results."
     )
     hide_system_prompt = models.BooleanField(default=True)
+    # The messages' attachments (images shown, files downloadable) through the link; off: only their names.
+    share_attachments = models.BooleanField(default=False)
     display_name = models.CharField(max_length=DISPLAY_NAME_LENGTH, help_text="All the shared page shows of the owner.")
     created_at = models.DateTimeField(editable=False)
     # When the snapshot was last taken.

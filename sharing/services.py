@@ -25,7 +25,9 @@ class CreatedLink:
     token: str
 
 
-def share_snapshot(thread: Thread, *, hide_tool_details: bool, hide_system_prompt: bool) -> dict[str, Any]:
+def share_snapshot(
+    thread: Thread, *, hide_tool_details: bool, hide_system_prompt: bool, share_attachments: bool = False
+) -> dict[str, Any]:
     """The conversation as the shared page shows it, taken from the same data as the live view. What the
     options hide is left out here, not only at rendering: it is never stored with the link."""
     live = build_snapshot(thread=thread, seq=thread.last_seq, model={})
@@ -35,6 +37,13 @@ def share_snapshot(thread: Thread, *, hide_tool_details: bool, hide_system_promp
             "content": message["content"],
             "status": message["status"],
             "tool_calls": [_tool_call(call, hide_details=hide_tool_details) for call in message.get("tool_calls", [])],
+            # Only when the link shares them: the files' names, sizes and ids (which the link then serves).
+            "attachments": [
+                {key: item.get(key) for key in ("id", "name", "kind", "content_type", "size")}
+                for item in message.get("attachments", [])
+            ]
+            if share_attachments
+            else [],
         }
         for message in live["messages"]
     ]
@@ -58,11 +67,21 @@ def _tool_call(call: dict[str, Any], *, hide_details: bool) -> dict[str, Any]:
 
 
 def create_link(
-    *, thread: Thread, display_name: str = "", hide_tool_details: bool = False, hide_system_prompt: bool = True
+    *,
+    thread: Thread,
+    display_name: str = "",
+    hide_tool_details: bool = False,
+    hide_system_prompt: bool = True,
+    share_attachments: bool = False,
 ) -> CreatedLink:
     """A new link to a snapshot of `thread` as it is now. `thread` is one the caller checked is the user's."""
     name = display_name.strip() or default_display_name(thread.owner)
-    snapshot = share_snapshot(thread, hide_tool_details=hide_tool_details, hide_system_prompt=hide_system_prompt)
+    snapshot = share_snapshot(
+        thread,
+        hide_tool_details=hide_tool_details,
+        hide_system_prompt=hide_system_prompt,
+        share_attachments=share_attachments,
+    )
     for _ in range(3):  # a collision of 256-bit tokens does not happen; a unique index makes sure
         token = new_token()
         try:
@@ -73,6 +92,7 @@ def create_link(
                     snapshot=snapshot,
                     hide_tool_details=hide_tool_details,
                     hide_system_prompt=hide_system_prompt,
+                    share_attachments=share_attachments,
                     display_name=name,
                 )
         except IntegrityError:
@@ -84,7 +104,10 @@ def create_link(
 def update_snapshot(link: ShareLink) -> ShareLink:
     """Re-take the snapshot with the link's options; the token, and so the URL, stay the same."""
     link.snapshot = share_snapshot(
-        link.thread, hide_tool_details=link.hide_tool_details, hide_system_prompt=link.hide_system_prompt
+        link.thread,
+        hide_tool_details=link.hide_tool_details,
+        hide_system_prompt=link.hide_system_prompt,
+        share_attachments=link.share_attachments,
     )
     link.updated_at = timezone.now()
     link.save(update_fields=["snapshot", "updated_at"])

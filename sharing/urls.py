@@ -11,4 +11,5 @@ urlpatterns = [
     path("shares/<uuid:link_id>/revoke/", views.revoke, name="revoke"),
     path("shares/<uuid:link_id>/update/", views.update, name="update"),
     path("s/<str:token>/", views.shared, name="shared"),
+    path("s/<str:token>/a/<uuid:attachment_id>/", views.shared_attachment, name="shared_attachment"),
 ]

@@ -101,6 +101,32 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
     return response
 
 
+@require_GET
+def shared_attachment(request: HttpRequest, token: str, attachment_id) -> HttpResponse:
+    """A file of a shared conversation: only through a live link that shares attachments, only a file its snapshot
+    shows, only of the link's thread (the same 404 otherwise)."""
+    from attachments.models import Attachment
+    from attachments.views import file_response
+
+    try:
+        link = get_link_for_token(token)
+    except NotFound:
+        raise Http404("No such file.") from None
+    shown = {
+        item.get("id")
+        for message in link.snapshot.get("messages", [])
+        for item in message.get("attachments") or []
+        if link.share_attachments
+    }
+    row = Attachment.objects.filter(pk=attachment_id, thread_id=link.thread_id).first()
+    if row is None or str(row.pk) not in shown:
+        raise Http404("No such file.")
+    response = file_response(row)
+    response["X-Robots-Tag"] = "noindex, nofollow"
+    response["Referrer-Policy"] = "no-referrer"
+    return response
+
+
 @login_required
 @require_GET
 def export_markdown(request: HttpRequest, thread_id) -> HttpResponse:

@@ -11,13 +11,15 @@ DEMO = {"api": "demo", "base_url": "", "model": "", "api_key": "", "tool_protoco
 
 
 @pytest.fixture(autouse=True)
-def quick_and_isolated_settings(settings):
+def quick_and_isolated_settings(settings, tmp_path_factory):
     """Tests never depend on the machine's AGENTWEB_* variables, and the demo model does not pause."""
     settings.AGENTWEB_LLM = dict(DEMO)
     settings.AGENTWEB_DEMO_DELAY = 0
     settings.AGENTWEB_MAX_STEPS = 25
     # Hashing test passwords the production way costs half a second per user.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Uploads (attachments) go to a folder of the test's own, never the checkout's media/.
+    settings.MEDIA_ROOT = str(tmp_path_factory.mktemp("media"))
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from .base import Tool, tool
 from .context import KeyValueStore, MemoryStore, MessageSearch, ToolContext, ToolUser
 from .injection import (
     InjectedArg,
+    InjectedAttachments,
     InjectedContext,
     InjectedStore,
     InjectedThreadId,
@@ -13,6 +14,7 @@ from .injection import (
 
 __all__ = [
     "InjectedArg",
+    "InjectedAttachments",
     "InjectedContext",
     "InjectedStore",
     "InjectedThreadId",

@@ -74,6 +74,9 @@ class ToolContext:
     # None when the runtime offers none (a script, the admin's try-it console).
     report_progress: ReportProgress | None = None
     elicit: Elicit | None = None
+    # The attachments of the message the run answers (attachments/services.py ToolAttachment: name, content_type,
+    # size, text, read()); empty when it has none.
+    attachments: tuple = ()
 
 
 @dataclass

@@ -13,6 +13,7 @@ from tools.context import ToolContext
 
 __all__ = [
     "InjectedArg",
+    "InjectedAttachments",
     "InjectedContext",
     "InjectedStore",
     "InjectedThreadId",
@@ -49,6 +50,14 @@ class InjectedToolCallId(InjectedArg):
 
 class InjectedStore(InjectedArg):
     source, what = "store", "the per-user store"
+
+
+class InjectedAttachments(InjectedArg):
+    """The attachments of the message the run answers: a list of objects with ``name``, ``content_type``, ``size``,
+    ``text`` (a text file's or PDF's whole text; None for an image) and ``read()`` (the bytes). Empty when it has
+    none."""
+
+    source, what = "attachments", "the message's attachments"
 
 
 class InjectedContext(InjectedArg):
@@ -105,4 +114,6 @@ def resolve_injections(
 def _value(marker: type[InjectedArg], context: ToolContext) -> Any:
     if marker.source == "context":
         return context
+    if marker.source == "attachments":
+        return list(context.attachments)
     return getattr(context, marker.source) if marker.source else None

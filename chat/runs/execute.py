@@ -85,9 +85,10 @@ def load_toolset(user) -> ToolSet:
     return toolset_for_user(user=user)
 
 
-def tool_context_factory(user, thread_id: uuid.UUID, groups: frozenset[str] | None = None):
-    """What each tool call of this run may be injected with: the user, the thread, the call id, the store.
-    `groups`: the user's group names, when the caller read them already."""
+def tool_context_factory(user, thread_id: uuid.UUID, groups: frozenset[str] | None = None, attachments: tuple = ()):
+    """What each tool call of this run may be injected with: the user, the thread, the call id, the store, the
+    attachments of the thread's last user message. `groups`: the user's group names, when the caller read them
+    already."""
     if groups is None:
         groups = frozenset(user.groups.values_list("name", flat=True))
     tool_user = ToolUser(id=user.pk, username=user.get_username(), groups=groups)
@@ -98,7 +99,12 @@ def tool_context_factory(user, thread_id: uuid.UUID, groups: frozenset[str] | No
 
     def context(call: ToolCallRequest) -> ToolContext:
         return ToolContext(
-            user=tool_user, thread_id=str(thread_id), tool_call_id=call.id, store=kv_store, search_messages=search
+            user=tool_user,
+            thread_id=str(thread_id),
+            tool_call_id=call.id,
+            store=kv_store,
+            search_messages=search,
+            attachments=attachments,
         )
 
     return context
@@ -290,6 +296,7 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     options = run_options(thread, agent)
     summarised = options.context is not None and options.context.kind == "summarise"
     orders: list[int | None] = []
+    attachments: list = []
     history, last_order = store.history_and_last_order(
         thread_id=thread.pk,
         system_prompt=system_prompt(agent, username=owner.get_username()),
@@ -297,8 +304,9 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
         summary=thread.summary if summarised else "",
         summary_through=thread.summary_through if summarised else None,
         orders=orders if options.context is not None else None,
+        tool_attachments=attachments,
     )
-    context = tool_context_factory(owner, thread.pk, groups)
+    context = tool_context_factory(owner, thread.pk, groups, attachments=tuple(attachments))
     message_id = None
     if run is not None and run.steps < run.step_limit:
         last_order += 1

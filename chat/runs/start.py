@@ -46,6 +46,7 @@ async def begin_turn(
     client_msg_id: uuid.UUID,
     model: str | None = None,
     agent: str | None = None,
+    attachments: list[str] | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None]:
     """Store the user's message and open a run (see chat.store.start_turn), once the session of `session_key` is
         found to be still `user`'s (SignedOut, and nothing written, when it is not). `model`, when given, becomes the
@@ -64,6 +65,7 @@ async def begin_turn(
         client_msg_id=client_msg_id,
         model=model,
         agent=agent,
+        attachments=attachments,
     )
     if info is not None and turn.run is not None and not turn.created_thread:
         await announce_model(turn.thread.pk, info)
@@ -79,6 +81,7 @@ def open_turn(
     client_msg_id: uuid.UUID,
     model: str | None,
     agent: str | None = None,
+    attachments: list[str] | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None, dict[str, Any] | None]:
     """begin_turn's one trip to the database thread: the session's check, the model's, the turn, and the run's
     setup when this process runs it (a run handed to a worker, or taken by one process among others through
@@ -97,6 +100,7 @@ def open_turn(
             client_msg_id=client_msg_id,
             model_choice=model or None,
             agent=chosen,
+            attachments=attachments,
         )
         here = single_process() and not settings.AGENTWEB_RUN_WORKERS
         setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None

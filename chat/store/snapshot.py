@@ -13,8 +13,9 @@ from django.db.models import (
     Q,
 )
 
+from attachments.services import context_text, image_base64, rows_by_id, tool_attachment
 from providers.secrets import without_url_credentials
-from providers.types import ChatMessage, ToolCallRequest
+from providers.types import ChatMessage, ImagePart, ToolCallRequest
 
 from ..live.events import INTERRUPTED_RESULT, thread_snapshot
 from ..models import Message, Run, Thread, ToolCall, ToolCallDecision
@@ -40,13 +41,17 @@ def history_and_last_order(
     summary: str = "",
     summary_through: int | None = None,
     orders: list[int | None] | None = None,
+    tool_attachments: list | None = None,
 ) -> tuple[list[ChatMessage], int]:
     """load_history, and the order of the thread's last message (0 for none): one statement, the messages joined
-    with their calls (a row per call, one for a message without any).
+    with their calls (a row per call, one for a message without any); one more when a user message has attachments
+    (their text goes into its content, capped; its images into `images`).
 
     `summary`: the thread's summary of its messages up to order `summary_through` (chat/summaries.py): sent as a
     system note after the system prompt, in their place. `orders`: filled with each history message's order (None
-    for the system prompt, the summary and the results made up for calls without one)."""
+    for the system prompt, the summary and the results made up for calls without one). `tool_attachments`, when
+    given, is filled with the attachments of the thread's last user message, as tools receive them
+    (InjectedAttachments)."""
     history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
     if summary and summary_through is not None:
         history.append(summary_message(summary))
@@ -69,20 +74,31 @@ def history_and_last_order(
         "tool_calls__name",
         "tool_calls__args",
         "tool_calls__status",
+        "attachments",
     )
     messages: list[tuple[tuple, list[tuple[str, str, Any, str]]]] = []
-    for pk, order, role, status, content, answers, name, call_id, call_name, args, call_status in rows:
+    attached: dict[int, list[str]] = {}
+    for pk, order, role, status, content, answers, name, call_id, call_name, args, call_status, files in rows:
         if not messages or messages[-1][0][0] != pk:
             messages.append(((pk, order, role, status, content, answers, name), []))
+            if files:
+                attached[pk] = [item["id"] for item in files]
         if call_id is not None:
             messages[-1][1].append((call_id, call_name, args, call_status))
     answered = {head[5] for head, _ in messages if head[2] == Message.Role.TOOL}
-    for (_, order, role, status, content, answers, name), calls in messages:
+    found = rows_by_id([i for ids in attached.values() for i in ids]) if attached else {}
+    if tool_attachments is not None:
+        last_user = next((head[0] for head, _ in reversed(messages) if head[2] == Message.Role.USER), None)
+        tool_attachments[:] = [tool_attachment(found[i]) for i in attached.get(last_user, ()) if i in found]
+    for (pk, order, role, status, content, answers, name), calls in messages:
         if role == Message.Role.ASSISTANT and status == Message.Status.ERROR and not calls:
             continue  # the partial text of a failed answer: a retry answers afresh
         if orders is not None:
             orders.extend([None] * (len(history) - len(orders)))
             orders.append(order)
+        if pk in attached:
+            history.append(user_message_with(content, [found[i] for i in attached[pk] if i in found]))
+            continue
         if role == Message.Role.TOOL:
             history.append(
                 ChatMessage(
@@ -115,6 +131,14 @@ SUMMARY_PREFIX = "Summary of the earlier part of this conversation (its messages
 
 def summary_message(text: str) -> ChatMessage:
     return ChatMessage(role="system", content=SUMMARY_PREFIX + text)
+
+
+def user_message_with(content: str, rows: list) -> ChatMessage:
+    """A user message with its attachments as the model reads them: text files' and PDFs' text after the message's
+    (capped, saying so), images as the message's images."""
+    texts = [context_text(row) for row in rows if row.text is not None]
+    images = [ImagePart(row.content_type, image_base64(row), row.name) for row in rows if row.kind == "image"]
+    return ChatMessage(role="user", content="\n\n".join([content, *texts]), images=images)
 
 
 def stored_call(call_id: str, name: str, args: Any) -> ToolCallRequest:
@@ -181,6 +205,8 @@ def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[s
         view = {"id": message.pk, "role": message.role, "content": message.content, "status": message.status}
         if summary_before is None and thread.summary_through is not None and message.order > thread.summary_through:
             summary_before = message.pk
+        if message.attachments:
+            view["attachments"] = message.attachments
         if message.role == Message.Role.ASSISTANT:
             view["finish_reason"] = message.finish_reason or None
             view["reasoning"] = message.reasoning or None

@@ -13,6 +13,7 @@ from django.utils import timezone
 from agents.services import AgentSpec, agent_spec
 from agents.services import model_choice as agent_model_choice
 from agents.services import step_limit as agent_step_limit
+from attachments.services import claim as claim_attachments
 from modelconfig.services import config_for
 
 from ..access import NotFound, get_thread_for_user
@@ -56,11 +57,13 @@ def start_turn(
     model_label: str | None = None,
     model_choice: str | None = None,
     agent=None,
+    attachments: list[str] | None = None,
 ) -> TurnStart:
     """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
     `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model.
     `agent`: the Agent a new thread takes (ignored for an existing thread, which keeps its own). `step_limit`: None
-    for the thread's agent's (agents/services.py step_limit)."""
+    for the thread's agent's (agents/services.py step_limit). `attachments`: ids of the person's unsent uploads the
+    message carries (AttachmentNotFound, ImagesNotSupported: nothing written)."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
     # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
@@ -77,6 +80,7 @@ def start_turn(
                 model_label=model_label,
                 model_choice=model_choice,
                 agent=agent,
+                attachments=attachments,
             )
     except IntegrityError:
         # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
@@ -94,6 +98,7 @@ def _open_turn(
     model_label: str | None,
     model_choice: str | None,
     agent=None,
+    attachments: list[str] | None = None,
 ) -> TurnStart:
     created = thread_id is None
     if created:
@@ -132,6 +137,16 @@ def _open_turn(
         content=content,
         client_msg_id=client_msg_id,
     )
+    if attachments:
+        # The model must take images before anything is kept: raising here undoes the turn's transaction.
+        message.attachments = claim_attachments(
+            user=user,
+            ids=attachments,
+            message=message,
+            supports_images=bool(info.get("supports_images")),
+            model_name=info.get("name") or info.get("label") or "This model",
+        )
+        Message.objects.filter(pk=message.pk).update(attachments=message.attachments)
     if changes:
         Thread.objects.filter(pk=thread.pk).update(**changes)
     return TurnStart(thread=thread, run=run, created_thread=created, user_message_id=message.pk)

@@ -48,8 +48,19 @@ def render_messages(protocol: str, messages: list[ChatMessage], tools: list[Tool
             text = message.content.rstrip()
             out.append(ChatMessage(role="assistant", content=f"{text}\n{calls}" if text else calls))
         else:
-            out.append(ChatMessage(role=message.role, content=message.content))
+            out.append(ChatMessage(role=message.role, content=message.content + images_not_sent(message)))
     return out
+
+
+def images_not_sent(message: ChatMessage) -> str:
+    """A text tool protocol sends text only: the model is told an image was attached and not sent."""
+    if not message.images:
+        return ""
+    names = ", ".join(image.name or "an image" for image in message.images)
+    return (
+        f"\n\n[Attached image(s) not sent: {names}. This model is reached through a text tool protocol, "
+        "which sends text only.]"
+    )
 
 
 def system_prompt(protocol: str, tools: list[ToolDefinition]) -> str:

@@ -11,6 +11,7 @@ import { TurnControls, applyRewound } from "./rewind.js";
 import { ToolCatalog, ToolsPanel, fetchArtifact } from "./tools.js";
 import { UsageMeter } from "./usage.js";
 import { AgentChoice, AgentFilter, AgentLabel } from "./agents.js";
+import { AttachmentTray } from "./attachments.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -114,6 +115,14 @@ const composer = new Composer({
   onSubmit: sendMessage,
   onStop: stopRun,
 });
+const tray = new AttachmentTray({
+  form: $("composer"),
+  input: $("composer-input"),
+  button: $("attach"),
+  fileInput: $("attach-input"),
+  list: $("attachment-chips"),
+  onError: (message) => composer.showError(message),
+});
 const connectionEl = $("connection-state");
 
 const socket = new ChatSocket({
@@ -203,16 +212,23 @@ function sendMessage(text) {
     composer.showError("Not connected — reconnecting. Your text is still here; send it again in a moment.");
     return false;
   }
+  if (tray.uploading) {
+    composer.showError("Wait for the files to finish uploading.");
+    return false;
+  }
   const clientMsgId = newUuid();
-  socket.send({
+  const attachments = tray.ids();
+  const frame = {
     type: "message.send", thread: state.threadId, content: text, client_msg_id: clientMsgId, ref: clientMsgId,
     model: newThreadModel(), agent: newThreadAgent(),
-  });
-  const bubble = view.addUserMessage(text);
+  };
+  if (attachments.length) frame.attachments = attachments;
+  socket.send(frame);
+  const bubble = view.addUserMessage(text, tray.summaries());
   bubble.root.dataset.clientMsgId = clientMsgId;
   state.pending = {
     clientMsgId, content: text, view: bubble, baseCount: state.confirmedUserMessages,
-    connection: state.connection, resent: false,
+    connection: state.connection, resent: false, attachments, taken: tray.take(),
   };
   view.scroll.toBottom();
   if (state.threadId) sidebar.moveToTop(state.threadId);
@@ -227,10 +243,12 @@ function resendPending() {
   if (!p || p.connection === state.connection) return;
   p.connection = state.connection;
   p.resent = true;
-  socket.send({
+  const frame = {
     type: "message.send", thread: state.threadId, content: p.content, client_msg_id: p.clientMsgId, ref: p.clientMsgId,
     model: newThreadModel(), agent: newThreadAgent(),
-  });
+  };
+  if (p.attachments?.length) frame.attachments = p.attachments;
+  socket.send(frame);
 }
 
 /** The server closed the socket over a frame too large to take: most likely the message being sent. It is given
@@ -241,6 +259,7 @@ function handleTooLarge() {
     view.remove(p.view);
     state.pending = null;
     composer.restore(p.content);
+    tray.giveBack(p.taken || []);
   }
   updateBusy();
   composer.showError("That message is too large to send. Shorten it (or split it in parts) and send it again.");
@@ -426,6 +445,7 @@ function handleError(ev) {
     view.remove(p.view);
     state.pending = null;
     composer.restore(p.content);
+    tray.giveBack(p.taken || []);
     if (code === "run_active") subscribe(null); // learn about the run we did not know of
   }
   if (ev.ref && ev.ref === state.subscribeRef) state.awaitingSnapshot = false;

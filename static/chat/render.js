@@ -76,6 +76,12 @@ export class MessageView {
     this.setStatus(status);
   }
 
+  /** A user message's attachments (attachments.js attachmentList), after its text. */
+  showAttachments(list) {
+    this.root.querySelector(".attachment-list")?.remove();
+    this.textEl.after(list);
+  }
+
   /** Replaces the whole text (snapshots and message.completed only). */
   setText(text) {
     this.length = text.length;

@@ -1,6 +1,7 @@
 // The conversation on screen: applies a thread.snapshot (replacing everything) and live thread events to #messages,
 // and keeps it scrolled to the bottom while the person has not scrolled up.
 
+import { attachmentList } from "./attachments.js";
 import { el, MessageView, ToolCardView } from "./render.js";
 import { RunNotices } from "./notices.js";
 import { decisionText } from "./approval.js";
@@ -209,6 +210,7 @@ export class ThreadView {
       id: m.id, role: m.role, content: m.content || "", status: m.status || "complete", isDemo: this.isDemo,
     });
     if (m.id !== null && m.id !== undefined) into.set(key(m.id), view);
+    if (Array.isArray(m.attachments) && m.attachments.length) view.showAttachments(attachmentList(m.attachments));
     if (typeof m.reasoning === "string") view.appendReasoning(m.reasoning);
     if (m.finish_reason === "length") view.setNote("Cut off by the model's output limit.", "message-note");
     if (m.usage) showMessageUsage(view, m.usage);
@@ -245,8 +247,10 @@ export class ThreadView {
   }
 
   /** The optimistic bubble for what the person just sent. */
-  addUserMessage(text) {
-    return this.addMessage(null, "user", text, "complete");
+  addUserMessage(text, attachments = []) {
+    const view = this.addMessage(null, "user", text, "complete");
+    if (attachments.length) view.showAttachments(attachmentList(attachments));
+    return view;
   }
 
   /** The assistant message an event refers to, created if the view missed its message.started. */

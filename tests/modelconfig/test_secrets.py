@@ -223,8 +223,9 @@ def test_the_migration_encrypts_plaintext_rows_and_its_reverse_decrypts_them():
             )
         executor = MigrationExecutor(connection)
         executor.migrate([after])
-        # Without the fields later migrations add (the prices, 0003): the table is as 0002 left it.
-        rows = ModelConfiguration.objects.defer("price_input", "price_output")
+        # Without the fields later migrations add (the prices, 0003; supports_images, 0004): the table is as 0002
+        # left it.
+        rows = ModelConfiguration.objects.defer("price_input", "price_output", "supports_images")
         old = rows.get(name="Old")
         assert decrypts_with(KEY_A, raw_key(old)) == SECRET
         assert old.api_key == SECRET

@@ -75,6 +75,7 @@ def app_environment(tmp_path: Path, **extra: str) -> dict[str, str]:
         DJANGO_SETTINGS_MODULE="agentweb.settings",
         PYTHONUNBUFFERED="1",
         AGENTWEB_TEST_LOG_DIR=str(tmp_path),
+        AGENTWEB_MEDIA_ROOT=str(tmp_path / "media"),  # uploads: never the checkout's media/
     )
     env.update(extra)
     return env

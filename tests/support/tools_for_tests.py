@@ -10,7 +10,7 @@ from typing import Annotated
 
 from tools import tool
 from tools.context import ToolContext
-from tools.injection import InjectedContext
+from tools.injection import InjectedAttachments, InjectedContext
 
 
 @tool(response_format="content_and_artifact")
@@ -145,3 +145,22 @@ def draw_square(size: int) -> tuple[str, dict]:
         "structuredContent": {"side": size, "colour": "red"},
     }
     return f"Drew a red square of {size} pixels.", artifact
+
+
+@tool
+def describe_attachments(attachments: Annotated[list, InjectedAttachments]) -> str:
+    """Describe the files attached to the message being answered: name, type, size, the start of their text and
+    the first bytes of their content.
+    """
+    return json.dumps(
+        [
+            {
+                "name": a.name,
+                "content_type": a.content_type,
+                "size": a.size,
+                "text": a.text[:40] if a.text is not None else None,
+                "head": base64.b64encode(a.read()[:8]).decode(),
+            }
+            for a in attachments
+        ]
+    )
