@@ -23,6 +23,10 @@ class Thread(models.Model):
     model_choice = models.CharField(max_length=200, blank=True, default="")
     # The agent the thread was started with (docs/agents.md); null: none, the chat as before agents.
     agent = models.ForeignKey("agents.Agent", on_delete=models.SET_NULL, null=True, blank=True, related_name="threads")
+    # The sidebar's pin (listed first, newest pin first) and archive (out of the list, under "Archived"): when the
+    # person did it, null when not (POST /t/<id>/pin and /archive, docs/protocol.md).
+    pinned_at = models.DateTimeField(null=True, blank=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -18,6 +18,8 @@ from .models import Message, ToolCall
 # How many of a thread's last messages the page carries as HTML: its first paint shows the conversation's end
 # without waiting for the websocket's snapshot (which then replaces them with the live view, all messages).
 FIRST_SCREEN_MESSAGES = 20
+# Set by the page when the person dismisses the demo model's notice.
+DEMO_NOTICE_COOKIE = "agentweb_demo_notice"
 
 
 @login_required
@@ -39,10 +41,13 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     context = {
         "thread": thread,
         "threads": store.list_threads(user=request.user),
+        "archived_threads": store.list_archived_threads(user=request.user),
         "model_info": store.thread_model_info(thread),
         # The picker's entries: ids, names and labels, never a key.
         "available_models": available_models(),
         "connect_help": CONNECT_HELP,
+        # The demo notice, once dismissed in this browser (static/chat/models.js sets the cookie), stays hidden.
+        "demo_notice_dismissed": request.COOKIES.get(DEMO_NOTICE_COOKIE) == "dismissed",
         # What "Continue" gives a run that stopped at its step limit (run.continue without `steps`).
         "max_steps": agent_step_limit(store.thread_agent(thread))
         if thread is not None
