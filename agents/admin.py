@@ -1,13 +1,16 @@
 from django.contrib import admin
 
+from agentweb.admin_display import mark
+
 from .models import Agent
 
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ("name", "slug", "owner", "model", "all_tools", "step_limit", "is_default")
+    list_display = ("name", "slug", "owner", "model", "all_tools", "step_limit", "default")
     list_filter = ("is_default", "all_tools", "owner")
     search_fields = ("name", "slug", "description")
+    default = mark("is_default", description="default", shown="default")
     prepopulated_fields = {"slug": ("name",)}
     fieldsets = (
         (None, {"fields": ("name", "slug", "description", "owner", "is_default")}),

@@ -4,7 +4,17 @@ from django.contrib import admin
 from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import TruncDate
 
+from agentweb.admin_display import flag
+
 from .models import Message, Run, Thread, TokenBudget, ToolCall, Usage
+
+
+class RecordAdmin(admin.ModelAdmin):
+    """Rows the app writes as chats happen (messages, tool calls, runs): there is nothing to add by hand, so the admin
+    offers no Add."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
 
 
 class MessageInline(admin.TabularInline):
@@ -14,6 +24,9 @@ class MessageInline(admin.TabularInline):
     extra = 0
     can_delete = False
     show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Thread)
@@ -33,9 +46,12 @@ class ToolCallInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
+    def has_add_permission(self, request, obj=None):
+        return False
+
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(RecordAdmin):
     list_display = ["thread", "order", "role", "status", "created_at"]
     list_filter = ["role", "status"]
     search_fields = ["content"]
@@ -43,14 +59,14 @@ class MessageAdmin(admin.ModelAdmin):
 
 
 @admin.register(ToolCall)
-class ToolCallAdmin(admin.ModelAdmin):
+class ToolCallAdmin(RecordAdmin):
     list_display = ["name", "status", "call_id", "duration_ms", "created_at"]
     list_filter = ["name", "status"]
     readonly_fields = ["id", "created_at", "started_at", "finished_at"]
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(RecordAdmin):
     list_display = ["id", "thread", "status", "reason", "steps", "started_at", "finished_at"]
     list_filter = ["status", "reason"]
     readonly_fields = ["started_at", "finished_at"]
@@ -79,7 +95,7 @@ class UsageAdmin(admin.ModelAdmin):
         "agent",
         "input_tokens",
         "output_tokens",
-        "estimated",
+        "estimated_flag",
         "cost",
         "thread",
         "run",
@@ -89,6 +105,10 @@ class UsageAdmin(admin.ModelAdmin):
     search_fields = ["user__username", "model_label", "agent"]
     list_select_related = ["user"]
     raw_id_fields = ["thread", "run"]
+    # Counted by the server is the normal case: blank, and "estimated" where it sent no count.
+    estimated_flag = flag(
+        "estimated", description="estimated", shown="estimated", title="No count from the server: estimated"
+    )
 
     def has_add_permission(self, request):
         return False

@@ -28,6 +28,10 @@ class Thread(models.Model):
     # of its own). Each summary made is also a ThreadSummary.
     summary = models.TextField(blank=True)
     summary_through = models.PositiveIntegerField(null=True, blank=True)
+    # The sidebar's pin (listed first, newest pin first) and archive (out of the list, under "Archived"): when the
+    # person did it, null when not (POST /t/<id>/pin and /archive, docs/protocol.md).
+    pinned_at = models.DateTimeField(null=True, blank=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

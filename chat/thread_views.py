@@ -1,5 +1,5 @@
-"""Thread endpoints over HTTP: rename, delete and search the user's own threads (JSON in, JSON out), and read
-a tool call's artifact.
+"""Thread endpoints over HTTP: rename, pin, archive, delete and search the user's own threads (JSON in, JSON
+out), and read a tool call's artifact.
 
 Every id goes through get_thread_for_user: another user's thread and a thread that does not exist get the
 same 404, and nothing is written.
@@ -37,7 +37,13 @@ def _owned(request: HttpRequest, thread_id) -> Thread:
 
 
 def _thread_json(thread: Thread) -> dict:
-    return {"id": str(thread.pk), "title": thread.title, "updated_at": thread.updated_at.isoformat()}
+    return {
+        "id": str(thread.pk),
+        "title": thread.title,
+        "updated_at": thread.updated_at.isoformat(),
+        "pinned": thread.pinned_at is not None,
+        "archived": thread.archived_at is not None,
+    }
 
 
 def _body(request: HttpRequest) -> dict:
@@ -64,6 +70,43 @@ def rename(request: HttpRequest, thread_id) -> JsonResponse:
     Thread.objects.filter(pk=thread.pk).update(title=title)
     thread.title = title
     async_to_sync(tell_user)(request.user.pk, events.thread_renamed(str(thread.pk), title))
+    return JsonResponse({"thread": _thread_json(thread)})
+
+
+def _flag(request: HttpRequest, name: str) -> bool | None:
+    value = _body(request).get(name, True)
+    return value if isinstance(value, bool) else None
+
+
+@login_required
+@require_POST
+def pin(request: HttpRequest, thread_id) -> JsonResponse:
+    """`{"pinned": true|false}` (true when left out): pinned chats head the sidebar. Not activity: updated_at stays."""
+    thread = _owned(request, thread_id)
+    pinned = _flag(request, "pinned")
+    if pinned is None:
+        return JsonResponse({"error": "pinned is true or false."}, status=400)
+    thread.pinned_at = timezone.now() if pinned else None
+    Thread.objects.filter(pk=thread.pk).update(pinned_at=thread.pinned_at)
+    async_to_sync(tell_user)(request.user.pk, events.thread_pinned(str(thread.pk), pinned))
+    return JsonResponse({"thread": _thread_json(thread)})
+
+
+@login_required
+@require_POST
+def archive(request: HttpRequest, thread_id) -> JsonResponse:
+    """`{"archived": true|false}` (true when left out): an archived chat leaves the list for its "Archived" group; it
+    still opens and works. Archiving unpins it. Not activity: updated_at stays."""
+    thread = _owned(request, thread_id)
+    archived = _flag(request, "archived")
+    if archived is None:
+        return JsonResponse({"error": "archived is true or false."}, status=400)
+    thread.archived_at = timezone.now() if archived else None
+    fields = {"archived_at": thread.archived_at}
+    if archived:
+        thread.pinned_at = fields["pinned_at"] = None
+    Thread.objects.filter(pk=thread.pk).update(**fields)
+    async_to_sync(tell_user)(request.user.pk, events.thread_archived(str(thread.pk), archived))
     return JsonResponse({"thread": _thread_json(thread)})
 
 

@@ -3,7 +3,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 
 from agents.services import agents_for_picker
 from agents.services import step_limit as agent_step_limit
@@ -18,6 +18,30 @@ from .models import Message, ToolCall
 # How many of a thread's last messages the page carries as HTML: its first paint shows the conversation's end
 # without waiting for the websocket's snapshot (which then replaces them with the live view, all messages).
 FIRST_SCREEN_MESSAGES = 20
+# Set by the page when the person dismisses the demo model's notice.
+DEMO_NOTICE_COOKIE = "agentweb_demo_notice"
+
+
+#: The page's theme, from the settings page: a cookie, so every page (login included) is drawn in it at once.
+THEME_COOKIE = "agentweb_theme"
+THEMES = (("system", "Same as the system"), ("light", "Light"), ("dark", "Dark"))
+
+
+@login_required
+def settings_page(request: HttpRequest) -> HttpResponse:
+    """Theme, password, the person's shared links, and the admin for staff (docs/ui.md)."""
+    from sharing.services import list_links
+
+    theme = request.COOKIES.get(THEME_COOKIE, "system")
+    if request.method == "POST":
+        chosen = request.POST.get("theme")
+        if chosen in dict(THEMES):
+            response = redirect(f"{request.path}?saved=1")
+            response.set_cookie(THEME_COOKIE, chosen, max_age=365 * 86400, samesite="Lax", httponly=True)
+            return response
+    links = [link for link in list_links(user=request.user) if link.revoked_at is None]
+    context = {"themes": THEMES, "theme": theme, "links": links, "saved": bool(request.GET.get("saved"))}
+    return render(request, "chat/settings.html", context)
 
 
 @login_required
@@ -39,10 +63,13 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     context = {
         "thread": thread,
         "threads": store.list_threads(user=request.user),
+        "archived_threads": store.list_archived_threads(user=request.user),
         "model_info": store.thread_model_info(thread),
         # The picker's entries: ids, names and labels, never a key.
         "available_models": available_models(),
         "connect_help": CONNECT_HELP,
+        # The demo notice, once dismissed in this browser (static/chat/models.js sets the cookie), stays hidden.
+        "demo_notice_dismissed": request.COOKIES.get(DEMO_NOTICE_COOKIE) == "dismissed",
         # What "Continue" gives a run that stopped at its step limit (run.continue without `steps`).
         "max_steps": agent_step_limit(store.thread_agent(thread))
         if thread is not None

@@ -14,6 +14,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 
+from agentweb.admin_display import mark
 from providers.secrets import public_url
 
 from .models import ModelConfiguration
@@ -109,11 +110,13 @@ class ModelConfigurationAdmin(admin.ModelAdmin):
         "context_window",
         "key",
         "enabled",
-        "is_default",
+        "default",
     )
     list_filter = ("api", "enabled")
     search_fields = ("name", "model", "base_url")
     readonly_fields = ("key", "server")
+
+    default = mark("is_default", description="default", shown="default")
 
     @admin.display(description="base URL")
     def server(self, obj: ModelConfiguration) -> str:

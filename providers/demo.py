@@ -30,9 +30,9 @@ CONNECT_HELP = (
     "set AGENTWEB_LLM_API=openai, AGENTWEB_LLM_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) "
     "and AGENTWEB_LLM_MODEL, then restart — see the README"
 )
-DEMO_NOTE = (
-    f"\n\n(I am agentweb's offline demo model — a script, not an AI. To chat with a real model, {CONNECT_HELP}.)"
-)
+# Every answer ends with this one short line; how to connect a real model is said once, in the page's banner and
+# the README, not repeated under each answer.
+DEMO_NOTE = "\n\n_(agentweb's offline demo model: a script, not an AI.)_"
 
 # A run of arithmetic: digits, operators, brackets, function names such as sqrt.
 _EXPRESSION = re.compile(r"(?:[a-z]+\()?[\d(][\d\s.+\-*/×÷^%(),a-z]*[\d)]", re.IGNORECASE)

@@ -25,6 +25,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from jsonschema.exceptions import SchemaError
 
+from agentweb.admin_display import flag
 from tools import services
 from tools.base import Tool
 from tools.models import (
@@ -253,7 +254,7 @@ class TryItMixin:
 
 @admin.register(ToolSetting)
 class ToolSettingAdmin(TryItMixin, admin.ModelAdmin):
-    list_display = ["name", "enabled", "requires_approval", "timeout", "missing", "group_names", "try_link"]
+    list_display = ["name", "enabled", "requires_approval", "timeout", "missing_flag", "group_names", "try_link"]
     list_editable = ["enabled", "requires_approval"]
     list_filter = ["enabled", "requires_approval", "missing", "groups"]
     search_fields = ["name", "description_override"]
@@ -265,6 +266,9 @@ class ToolSettingAdmin(TryItMixin, admin.ModelAdmin):
         ("Execution", {"fields": ["code_timeout", "timeout", "code_parameters"]}),
         ("Who may use it", {"fields": ["groups"]}),
     ]
+
+    # A tool the code still defines is the normal case: blank, and "missing" where the code no longer has it.
+    missing_flag = flag("missing", description="missing", shown="missing", title="The code no longer defines this tool")
 
     def trial_tool(self, obj: ToolSetting) -> Tool:
         tool = services.tool_for_setting(setting=obj)

@@ -44,6 +44,14 @@ def thread_renamed(thread: str, title: str) -> Event:
     return "thread.renamed", {"thread": thread, "title": title}
 
 
+def thread_pinned(thread: str, pinned: bool) -> Event:
+    return "thread.pinned", {"thread": thread, "pinned": pinned}
+
+
+def thread_archived(thread: str, archived: bool) -> Event:
+    return "thread.archived", {"thread": thread, "archived": archived}
+
+
 def thread_deleted(thread: str) -> Event:
     return "thread.deleted", {"thread": thread}
 

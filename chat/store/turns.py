@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from agents.services import AgentSpec, agent_spec
@@ -198,7 +199,15 @@ def set_thread_model(*, user, thread_id: object, model_choice: str) -> Thread:
 
 
 def list_threads(*, user) -> list[Thread]:
-    return list(Thread.objects.filter(owner=user).select_related("agent").order_by("-updated_at")[:200])
+    """The sidebar's chats: the pinned ones first (newest pin first), then the rest by activity; not the archived."""
+    threads = Thread.objects.filter(owner=user, archived_at__isnull=True).select_related("agent")
+    return list(threads.order_by(F("pinned_at").desc(nulls_last=True), "-updated_at")[:200])
+
+
+def list_archived_threads(*, user) -> list[Thread]:
+    """The sidebar's "Archived" group: the last archived first."""
+    threads = Thread.objects.filter(owner=user, archived_at__isnull=False).select_related("agent")
+    return list(threads.order_by("-archived_at")[:100])
 
 
 # --- runs that follow a run: retry and continue ----------------------------------------

@@ -89,7 +89,7 @@ if ($("tools-toggle")) {
   });
 }
 const sidebar = new Sidebar($("sidebar"), $("thread-list"), $("sidebar-toggle"), threadUrl);
-new SidebarActions({
+const sidebarActions = new SidebarActions({
   root: $("sidebar"),
   list: $("thread-list"),
   homeUrl: $("new-chat")?.getAttribute("href") || "/",
@@ -298,6 +298,10 @@ function handleEvent(ev) {
     case "thread.renamed":
     case "thread.deleted":
       handleListChange(ev);
+      return;
+    case "thread.pinned":
+    case "thread.archived":
+      sidebarActions.applyEvent(ev);
       return;
     default:
       break;

@@ -2,6 +2,11 @@
 // messages were left out to fit the model's context window").
 // The models come from the page (json_script "available-models"): ids, names and labels, never a key.
 
+const NOTICE_COOKIE = "agentweb_demo_notice";
+const noticeDismissed = () => document.cookie.split(";").some((c) => c.trim() === `${NOTICE_COOKIE}=dismissed`);
+
+import { ListPicker } from "./picker.js";
+
 export class ModelPicker {
   /**
    * @param {object} o
@@ -20,11 +25,20 @@ export class ModelPicker {
     this.models = Array.isArray(models) ? models.filter((m) => m && typeof m.id === "string") : [];
     this.current = current || {};
     this.pending = null; // {ref, previous}: a choice sent and not yet confirmed
-    if (select && this.models.length) {
+    // The demo notice's ✕: hidden from then on in this browser (a year's cookie the server reads too).
+    banner?.querySelector(".demo-banner-close")?.addEventListener("click", () => {
+      document.cookie = `${NOTICE_COOKIE}=dismissed; path=/; max-age=31536000; SameSite=Lax`;
+      banner.hidden = true;
+      document.getElementById("composer-input")?.focus();
+    });
+    this.offered = Boolean(select && this.models.length);
+    if (this.offered) {
       for (const m of this.models) select.append(this.option(m));
-      select.hidden = false;
       if (label) label.hidden = true;
       select.addEventListener("change", () => this.picked());
+      // The <select> stays hidden, holding the value; the person uses the styled list (picker.js).
+      const demo = new Set(this.models.filter((m) => m.is_demo).map((m) => m.id));
+      this.face = new ListPicker(select, { label: "Model", note: (id) => (demo.has(id) ? "offline demo" : "") });
     }
     this.show(this.current);
   }
@@ -38,7 +52,7 @@ export class ModelPicker {
 
   /** The id of the model chosen, or null when the page offers no choice. */
   get value() {
-    return this.select && !this.select.hidden ? this.select.value : null;
+    return this.offered ? this.select.value : null;
   }
 
   get isDemo() {
@@ -49,12 +63,13 @@ export class ModelPicker {
   show(info) {
     if (!info || typeof info !== "object") return;
     this.current = info;
-    if (this.select && !this.select.hidden && typeof info.id === "string") {
+    if (this.offered && typeof info.id === "string") {
       if (![...this.select.options].some((o) => o.value === info.id)) this.select.append(this.option(info));
       this.select.value = info.id;
+      this.face?.sync();
     }
     if (this.label && typeof info.label === "string") this.label.textContent = info.label;
-    if (this.banner) this.banner.hidden = !info.is_demo;
+    if (this.banner) this.banner.hidden = !info.is_demo || noticeDismissed();
     this.onShow(info);
   }
 

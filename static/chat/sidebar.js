@@ -1,8 +1,37 @@
-// The sidebar's own actions: rename (inline), delete (after a confirm), and search over titles and content
-// (GET search?q=, debounced). Titles are untrusted: they only ever go in through textContent / value.
+// The sidebar's own actions: pin, archive, rename (inline), delete (after an in-page dialog), and search over
+// titles and content (GET search?q=, debounced); the list's date groups (Pinned, Today, Yesterday, Previous 7
+// days, Previous 30 days, then by month) and each chat's time, kept current. Titles are untrusted: they only ever
+// go in through textContent / value.
 
 import { el, button } from "./dom.js";
 import { threadListItem } from "./render.js";
+import { confirmDialog } from "./dialog.js";
+import { icon } from "./icons.js";
+
+const CLOCK_MS = 30_000;
+const DAY_MS = 86_400_000;
+
+/** The group of a chat last active at `when` (a Date), seen `now`, in the browser's own time zone. */
+export function dateGroup(when, now = new Date()) {
+  const startOfToday = new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime();
+  const t = when.getTime();
+  if (t >= startOfToday) return "Today";
+  if (t >= startOfToday - DAY_MS) return "Yesterday";
+  if (t >= startOfToday - 7 * DAY_MS) return "Previous 7 days";
+  if (t >= startOfToday - 30 * DAY_MS) return "Previous 30 days";
+  return when.toLocaleDateString(undefined, { month: "long", year: "numeric" });
+}
+
+/** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", or the date. */
+export function relativeTime(when, now = new Date()) {
+  const seconds = Math.max(0, (now.getTime() - when.getTime()) / 1000);
+  if (seconds < 60) return "just now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (dateGroup(when, now) === "Today") return `${Math.floor(seconds / 3600)} h ago`;
+  if (dateGroup(when, now) === "Yesterday") return "yesterday";
+  if (seconds < 7 * 86400) return `${Math.ceil(seconds / 86400)} days ago`;
+  return when.toLocaleDateString(undefined, { day: "numeric", month: "short", year: "numeric" });
+}
 
 const SEARCH_DELAY_MS = 250;
 
@@ -56,13 +85,160 @@ export class SidebarActions {
    */
   constructor({ root, list, homeUrl, hrefFor, currentId }) {
     Object.assign(this, { root, list, homeUrl, hrefFor, currentId });
+    this.archived = root.querySelector("#archived-list");
+    this.archivedBox = root.querySelector("#archived-threads");
     this.searchSeq = 0;
     this.timer = null;
     this.buildSearch();
     for (const li of list.children) this.decorate(li);
-    new MutationObserver((changes) => {
-      for (const change of changes) for (const node of change.addedNodes) if (node.nodeType === 1) this.decorate(node);
-    }).observe(list, { childList: true });
+    for (const li of this.archived?.children || []) this.decorate(li);
+    const watch = (changes) => {
+      if (this.regrouping) return;
+      for (const change of changes) {
+        for (const node of change.addedNodes) {
+          if (node.nodeType !== 1) continue;
+          // A chat prepended (new, or one just written in) is active now.
+          if (change.target === list && node === list.firstElementChild && !node.dataset.searchExtra) this.touch(node);
+          this.decorate(node);
+        }
+      }
+      this.regroup();
+    };
+    this.observers = [new MutationObserver(watch)];
+    this.observers[0].observe(list, { childList: true, subtree: true, attributes: true, attributeFilter: ["hidden"] });
+    if (this.archived) {
+      this.observers.push(new MutationObserver(watch));
+      this.observers[1].observe(this.archived, { childList: true });
+    }
+    this.regroup();
+    setInterval(() => this.regroup(), CLOCK_MS);
+  }
+
+  /** Marks `li` as active now (its time and date group follow). */
+  touch(li) {
+    li.dataset.updated = new Date().toISOString();
+    let time = li.querySelector(".thread-time");
+    if (!time) {
+      time = el("time", "thread-time");
+      li.querySelector(".thread-link")?.append(time);
+    }
+    time.dateTime = li.dataset.updated;
+  }
+
+  /** Orders the list (pinned first, newest pin first; then newest activity first), heads each date group on its
+   * first visible chat, and refreshes every chat's time. */
+  regroup() {
+    this.regrouping = true;
+    try {
+      const now = new Date();
+      const items = [...this.list.children].filter((li) => li.classList.contains("thread-item"));
+      const when = (li) => {
+        const time = li.querySelector(".thread-time");
+        const iso = time?.getAttribute("datetime") || li.dataset.updated;
+        const date = iso ? new Date(iso) : now;
+        return Number.isNaN(date.getTime()) ? now : date;
+      };
+      const pinnedAt = (li) => (li.dataset.pinned === "true" ? new Date(li.dataset.pinnedAt || 0).getTime() || 1 : 0);
+      const sorted = [...items].sort((a, b) => pinnedAt(b) - pinnedAt(a) || when(b) - when(a));
+      if (sorted.some((li, i) => li !== items[i]) && !this.searchInput?.value) this.list.append(...sorted);
+      let last = null;
+      for (const li of sorted) {
+        const time = li.querySelector(".thread-time");
+        if (time) {
+          const text = relativeTime(when(li), now);
+          if (time.textContent !== text) time.textContent = text;
+          time.title = when(li).toLocaleString();
+        }
+        const group = li.dataset.pinned === "true" ? "Pinned" : dateGroup(when(li), now);
+        if (li.hidden) {
+          delete li.dataset.groupLabel;
+          continue;
+        }
+        if (group !== last) li.dataset.groupLabel = group;
+        else delete li.dataset.groupLabel;
+        last = group;
+      }
+      if (this.archivedBox) {
+        const count = this.archived.children.length;
+        this.archivedBox.hidden = count === 0;
+        const counter = this.archivedBox.querySelector("#archived-count");
+        if (counter) counter.textContent = String(count);
+      }
+    } finally {
+      // Its own moves are not news (observers report later, as a microtask): drop them.
+      for (const observer of this.observers || []) observer.takeRecords();
+      this.regrouping = false;
+    }
+  }
+
+  /** `thread.pinned` / `thread.archived` from any tab (this one's too): the item moves where it belongs. */
+  applyEvent(ev) {
+    const li = this.findItem(String(ev.thread));
+    if (!li) return;
+    if (ev.type === "thread.pinned") this.showPinned(li, Boolean(ev.pinned));
+    else this.showArchived(li, Boolean(ev.archived));
+  }
+
+  findItem(id) {
+    for (const parent of [this.list, this.archived]) {
+      for (const li of parent?.children || []) if (li.dataset.threadId === id) return li;
+    }
+    return null;
+  }
+
+  showPinned(li, pinned) {
+    li.dataset.pinned = String(pinned);
+    if (pinned && !li.dataset.pinnedAt) li.dataset.pinnedAt = new Date().toISOString();
+    if (!pinned) delete li.dataset.pinnedAt;
+    this.refreshButtons(li);
+    this.regroup();
+  }
+
+  showArchived(li, archived) {
+    if (archived) {
+      li.dataset.archived = "true";
+      li.dataset.pinned = "false";
+      delete li.dataset.pinnedAt;
+      delete li.dataset.groupLabel;
+      this.archived?.prepend(li);
+    } else {
+      delete li.dataset.archived;
+      this.list.append(li);
+      this.list.hidden = false;
+    }
+    this.refreshButtons(li);
+    this.regroup();
+  }
+
+  refreshButtons(li) {
+    const pin = li.querySelector(".thread-pin");
+    const archive = li.querySelector(".thread-archive");
+    const archived = li.dataset.archived === "true";
+    if (pin) {
+      pin.hidden = archived;
+      pin.setAttribute("aria-pressed", String(li.dataset.pinned === "true"));
+      pin.title = li.dataset.pinned === "true" ? "Unpin" : "Pin";
+    }
+    if (archive) {
+      archive.replaceChildren(icon(archived ? "unarchive" : "archive"));
+      archive.title = archived ? "Unarchive" : "Archive";
+    }
+    const label = (b, verb) => b && b.setAttribute("aria-label", `${verb} “${li.querySelector(".thread-title")?.textContent || "chat"}”`);
+    label(pin, "Pin");
+    label(archive, archived ? "Unarchive" : "Archive");
+  }
+
+  async setFlag(li, action, value) {
+    const key = action === "pin" ? "pinned" : "archived";
+    try {
+      await postJson(`${this.hrefFor(li.dataset.threadId)}${action}`, { [key]: value });
+    } catch (err) {
+      this.setStatus(`Could not ${action === "pin" ? (value ? "pin" : "unpin") : value ? "archive" : "unarchive"}: ${err.message}`);
+      return;
+    }
+    // The event reaches every tab, this one too; show it now rather than wait for it.
+    this.applyEvent({ type: `thread.${key}`, thread: li.dataset.threadId, [key]: value });
+    li.querySelector(action === "pin" ? ".thread-pin" : ".thread-archive")?.focus();
   }
 
   // --- search -------------------------------------------------------------------------
@@ -148,16 +324,25 @@ export class SidebarActions {
   decorate(li) {
     if (!li.classList?.contains("thread-item") || li.querySelector(".thread-actions")) return;
     const actions = el("div", "thread-actions");
-    actions.append(
-      button("Rename", "button subtle thread-rename", () => this.startRename(li)),
-      button("Delete", "button subtle thread-delete", () => this.remove(li)),
+    const iconButton = (name, className, label, onClick) => {
+      const b = button("", `button subtle icon-button ${className}`, onClick);
+      b.append(icon(name));
+      b.title = label;
+      b.setAttribute("aria-label", `${label} chat`);
+      return b;
+    };
+    const pin = iconButton("pin", "thread-pin", "Pin", () => this.setFlag(li, "pin", li.dataset.pinned !== "true"));
+    const archive = iconButton("archive", "thread-archive", "Archive", () =>
+      this.setFlag(li, "archive", li.dataset.archived !== "true"),
     );
+    const rename = iconButton("edit", "thread-rename", "Rename", () => this.startRename(li));
+    const remove = iconButton("trash", "thread-delete", "Delete", () => this.remove(li));
+    actions.append(pin, archive, rename, remove);
     const title = () => li.querySelector(".thread-title")?.textContent || "this chat";
-    actions.children[0].setAttribute("aria-label", "Rename chat");
-    actions.children[1].setAttribute("aria-label", "Delete chat");
-    actions.children[0].addEventListener("focus", () => actions.children[0].setAttribute("aria-label", `Rename “${title()}”`));
-    actions.children[1].addEventListener("focus", () => actions.children[1].setAttribute("aria-label", `Delete “${title()}”`));
+    rename.addEventListener("focus", () => rename.setAttribute("aria-label", `Rename “${title()}”`));
+    remove.addEventListener("focus", () => remove.setAttribute("aria-label", `Delete “${title()}”`));
     li.append(actions);
+    this.refreshButtons(li);
   }
 
   startRename(li) {
@@ -165,6 +350,7 @@ export class SidebarActions {
     const titleEl = li.querySelector(".thread-title");
     const link = li.querySelector(".thread-link");
     const form = el("form", "thread-rename-form");
+    form.noValidate = true; // the form says what is wrong itself, not the browser's bubble
     const input = el("input", "thread-rename-input");
     Object.assign(input, { type: "text", value: titleEl ? titleEl.textContent : "", maxLength: TITLE_MAX, required: true });
     input.setAttribute("aria-label", "New title");
@@ -224,8 +410,13 @@ export class SidebarActions {
 
   async remove(li) {
     const title = li.querySelector(".thread-title")?.textContent || "this chat";
-    // eslint-disable-next-line no-alert
-    if (!window.confirm(`Delete “${title}”? Its messages are deleted too; this cannot be undone.`)) return;
+    const sure = await confirmDialog({
+      title: "Delete this chat?",
+      body: `“${title}” and its messages are deleted; this cannot be undone.`,
+      confirm: "Delete",
+      danger: true,
+    });
+    if (!sure) return;
     const id = li.dataset.threadId;
     try {
       await postJson(`${this.hrefFor(id)}delete`, {});

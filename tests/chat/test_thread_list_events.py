@@ -69,3 +69,18 @@ async def test_another_users_rename_attempt_tells_no_one(connect, owner, strange
     assert await post_as(stranger, f"/t/{thread}/rename", {"title": "Mine now"}) == 404
 
     assert await nothing_more(first)
+
+
+async def test_a_pin_and_an_archive_reach_every_tab_of_the_owner_and_no_one_else(connect, owner, stranger):
+    writing = await connect(owner)
+    await writing.ask("hello")
+    thread = (await writing.run_to_end())[0]["thread"]
+    other_tab, someone_else = await connect(owner), await connect(stranger)
+
+    assert await post_as(owner, f"/t/{thread}/pin", {"pinned": True}) == 200
+    assert await other_tab.receive() == {"type": "thread.pinned", "thread": thread, "pinned": True}
+    assert await post_as(owner, f"/t/{thread}/archive", {"archived": True}) == 200
+    assert await other_tab.receive() == {"type": "thread.archived", "thread": thread, "archived": True}
+    assert await post_as(owner, f"/t/{thread}/archive", {"archived": False}) == 200
+    assert await other_tab.receive() == {"type": "thread.archived", "thread": thread, "archived": False}
+    assert await nothing_more(someone_else)

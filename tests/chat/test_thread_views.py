@@ -121,3 +121,63 @@ def test_search_is_limited_to_50(owner):
     for n in range(55):
         thread_of(owner, f"topic {n}")
     assert len(login(owner).get("/search", {"q": "topic"}).json()["threads"]) == 50
+
+
+# --- pin and archive -------------------------------------------------------------------
+
+
+def test_pinning_puts_a_chat_first_and_keeps_its_place_in_time(owner):
+    old, _new = thread_of(owner, "old"), thread_of(owner, "new")
+    updated = Thread.objects.get(pk=old.pk).updated_at
+    client = login(owner)
+    response = post(client, f"/t/{old.pk}/pin", {"pinned": True})
+    assert response.status_code == 200
+    assert response.json()["thread"] | {"updated_at": None} == {
+        "id": str(old.pk),
+        "title": "old",
+        "updated_at": None,
+        "pinned": True,
+        "archived": False,
+    }
+    from chat.store import list_threads
+
+    assert [t.title for t in list_threads(user=owner)] == ["old", "new"]
+    assert Thread.objects.get(pk=old.pk).updated_at == updated  # pinning is not activity
+    page = client.get("/").content.decode()
+    assert 'data-pinned="true"' in page
+    assert post(client, f"/t/{old.pk}/pin", {"pinned": False}).json()["thread"]["pinned"] is False
+    assert [t.title for t in list_threads(user=owner)] == ["new", "old"]
+
+
+def test_an_archived_chat_leaves_the_list_for_the_archived_group_and_comes_back(owner):
+    from chat.store import list_archived_threads, list_threads
+
+    thread, other = thread_of(owner, "to archive"), thread_of(owner, "stays")
+    client = login(owner)
+    post(client, f"/t/{thread.pk}/pin", {"pinned": True})
+    body = post(client, f"/t/{thread.pk}/archive", {"archived": True}).json()["thread"]
+    assert (body["archived"], body["pinned"]) == (True, False)  # archiving unpins
+    assert [t.pk for t in list_threads(user=owner)] == [other.pk]
+    assert [t.pk for t in list_archived_threads(user=owner)] == [thread.pk]
+    page = client.get("/").content.decode()
+    assert 'id="archived-list"' in page and "to archive" in page
+    assert client.get(f"/t/{thread.pk}/").status_code == 200  # it still opens
+    # Search still finds it, and says it is archived.
+    found = client.get("/search?q=archive").json()["threads"]
+    assert [(t["title"], t["archived"]) for t in found] == [("to archive", True)]
+    assert post(client, f"/t/{thread.pk}/archive", {"archived": False}).json()["thread"]["archived"] is False
+    assert {t.pk for t in list_threads(user=owner)} == {thread.pk, other.pk}
+
+
+@pytest.mark.parametrize("action", ["pin", "archive"])
+def test_pin_and_archive_are_the_owners_only_and_need_post_csrf_and_a_boolean(owner, stranger, action):
+    thread = thread_of(owner, "mine")
+    key = {"pin": "pinned", "archive": "archived"}[action]
+    assert post(login(stranger), f"/t/{thread.pk}/{action}", {key: True}).status_code == 404
+    assert post(login(owner), f"/t/{uuid.uuid4()}/{action}", {key: True}).status_code == 404
+    assert post(login(owner), f"/t/{thread.pk}/{action}", {key: "yes"}).status_code == 400
+    client = login(owner)
+    assert client.get(f"/t/{thread.pk}/{action}").status_code == 405
+    assert client.post(f"/t/{thread.pk}/{action}", "{}", content_type="application/json").status_code == 403
+    thread.refresh_from_db()
+    assert (thread.pinned_at, thread.archived_at) == (None, None)

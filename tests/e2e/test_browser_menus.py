@@ -23,6 +23,7 @@ MENUS = {
     "tools": ("#tools-toggle", "#tools-panel"),
     "share": ("#share-toggle", "#share-menu .topbar-popover"),
     "export": ("#export-toggle", "#export-menu .topbar-popover"),
+    "model": ("#model-picker-button", ".list-picker-list"),
 }
 
 if not shutil.which(CHROMIUM) and not os.environ.get("CI"):

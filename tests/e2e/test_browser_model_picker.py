@@ -43,13 +43,15 @@ def test_a_picked_model_answers_and_the_thread_remembers_it(app):
         browser = launch(playwright)
         page = browser.new_page()
         sign_in(page, app["base_url"], "kay", "alan-kay-1940", connect=False)
-        page.wait_for_selector("#model-picker")
+        # The styled picker (a button and its list; the <select> behind it stays hidden).
+        page.wait_for_selector("#model-picker-button")
         assert SECRET not in page.content()
         assert page.locator("#demo-banner").is_visible()
 
-        page.select_option(
-            "#model-picker", label=page.locator("#model-picker option", has_text="Local server").text_content()
-        )
+        page.click("#model-picker-button")
+        page.get_by_role("option", name="Local server").click()
+        assert page.locator("#model-picker-button").get_attribute("aria-expanded") == "false"
+        assert "Local server" in page.locator("#model-picker-button").text_content()
         assert not page.locator("#demo-banner").is_visible()
         page.fill("#composer-input", "hello")
         page.keyboard.press("Enter")
@@ -63,4 +65,30 @@ def test_a_picked_model_answers_and_the_thread_remembers_it(app):
         page.wait_for_selector(".message.assistant")
         picked = page.eval_on_selector("#model-picker", "s => s.options[s.selectedIndex].textContent")
         assert "Local server" in picked
+        page.wait_for_selector("#model-picker-button")
+        assert "Local server" in page.locator("#model-picker-button").text_content()
+        browser.close()
+
+
+def test_the_model_picker_works_from_the_keyboard(app):
+    """Focus the picker, open it with ↓, move with the arrows, pick with Enter; Escape closes without a change."""
+    with sync_api.sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page()
+        sign_in(page, app["base_url"], "kay", "alan-kay-1940", connect=False)
+        button = page.locator("#model-picker-button")
+        button.focus()
+        page.keyboard.press("ArrowDown")
+        listbox = page.get_by_role("listbox", name="Model")
+        assert listbox.is_visible()
+        assert page.evaluate("document.activeElement.getAttribute('role')") == "listbox"
+        page.keyboard.press("Escape")
+        assert not listbox.is_visible()
+        assert page.evaluate("document.activeElement.id") == "model-picker-button"
+        start = button.text_content()
+        page.keyboard.press("Enter")
+        page.keyboard.press("End")
+        page.keyboard.press("Enter")
+        assert button.text_content() != start
+        assert page.evaluate("document.activeElement.id") == "model-picker-button"
         browser.close()

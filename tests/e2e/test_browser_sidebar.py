@@ -120,8 +120,8 @@ def test_delete_removes_the_open_thread(page, two_threads):
     thread_id = second.rstrip("/").rsplit("/", 1)[1]
     item = page.locator(f"#thread-list .thread-item[data-thread-id='{thread_id}']")
     item.hover()
-    page.once("dialog", lambda dialog: dialog.accept())
     item.locator(".thread-delete").click()
+    page.locator("dialog.app-dialog .app-dialog-confirm").click()  # the in-page dialog, not confirm()
     page.wait_for_url(lambda url: "/t/" not in url)
     page.wait_for_selector("#thread-list .thread-item")
     assert page.locator(f"#thread-list .thread-item[data-thread-id='{thread_id}']").count() == 0
@@ -155,8 +155,8 @@ def test_another_tab_sees_a_new_chat_its_new_title_and_its_deletion(app, page, t
     other.goto(page.url)  # the other tab shows the chat the first one deletes
     connected(other)
     item.hover()
-    page.once("dialog", lambda dialog: dialog.accept())
     item.locator(".thread-delete").click()
+    page.locator("dialog.app-dialog .app-dialog-confirm").click()  # the in-page dialog, not confirm()
     other.wait_for_url(lambda url: "/t/" not in url)
     sync_api.expect(item_in(other, thread_id)).to_have_count(0)
     context.close()

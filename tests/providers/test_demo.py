@@ -54,7 +54,14 @@ async def test_without_a_question_for_its_tools_it_explains_itself():
     events = await collect([ChatMessage("user", "hello")])
     assert not [e for e in events if isinstance(e, ToolCallEnd)]
     assert "demo model" in text_of(events)
-    assert "AGENTWEB_LLM_BASE_URL" in text_of(events)
+
+
+async def test_its_answers_do_not_repeat_how_to_connect_a_real_model():
+    """The environment variables are said once, in the page's banner and the README: not under every answer."""
+    for question in ("hello", "what is 2+2?"):
+        events = await collect([ChatMessage("user", question)])
+        assert "AGENTWEB_LLM" not in text_of(events)
+    assert len(text_of(await collect([ChatMessage("user", "hello")]))) < 300
 
 
 async def test_it_only_calls_tools_it_was_given():

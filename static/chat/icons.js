@@ -1,0 +1,36 @@
+// Inline SVG icons (no icon font, no external file: the CSP stays as it is). Each is drawn in currentColor on a
+// 24-unit grid; the templates include the same drawings from templates/icons/. An icon is decoration
+// (aria-hidden): the button it sits in carries its name in text or aria-label.
+
+const SVG = "http://www.w3.org/2000/svg";
+
+export const ICONS = {
+  menu: ["M4 6h16", "M4 12h16", "M4 18h16"],
+  tools: ["M14.7 6.3a4 4 0 0 0-5.4 5.1L4 16.7 7.3 20l5.3-5.3a4 4 0 0 0 5.1-5.4l-2.6 2.6-2.3-.7-.7-2.3z"],
+  share: ["M12 3v12", "M7 8l5-5 5 5", "M5 13v6a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2v-6"],
+  download: ["M12 3v12", "M7 10l5 5 5-5", "M5 21h14"],
+  settings: ["M12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6z", "M19 12a7 7 0 0 0-.1-1.2l2-1.6-2-3.4-2.4 1a7 7 0 0 0-2-1.2L14 3h-4l-.5 2.6a7 7 0 0 0-2 1.2l-2.4-1-2 3.4 2 1.6a7 7 0 0 0 0 2.4l-2 1.6 2 3.4 2.4-1a7 7 0 0 0 2 1.2L10 21h4l.5-2.6a7 7 0 0 0 2-1.2l2.4 1 2-3.4-2-1.6c.1-.4.1-.8.1-1.2z"],
+  pin: ["M9 4h6", "M10 4v6l-3 4h10l-3-4V4", "M12 14v7"],
+  archive: ["M3 4h18v4H3z", "M5 8v12h14V8", "M10 12h4"],
+  unarchive: ["M3 4h18v4H3z", "M5 8v12h14V8", "M12 18v-6", "M9.5 14.5 12 12l2.5 2.5"],
+  edit: ["M4 20h4L19 9l-4-4L4 16z", "M13 7l4 4"],
+  trash: ["M4 7h16", "M9 7V4h6v3", "M6 7l1 13h10l1-13"],
+  close: ["M6 6l12 12", "M18 6 6 18"],
+  chevron: ["M6 9l6 6 6-6"],
+  check: ["M5 12l5 5 9-10"],
+};
+
+/** An <svg> of icon `name`, hidden from assistive technology. */
+export function icon(name, className = "icon") {
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("class", className);
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("focusable", "false");
+  for (const d of ICONS[name] || []) {
+    const path = document.createElementNS(SVG, "path");
+    path.setAttribute("d", d);
+    svg.append(path);
+  }
+  return svg;
+}
