@@ -63,6 +63,7 @@ async def test_a_new_thread_runs_on_the_model_sent_with_its_first_message(connec
         "is_demo": False,
         "help": "",
         "context_window": 8192,
+        "supports_images": False,
     }
 
 

@@ -157,6 +157,8 @@ def test_another_tab_sees_a_new_chat_its_new_title_and_its_deletion(app, page, t
     item.hover()
     item.locator(".thread-delete").click()
     page.locator("dialog.app-dialog .app-dialog-confirm").click()  # the in-page dialog, not confirm()
+    page.wait_for_url(lambda url: "/t/" not in url)  # the open chat went: this tab leaves it too (let it land
+    page.wait_for_load_state()  # before the next test navigates the same page)
     other.wait_for_url(lambda url: "/t/" not in url)
     sync_api.expect(item_in(other, thread_id)).to_have_count(0)
     context.close()
