@@ -204,7 +204,13 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {
+        "no_url_credentials": {"()": "agentweb.logfilters.NoUrlCredentials"},
+        "no_url_queries": {"()": "agentweb.logfilters.NoUrlQueries"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["no_url_credentials"]}
+    },
     "root": {"handlers": ["console"], "level": "INFO"},
     "loggers": {
         "agentweb": {"level": env_str("AGENTWEB_LOG_LEVEL", "INFO")},
@@ -220,7 +226,8 @@ LOGGING = {
         # The MCP SDK's HTTP client logs every request line at INFO with its URL, whose query may carry a token, and
         # its streamable-HTTP transport logs session IDs and reconnect chatter: secrets never go into a log line.
         "httpx2": {"level": "WARNING"},
-        "mcp.client.streamable_http": {"level": "WARNING"},
+        # Its one WARNING line prints a redirect's target as the server sent it: queries are masked.
+        "mcp.client.streamable_http": {"level": "WARNING", "filters": ["no_url_queries"]},
     },
 }
 
