@@ -26,6 +26,7 @@ from django.utils.safestring import mark_safe
 from jsonschema.exceptions import SchemaError
 
 from agentweb.admin_display import flag
+from providers.secrets import public_url
 from tools import services
 from tools.base import Tool
 from tools.models import (
@@ -339,7 +340,7 @@ def stuck_calls_message(stuck: StuckCalls) -> str:
 @admin.register(HttpTool)
 class HttpToolAdmin(TryItMixin, admin.ModelAdmin):
     form = HttpToolForm
-    list_display = ["name", "method", "url_template", "enabled", "requires_approval", "try_link"]
+    list_display = ["name", "method", "url", "enabled", "requires_approval", "try_link"]
     list_editable = ["enabled"]
     list_filter = ["enabled", "method", "requires_approval", "groups"]
     search_fields = ["name", "description", "url_template"]
@@ -365,6 +366,11 @@ class HttpToolAdmin(TryItMixin, admin.ModelAdmin):
             return services.tool_for_http_tool(http_tool=obj)
         except (ValueError, TypeError, SchemaError) as exc:
             raise ValueError(f"This tool cannot be built: {exc}") from None
+
+    @admin.display(description="URL template", ordering="url_template")
+    def url(self, obj: HttpTool) -> str:
+        """Without a `user:password@` a row saved before the form refused one may still hold."""
+        return public_url(obj.url_template)
 
     @admin.display(description="headers")
     def header_names(self, obj: HttpTool) -> str:

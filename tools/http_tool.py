@@ -13,6 +13,7 @@ Plain Python: a row is read through its attributes, so nothing here imports the 
 
 from __future__ import annotations
 
+import base64
 import codecs
 import contextlib
 import json
@@ -25,6 +26,7 @@ from urllib.parse import quote
 import httpx
 
 from agentweb.secretbox import UnreadableSecret
+from providers.secrets import split_credentials
 from tools.base import Tool, tool
 from tools.net import BlockedURL, Fetched, guarded_request
 
@@ -168,13 +170,17 @@ def build_http_tool(row: HttpToolRow, *, allowed_hosts: Iterable[str] = ()) -> T
 
 class _RequestTemplate:
     def __init__(self, *, method, url_template, body_template, headers, timeout, allowed_hosts):
+        # A URL written with `user:password@` (the admin refuses it now; older rows may hold one) is sent as basic
+        # auth to the bare URL, so the credentials are masked like any header and no error or log shows the URL's.
+        self.url_template, credentials = split_credentials(url_template)
+        if credentials is not None and not any(name.lower() == "authorization" for name in headers):
+            headers = {**headers, "Authorization": _basic_auth(*credentials)}
         self.method = method
-        self.url_template = url_template
         self.body_template = body_template
         self.headers = headers
         self.timeout = timeout
         self.allowed_hosts = allowed_hosts
-        self.secrets = _secrets(headers.values())
+        self.secrets = _secrets([*headers.values(), *(credentials[1:] if credentials else [])])
 
     async def send(self, args: dict[str, Any]) -> str:
         try:
@@ -220,6 +226,10 @@ class _RequestTemplate:
         for secret in self.secrets:
             text = text.replace(secret, MASK)
         return text
+
+
+def _basic_auth(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
 def _secrets(values: Iterable[str]) -> list[str]:

@@ -168,6 +168,11 @@ class HttpTool(ApprovalChoices):
             return "The URL must start with http:// or https:// and a host."
         if "{" in match.group(2) or "}" in match.group(2) or not match.group(2):
             return "The host is fixed: placeholders may only stand in the path and the query."
+        if "@" in match.group(2):
+            return (
+                "The URL must not carry a user name or password (the tool list shows the URL): put them in an "
+                "Authorization header, whose value is stored encrypted."
+            )
         return _unknown_placeholders(url_placeholders(url), self.property_names())
 
     def _body_problem(self) -> str | None:

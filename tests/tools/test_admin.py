@@ -236,6 +236,17 @@ def test_it_never_renders_a_secret_header_value_on_the_change_page(tool_manager)
     assert b'value="Authorization"' in response.content
 
 
+def test_the_list_shows_an_older_rows_url_without_its_password(tool_manager):
+    tool = saved_http_tool()
+    HttpTool.objects.filter(pk=tool.pk).update(url_template="https://bob:pw-old-row-77@api.example.com/items")
+
+    response = client_for(tool_manager).get("/admin/tools/httptool/")
+
+    assert response.status_code == 200
+    assert b"https://api.example.com/items" in response.content
+    assert b"pw-old-row-77" not in response.content
+
+
 def test_it_never_renders_a_secret_header_value_to_a_viewer(viewer):
     tool = saved_http_tool()
 

@@ -1,5 +1,6 @@
 """HTTP tools against a real local HTTP server on 127.0.0.1 (opened for the tests through the allow-list)."""
 
+import base64
 import json
 import threading
 from dataclasses import dataclass, field
@@ -261,3 +262,23 @@ def test_it_renders_a_missing_placeholder_as_null_in_a_body():
 def test_it_rejects_a_body_template_that_is_not_json_once_filled():
     with pytest.raises(ValueError, match="not valid JSON"):
         render_body('{"q": {q}', {"q": 1})
+
+
+async def test_a_url_with_credentials_sends_them_as_basic_auth_and_masks_them_in_the_result(server):
+    host = server.base_url.removeprefix("http://")
+    row = Row(url_template=f"http://bob:pw-hunter2-x@{host}/echo/{{item_id}}", headers={})
+
+    result = await call(row, {"item_id": "7"})
+
+    sent = server.requests[0]["headers"]["Authorization"]
+    assert base64.b64decode(sent.removeprefix("Basic ")).decode() == "bob:pw-hunter2-x"
+    assert "pw-hunter2-x" not in result.content and sent not in result.content
+
+
+async def test_a_url_with_credentials_keeps_them_out_of_a_connection_error():
+    row = Row(url_template="http://bob:pw-hunter2-x@127.0.0.1:9/echo/{item_id}", headers={})
+
+    result = await call(row, {"item_id": "7"})
+
+    assert result.status == "error"
+    assert "pw-hunter2-x" not in result.content

@@ -50,6 +50,11 @@ def test_it_refuses_a_placeholder_in_the_host():
     assert "host is fixed" in problems(http_tool(url_template="https://{item_id}.example.com/"))["url_template"][0]
 
 
+def test_it_refuses_a_user_name_and_password_in_the_url():
+    problem = problems(http_tool(url_template="https://bob:pw@api.example.com/items/{item_id}"))["url_template"][0]
+    assert "Authorization header" in problem
+
+
 def test_it_refuses_a_url_that_is_not_http():
     assert "url_template" in problems(http_tool(url_template="file:///etc/passwd"))
 
