@@ -20,7 +20,7 @@ from django.db import models
 
 from agentweb.secretbox import UnreadableSecret, UnreadableSecretError, box, is_encrypted
 
-__all__ = ["EncryptedJSONField", "EncryptedTextField", "decrypt_column", "encrypt_column"]
+__all__ = ["EncryptedJSONField", "EncryptedTextField", "PasswordURLField", "decrypt_column", "encrypt_column"]
 
 
 class EncryptedTextField(models.TextField):
@@ -57,6 +57,10 @@ class EncryptedTextField(models.TextField):
     def _plain(self, text: str) -> Any:
         """The Python value of decrypted (or legacy plaintext) text."""
         return text
+
+    def holds_secret(self, value: Any) -> bool:
+        """Whether a stored value is a secret (rotate_secrets re-encrypts those)."""
+        return value not in (None, "")
 
     def _text(self, value: Any) -> str:
         """The text to encrypt for a Python value."""
@@ -111,16 +115,50 @@ class EncryptedJSONField(EncryptedTextField):
         return None if value is None else super()._read(value)
 
 
+class PasswordURLField(EncryptedTextField):
+    """A URL that may carry a password (http://user:password@host/v1, a server behind basic auth): encrypted at
+    rest when it has one, stored as it is when it has none (most rows: nothing to hide, and it stays readable and
+    searchable in the database). Edited in a plain text box: the form hides the password itself."""
+
+    description = "URL whose password is encrypted at rest (Fernet)"
+
+    def formfield(self, **kwargs: Any) -> forms.Field:
+        return models.TextField.formfield(self, **{"widget": forms.TextInput(attrs={"size": 60}), **kwargs})
+
+    def holds_secret(self, value: Any) -> bool:
+        return isinstance(value, UnreadableSecret) or url_has_password(value)
+
+    def _read(self, value: Any) -> Any:
+        return super()._read(value) if is_encrypted(value) else value
+
+    def _write(self, value: Any) -> Any:
+        if isinstance(value, str) and not url_has_password(value):
+            return value
+        return super()._write(value)
+
+
+def url_has_password(url: Any) -> bool:
+    """`scheme://user:password@host…`: a colon in the userinfo."""
+    if not isinstance(url, str):
+        return False
+    authority = url.partition("://")[2].partition("/")[0]
+    userinfo, at, _ = authority.rpartition("@")
+    return bool(at) and ":" in userinfo
+
+
 # --- for migrations: the rows of a column, encrypted or decrypted in place ---------------------------
 
 
-def encrypt_column(connection: Any, table: str, column: str, pk: str = "id") -> int:
+def encrypt_column(connection: Any, table: str, column: str, pk: str = "id", *, only=None) -> int:
     """Encrypt every non-empty plaintext value of ``table.column`` with the first key, through ``connection``
-    (a migration's ``schema_editor.connection``). Raw SQL: the migration of a field to EncryptedTextField calls it
-    after the AlterField. Returns how many rows changed."""
+    (a migration's ``schema_editor.connection``); with ``only``, the values for which ``only(value)`` is true.
+    Raw SQL: the migration of a field to EncryptedTextField calls it after the AlterField. Returns how many rows
+    changed."""
 
     def encrypt(value: str) -> str:
-        return value if value == "" or is_encrypted(value) else box().encrypt(value)
+        if value == "" or is_encrypted(value) or (only is not None and not only(value)):
+            return value
+        return box().encrypt(value)
 
     return _rewrite(connection, table, column, pk, encrypt)
 

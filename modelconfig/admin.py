@@ -5,7 +5,7 @@ the field blank, and replaced by typing it again.
 
 A password in the base URL (http://user:password@host/v1, for a server behind basic auth) is as write-only:
 the form shows it as "••••", a save that leaves "••••" in its place keeps the stored one, and the list and the
-read-only page show the URL without user name and password."""
+read-only page show the URL without user name and password. Such a URL is encrypted at rest (PasswordURLField)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from .models import ModelConfiguration
 
 MASKED = "•••• (set)"
 UNREADABLE = "•••• (set, but it cannot be decrypted with AGENTWEB_SECRET_KEYS)"
+UNREADABLE_URL = "(a URL with a password, which cannot be decrypted with AGENTWEB_SECRET_KEYS)"
 #: What the form shows in place of the password of a base URL.
 HIDDEN_PASSWORD = "••••"
 
@@ -59,7 +60,14 @@ class ModelConfigurationForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.initial.pop("api_key", None)  # never handed to the widget
-        if self.initial.get("base_url"):
+        if self.instance.base_url_is_unreadable:
+            self.initial["base_url"] = ""
+            url_field = self.fields["base_url"]
+            url_field.help_text = (
+                f"{UNREADABLE_URL}: configure the key that encrypted it again, or type the URL again. Leave blank "
+                "to keep it as it is."
+            )
+        elif self.initial.get("base_url"):
             self.initial["base_url"] = _with_password(self.initial["base_url"], HIDDEN_PASSWORD)
             if self._stored_password():
                 url_field = self.fields["base_url"]
@@ -80,14 +88,17 @@ class ModelConfigurationForm(forms.ModelForm):
         else:
             field.help_text = "Stored on the server and never shown again. Not needed for a local server."
 
-    def clean_base_url(self) -> str:
+    def clean_base_url(self) -> Any:
         typed = self.cleaned_data.get("base_url") or ""
+        if not typed and self.instance.base_url_is_unreadable:
+            return self.instance.base_url
         if _password(typed) == HIDDEN_PASSWORD:
             return _with_password(typed, self._stored_password() or "")
         return typed
 
     def _stored_password(self) -> str | None:
-        return _password(self.instance.base_url or "")
+        stored = self.instance.base_url
+        return None if self.instance.base_url_is_unreadable else _password(stored or "")
 
     def clean_api_key(self) -> str:
         typed = self.cleaned_data.get("api_key") or ""
@@ -120,6 +131,8 @@ class ModelConfigurationAdmin(admin.ModelAdmin):
 
     @admin.display(description="base URL")
     def server(self, obj: ModelConfiguration) -> str:
+        if obj.base_url_is_unreadable:
+            return UNREADABLE_URL
         return public_url(obj.base_url) or "—"
 
     @admin.display(description="API key")

@@ -13,7 +13,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.db.models import Q
 
-from agentweb.fields import EncryptedTextField
+from agentweb.fields import EncryptedTextField, PasswordURLField
 from agentweb.secretbox import UnreadableSecret
 from providers.config import DEFAULT_BASE_URLS, ModelConfig
 from providers.demo import CONNECT_HELP, DEMO_LABEL
@@ -27,6 +27,8 @@ TRANSPORT_SETTINGS = ("max_attempts", "timeout", "connect_timeout", "read_timeou
 
 def validate_base_url(value: str) -> None:
     """http(s) and a host; names without a dot (http://ollama:11434 in a compose network) are fine."""
+    if isinstance(value, UnreadableSecret):
+        return  # stored encrypted with a key that is not configured: kept as it is
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValidationError("Enter an http:// or https:// address, e.g. http://localhost:11434/v1.")
@@ -46,7 +48,9 @@ class ModelConfiguration(models.Model):
 
     name = models.CharField(max_length=100, unique=True, help_text="What people see in the model picker.")
     api = models.CharField("API", max_length=16, choices=Api.choices, default=Api.OPENAI)
-    base_url = models.CharField(
+    # Encrypted at rest when it carries a password (agentweb/fields.py PasswordURLField); the admin hides the
+    # password, the list and every text show public_url(base_url).
+    base_url = PasswordURLField(
         "base URL",
         validators=[validate_base_url],
         max_length=500,
@@ -151,6 +155,11 @@ class ModelConfiguration(models.Model):
         """A key is stored but none of AGENTWEB_SECRET_KEYS decrypts it."""
         return isinstance(self.api_key, UnreadableSecret)
 
+    @property
+    def base_url_is_unreadable(self) -> bool:
+        """The base URL carries a password and is stored encrypted with a key that is not configured."""
+        return isinstance(self.base_url, UnreadableSecret)
+
     def key_problem(self) -> str:
         return UnreadableSecret.problem(f"The API key of model configuration {self.name!r}")
 
@@ -160,12 +169,15 @@ class ModelConfiguration(models.Model):
         API but the demo) raises UnreadableKey, a ModelError: the run fails with that message."""
         transport = {key: settings.AGENTWEB_LLM.get(key) for key in TRANSPORT_SETTINGS}
         base = ModelConfig.from_mapping({key: value for key, value in transport.items() if value is not None})
-        kind, key = ModelConfig, self.api_key
+        kind, key, base_url = ModelConfig, self.api_key, self.base_url
         if self.key_is_unreadable:
             kind, key = _UnreadableKeyConfig, _NamedUnreadable(self.api_key.token, self.key_problem())
+        if self.base_url_is_unreadable:
+            problem = UnreadableSecret.problem(f"The base URL (with its password) of model configuration {self.name!r}")
+            kind, key, base_url = _UnreadableKeyConfig, _NamedUnreadable(self.base_url.token, problem), ""
         return kind(
             api=self.api,
-            base_url=self.base_url,
+            base_url=base_url,
             model=self.model,
             api_key=key,
             tool_protocol=self.tool_protocol,

@@ -238,3 +238,93 @@ def test_the_migration_encrypts_plaintext_rows_and_its_reverse_decrypts_them():
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()
         executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+# --- the password of a base URL ------------------------------------------------------------------
+
+URL_PASSWORD = "pa55-w0rd-in-url"
+URL_WITH_PASSWORD = f"http://alice:{URL_PASSWORD}@models.internal:8080/v1"
+
+
+def raw_url(row) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT base_url FROM {TABLE} WHERE id = %s", [row.pk])
+        return cursor.fetchone()[0]
+
+
+def test_a_base_url_with_a_password_is_stored_encrypted_and_read_back(make_row):
+    row = make_row(base_url=URL_WITH_PASSWORD)
+
+    stored = raw_url(row)
+    assert stored.startswith(PREFIX) and URL_PASSWORD not in stored
+    assert ModelConfiguration.objects.get(pk=row.pk).to_config().base_url == URL_WITH_PASSWORD
+
+
+def test_a_base_url_without_a_password_is_stored_as_it_is(make_row):
+    row = make_row(base_url="http://alice@models.internal:8080/v1")
+
+    assert raw_url(row) == "http://alice@models.internal:8080/v1"
+
+
+def test_rotation_reencrypts_a_base_url_with_a_password_and_leaves_a_plain_one(settings, make_row):
+    secret_url = make_row(base_url=URL_WITH_PASSWORD, api_key="")
+    plain_url = make_row(name="Plain", base_url="http://127.0.0.1:9/v1", api_key="")
+    settings.AGENTWEB_SECRET_KEYS = [KEY_B, KEY_A]
+    out = io.StringIO()
+
+    call_command("rotate_secrets", stdout=out)
+
+    assert "Encrypted 1 secret(s)" in out.getvalue()
+    assert decrypts_with(KEY_B, raw_url(secret_url)) == URL_WITH_PASSWORD
+    assert raw_url(plain_url) == "http://127.0.0.1:9/v1"
+
+
+def test_a_base_url_no_key_decrypts_fails_the_run_naming_it_and_the_admin_keeps_it(
+    settings,
+    make_row,
+    admin_client_,  # noqa: F811
+):
+    row = make_row(base_url=URL_WITH_PASSWORD)
+    settings.AGENTWEB_SECRET_KEYS = [KEY_C]
+    row = ModelConfiguration.objects.get(pk=row.pk)
+    with pytest.raises(UnreadableKey, match="base URL"):
+        build_provider(row.to_config())
+
+    page = admin_client_.get(change_url(row)).content.decode()
+    assert "cannot be decrypted" in page and PREFIX not in page
+    admin_client_.post(change_url(row), form_data(name="Renamed", base_url=""))
+    settings.AGENTWEB_SECRET_KEYS = [KEY_C, KEY_A]
+    assert ModelConfiguration.objects.get(pk=row.pk).base_url == URL_WITH_PASSWORD
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_encrypts_a_base_urls_password_and_its_reverse_decrypts_it():
+    before, after = (
+        ("modelconfig", "0004_modelconfiguration_supports_images"),
+        ("modelconfig", "0005_encrypt_base_url_password"),
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate([before])
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {TABLE} (name, api, base_url, model, api_key, tool_protocol, context_window, enabled, "
+                "is_default, supports_images, created_at, updated_at) VALUES "
+                "('Old', 'openai', %s, 'm', '', 'native', 8192, true, false, false, '2026-01-01', '2026-01-01'), "
+                "('Open', 'openai', 'http://h/v1', 'm', '', 'native', 8192, true, false, false, '2026-01-01', "
+                "'2026-01-01')",
+                [URL_WITH_PASSWORD],
+            )
+        executor = MigrationExecutor(connection)
+        executor.migrate([after])
+        old, open_ = ModelConfiguration.objects.get(name="Old"), ModelConfiguration.objects.get(name="Open")
+        assert decrypts_with(KEY_A, raw_url(old)) == URL_WITH_PASSWORD
+        assert raw_url(open_) == "http://h/v1"
+
+        executor = MigrationExecutor(connection)
+        executor.migrate([before])
+        assert raw_url(old) == URL_WITH_PASSWORD
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())

@@ -42,7 +42,7 @@ class Command(BaseCommand):
             for model, field in encrypted_fields():
                 rows = model._base_manager.using(database)
                 for pk, value in rows.values_list("pk", field.attname).order_by("pk"):
-                    if value in (None, ""):
+                    if not field.holds_secret(value):
                         continue
                     if isinstance(value, UnreadableSecret):
                         unreadable.append(f"{model._meta.verbose_name} {pk}: {field.name}")
