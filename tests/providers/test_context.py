@@ -8,7 +8,13 @@ from providers.config import ModelConfig, build_provider
 from providers.openai import OpenAIProvider
 from providers.retry import RetryingProvider, RetryPolicy
 from providers.types import ChatMessage, Finish, ModelError, TextDelta
-from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, openai_sse_body
+from tests.support.model_server import (
+    ErrorResponse,
+    ScriptedModelServer,
+    SSEResponse,
+    anthropic_sse_body,
+    openai_sse_body,
+)
 
 HELLO = [ChatMessage(role="user", content="Hello")]
 FITS_NO_LONGER = "This conversation no longer fits the model's context"
@@ -115,6 +121,23 @@ async def test_anthropic_saying_the_prompt_is_too_long_gets_the_same_message(ser
     provider = AnthropicProvider(base_url=server.base_url, model="claude", api_key="sk-ant-test", client=client)
     _, error = await failure(provider)
     assert error.startswith(f"{FITS_NO_LONGER} (200000 tokens).")
+
+
+async def test_anthropic_stopping_at_the_end_of_the_context_window_says_the_context_is_full(server, client):
+    usage = {"input_tokens": 199_900, "output_tokens": 100}
+    body = anthropic_sse_body(text="It goes on and", stop_reason="model_context_window_exceeded", usage=usage)
+    server.enqueue(SSEResponse(body))
+    provider = AnthropicProvider(base_url=server.base_url, model="claude", api_key="sk-ant-test", client=client)
+    text, error = await failure(provider)
+    assert text == "It goes on and"
+    assert error.startswith(f"{FITS_NO_LONGER} (200000 tokens).")
+
+
+async def test_anthropic_stopping_at_max_tokens_is_a_cut_answer_not_a_full_context(server, client):
+    server.enqueue(SSEResponse(anthropic_sse_body(text="Cut here", stop_reason="max_tokens")))
+    provider = AnthropicProvider(base_url=server.base_url, model="claude", api_key="sk-ant-test", client=client)
+    events = [event async for event in provider.stream(list(HELLO), [])]
+    assert events[-1] == Finish("length")
 
 
 async def test_another_invalid_request_keeps_the_servers_own_words(server, client):
