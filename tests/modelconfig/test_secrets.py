@@ -5,6 +5,7 @@ configuration, while the picker and the admin keep working; the migration encryp
 import io
 import json
 import logging
+from contextlib import contextmanager
 
 import pytest
 from cryptography.fernet import Fernet
@@ -207,12 +208,26 @@ def test_the_admin_opens_says_the_key_cannot_be_decrypted_and_keeps_it(admin_cli
 # --- the migration ----------------------------------------------------------------------------
 
 
+def migrate(target: tuple[str, str] | None = None) -> None:
+    """Migrate the test database to `target` (None: every app's latest)."""
+    executor = MigrationExecutor(connection)
+    executor.migrate([target] if target else executor.loader.graph.leaf_nodes())
+
+
+@contextmanager
+def at_migration(target: tuple[str, str]):
+    """The database at `target` inside the block, at the latest migrations after it (however it ends)."""
+    migrate(target)
+    try:
+        yield
+    finally:
+        migrate()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_encrypts_plaintext_rows_and_its_reverse_decrypts_them():
     before, after = ("modelconfig", "0001_initial"), ("modelconfig", "0002_encrypt_api_key")
-    executor = MigrationExecutor(connection)
-    executor.migrate([before])
-    try:
+    with at_migration(before):
         with connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO {TABLE} (name, api, base_url, model, api_key, tool_protocol, context_window, enabled, "
@@ -221,8 +236,7 @@ def test_the_migration_encrypts_plaintext_rows_and_its_reverse_decrypts_them():
                 "'2026-01-01', '2026-01-01')",
                 [SECRET],
             )
-        executor = MigrationExecutor(connection)
-        executor.migrate([after])
+        migrate(after)
         # Without the fields later migrations add (the prices, 0003; supports_images, 0004): the table is as 0002
         # left it.
         rows = ModelConfiguration.objects.defer("price_input", "price_output", "supports_images")
@@ -231,13 +245,8 @@ def test_the_migration_encrypts_plaintext_rows_and_its_reverse_decrypts_them():
         assert old.api_key == SECRET
         assert raw_key(rows.get(name="Keyless")) == ""
 
-        executor = MigrationExecutor(connection)
-        executor.migrate([before])
+        migrate(before)
         assert raw_key(old) == SECRET
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 # --- the password of a base URL ------------------------------------------------------------------
@@ -303,9 +312,7 @@ def test_the_migration_encrypts_a_base_urls_password_and_its_reverse_decrypts_it
         ("modelconfig", "0004_modelconfiguration_supports_images"),
         ("modelconfig", "0005_encrypt_base_url_password"),
     )
-    executor = MigrationExecutor(connection)
-    executor.migrate([before])
-    try:
+    with at_migration(before):
         with connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO {TABLE} (name, api, base_url, model, api_key, tool_protocol, context_window, enabled, "
@@ -315,16 +322,10 @@ def test_the_migration_encrypts_a_base_urls_password_and_its_reverse_decrypts_it
                 "'2026-01-01')",
                 [URL_WITH_PASSWORD],
             )
-        executor = MigrationExecutor(connection)
-        executor.migrate([after])
+        migrate(after)
         old, open_ = ModelConfiguration.objects.get(name="Old"), ModelConfiguration.objects.get(name="Open")
         assert decrypts_with(KEY_A, raw_url(old)) == URL_WITH_PASSWORD
         assert raw_url(open_) == "http://h/v1"
 
-        executor = MigrationExecutor(connection)
-        executor.migrate([before])
+        migrate(before)
         assert raw_url(old) == URL_WITH_PASSWORD
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate(executor.loader.graph.leaf_nodes())
