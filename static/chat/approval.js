@@ -2,13 +2,13 @@
 // arguments as JSON, reject with an optional reason, reply instead of running), and afterwards who decided what.
 // Arguments, reasons and usernames are untrusted: they only ever go in as text.
 
+import { CardForm } from "./card-form.js";
 import { el, button, prettyJson, isJsonObject } from "./dom.js";
 
-const SENDING_TEXT = "Sending your decision…";
 let formCounter = 0;
 
 /** The choices for one waiting call. The card mounts `root` and forwards the server's answers. */
-export class ApprovalPanel {
+export class ApprovalPanel extends CardForm {
   /**
    * @param {object} o
    * @param {string} o.toolName
@@ -18,10 +18,10 @@ export class ApprovalPanel {
    * @param {(payload: object) => void} o.onSend  gets {decision, args?, message?, for_thread?}
    */
   constructor({ toolName, allow, argsEl, getArgs, onSend }) {
+    super("Sending your decision…");
     Object.assign(this, { argsEl, getArgs, onSend });
     const uid = ++formCounter;
     const offered = (decision) => !allow || allow[decision] !== false;
-    this.sending = false;
     this.root = el("div", "approval");
     this.fieldset = el("fieldset", "approval-fieldset");
     this.fieldset.append(el("legend", "tool-approval-label", "This tool call needs your approval."));
@@ -152,35 +152,6 @@ export class ApprovalPanel {
       return;
     }
     this.send({ decision: "edit", args: parsed, ...this.grant() });
-  }
-
-  send(payload) {
-    if (this.sending) return;
-    this.sending = true;
-    this.fieldset.disabled = true;
-    this.showMessage(SENDING_TEXT, "sending");
-    this.onSend(payload);
-  }
-
-  /** The decision did not go through and may be made again (e.g. invalid_args, not connected). */
-  fail(message) {
-    this.sending = false;
-    this.fieldset.disabled = false;
-    this.showMessage(message, "error");
-  }
-
-  /** The decision cannot be made from here (already_decided): stay disabled, wait for the events. */
-  block(message) {
-    this.sending = false;
-    this.fieldset.disabled = true;
-    this.showMessage(message, "error");
-  }
-
-  showMessage(text, kind) {
-    this.messageEl.textContent = text;
-    this.messageEl.dataset.kind = kind;
-    this.messageEl.setAttribute("role", kind === "error" ? "alert" : "status");
-    this.messageEl.hidden = false;
   }
 
   hideMessage() {

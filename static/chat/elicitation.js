@@ -5,13 +5,13 @@
 // The message, titles, descriptions and option names are the tool's (an MCP server's) text: DOM nodes and
 // textContent only, never markup.
 
+import { CardForm } from "./card-form.js";
 import { el, button, isJsonObject } from "./dom.js";
 
-const SENDING_TEXT = "Sending your answer…";
 let formCounter = 0;
 
 /** The form for one open request. The card mounts `root` and forwards the server's answers. */
-export class InputForm {
+export class InputForm extends CardForm {
   /**
    * @param {object} o
    * @param {string} o.request  the request's id
@@ -20,9 +20,9 @@ export class InputForm {
    * @param {(payload: {request: string, action: string, content?: object}) => void} o.onSend
    */
   constructor({ request, message, schema, onSend }) {
+    super("Sending your answer…");
     this.request = String(request);
     this.onSend = onSend;
-    this.sending = false;
     this.uid = ++formCounter;
     this.fields = [];
     this.root = el("form", "input-request");
@@ -80,32 +80,7 @@ export class InputForm {
   }
 
   send(payload) {
-    if (this.sending) return;
-    this.sending = true;
-    this.fieldset.disabled = true;
-    this.showMessage(SENDING_TEXT, "sending");
-    this.onSend({ request: this.request, ...payload });
-  }
-
-  /** The answer was refused (e.g. it does not fit the form) or not sent: the form stays, with why. */
-  fail(message) {
-    this.sending = false;
-    this.fieldset.disabled = false;
-    this.showMessage(message, "error");
-  }
-
-  /** The request is no longer open from here (answered elsewhere, timed out): the events will close it. */
-  block(message) {
-    this.sending = false;
-    this.fieldset.disabled = true;
-    this.showMessage(message, "error");
-  }
-
-  showMessage(text, kind) {
-    this.messageEl.textContent = text;
-    this.messageEl.dataset.kind = kind;
-    this.messageEl.setAttribute("role", kind === "error" ? "alert" : "status");
-    this.messageEl.hidden = false;
+    super.send({ request: this.request, ...payload });
   }
 
   focus() {
