@@ -16,6 +16,8 @@ from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from tools.artifacts import artifact_size
+
 from .access import NotFound, get_thread_for_user, parse_uuid
 from .broadcast import tell_user
 from .live import events
@@ -142,7 +144,8 @@ def search(request: HttpRequest) -> JsonResponse:
 def tool_call_artifact(request: HttpRequest, thread_id, tool_call_id) -> JsonResponse:
     """The artifact a tool call's tool stored (kept out of the model's context), for the card's viewer.
 
-    Whole up to ARTIFACT_MAX_BYTES as JSON: {"artifact": ...}. Bigger: {"truncated": true, "preview": the first
+    Whole up to ARTIFACT_MAX_BYTES as JSON besides its images' data (tools/artifacts.py): {"artifact": ...}.
+    Bigger: {"truncated": true, "preview": the first
     ARTIFACT_MAX_BYTES of it as indented JSON text, "size": its size in bytes, "limit": ...}."""
     thread = _owned(request, thread_id)
     try:
@@ -163,9 +166,11 @@ def tool_call_artifact(request: HttpRequest, thread_id, tool_call_id) -> JsonRes
     if artifact is None:
         return JsonResponse({"error": "This tool call stored no artifact."}, status=404)
     found = {"tool_call": str(call.pk), "name": call.name}
-    size = len(json.dumps(artifact, ensure_ascii=False, separators=(",", ":")).encode())
-    if size <= ARTIFACT_MAX_BYTES:
+    measured = artifact_size(artifact)
+    if measured.fits(ARTIFACT_MAX_BYTES):  # images apart: the card shows them, each up to MAX_IMAGE_BYTES
+        size = measured.other + measured.images
         return JsonResponse({**found, "artifact": artifact, "truncated": False, "size": size})
+    size = len(json.dumps(artifact, ensure_ascii=False, separators=(",", ":")).encode())
     text = json.dumps(artifact, ensure_ascii=False, indent=2).encode()[:ARTIFACT_MAX_BYTES]
     preview = text.decode(errors="ignore")  # a character cut in two is dropped
     return JsonResponse(

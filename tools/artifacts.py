@@ -5,18 +5,53 @@ Any tool may return one (response_format="content_and_artifact"); the card shows
 shows is decided the same way here (the count in tool_call.completed) and in the page (static/chat/artifact.js):
 PNG, JPEG, GIF or WebP only, valid base64, at most MAX_IMAGE_BYTES each once decoded, and bytes that start the
 way that type's files do.
+
+Images are measured apart from the rest: an artifact's other JSON is held to the stored cap of any result
+(tools/results.py MAX_STORED_CHARS, 1 MiB), its images' base64 to MAX_ARTIFACT_IMAGE_CHARS in all, so an image of a
+few megabytes reaches the card (it never goes to the model, and no snapshot or event carries it).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["IMAGE_TYPES", "MAX_IMAGE_BYTES", "image_blocks", "shown_images"]
+__all__ = [
+    "IMAGE_TYPES",
+    "MAX_ARTIFACT_IMAGE_CHARS",
+    "MAX_IMAGE_BYTES",
+    "ArtifactSize",
+    "artifact_size",
+    "image_blocks",
+    "shown_images",
+]
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
+#: The base64 of every image of one artifact together: two images of the largest size.
+MAX_ARTIFACT_IMAGE_CHARS = 2 * ((MAX_IMAGE_BYTES + 2) // 3) * 4
+
+
+@dataclass(frozen=True)
+class ArtifactSize:
+    other: int  # characters of the artifact as compact JSON, its images' base64 left out
+    images: int  # characters of its images' base64
+
+    def fits(self, other_limit: int) -> bool:
+        return self.other <= other_limit and self.images <= MAX_ARTIFACT_IMAGE_CHARS
+
+
+def artifact_size(artifact: Any) -> ArtifactSize:
+    """The artifact's size as JSON (compact, UTF-8 characters), its image data apart from the rest."""
+    blocks = [b for b in image_blocks(artifact) if isinstance(b.get("data"), str)]
+    if blocks:
+        images = {id(b) for b in blocks}
+        artifact = {**artifact, "content": [{**b, "data": ""} if id(b) in images else b for b in artifact["content"]]}
+    other = len(json.dumps(artifact, ensure_ascii=False, separators=(",", ":"), default=str))
+    return ArtifactSize(other=other, images=sum(len(b["data"]) for b in blocks))
 
 
 def image_blocks(artifact: Any) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from tools.artifacts import MAX_ARTIFACT_IMAGE_CHARS, artifact_size
 from tools.base import Tool
 from tools.coerce import coerce, validation_problems
 from tools.context import ElicitationAnswer, ToolContext
@@ -215,12 +216,14 @@ def _json_artifact(tool: Tool, artifact: Any) -> Any:
         text = json.dumps(artifact, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ToolFailure(f"The artifact of tool {tool.name!r} is not JSON-serialisable: {exc}") from None
-    if len(text) > MAX_STORED_CHARS:
+    data = json.loads(text)
+    size = artifact_size(data)
+    if not size.fits(MAX_STORED_CHARS):
         raise ToolFailure(
-            f"The artifact of tool {tool.name!r} is too large: {len(text)} characters as JSON "
-            f"(the limit is {MAX_STORED_CHARS})."
+            f"The artifact of tool {tool.name!r} is too large: {size.other} characters as JSON besides "
+            f"{size.images} of image data (the limits are {MAX_STORED_CHARS} and {MAX_ARTIFACT_IMAGE_CHARS})."
         )
-    return json.loads(text)
+    return data
 
 
 def _describe_failure(tool: Tool, kwargs: dict, exc: Exception) -> str:

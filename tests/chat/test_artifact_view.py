@@ -1,5 +1,6 @@
 """GET /t/<thread>/tool-calls/<call>/artifact: the artifact a tool stored, for its owner only."""
 
+import base64
 import json
 import re
 import uuid
@@ -117,6 +118,15 @@ def test_a_big_artifact_comes_back_cut_with_a_note(owner, thread):
     preview = body["preview"].encode()
     assert ARTIFACT_MAX_BYTES - 4 <= len(preview) <= ARTIFACT_MAX_BYTES
     assert body["preview"].startswith('{\n  "rows": [\n    "éé')
+
+
+def test_an_artifact_with_an_image_of_a_few_megabytes_comes_back_whole_for_the_card(owner, thread):
+    image = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"x" * 3_000_000).decode()
+    artifact = {"content": [{"type": "image", "mimeType": "image/png", "data": image}], "note": "a chart"}
+    call = step_with_call(thread, artifact=artifact)
+    body = login(owner).get(url(thread.pk, call.pk)).json()
+    assert body["truncated"] is False
+    assert body["artifact"] == artifact
 
 
 def test_login_is_required_and_only_get_is_allowed(owner, thread):

@@ -1,4 +1,5 @@
 import asyncio
+import base64
 import logging
 import threading
 import time
@@ -339,6 +340,19 @@ async def test_it_reports_an_artifact_too_large_to_store():
     result = await execute_tool(_registry(huge), "huge", {})
 
     assert result.status == "error" and "artifact of tool 'huge' is too large" in result.content
+
+
+async def test_it_stores_an_artifact_whose_image_is_larger_than_the_cap_for_the_rest():
+    image = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"x" * (MAX_STORED_CHARS * 2)).decode()
+
+    @tool(response_format="content_and_artifact")
+    def picture() -> tuple[str, dict]:
+        """A picture."""
+        return "drawn", {"content": [{"type": "image", "mimeType": "image/png", "data": image}]}
+
+    result = await execute_tool(_registry(picture), "picture", {})
+
+    assert result.status == "success" and result.artifact["content"][0]["data"] == image
 
 
 async def test_it_reports_a_content_and_artifact_tool_that_returns_one_value():

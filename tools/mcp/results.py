@@ -14,6 +14,7 @@ from typing import Any
 
 import mcp_types as types
 
+from tools.artifacts import MAX_ARTIFACT_IMAGE_CHARS, artifact_size
 from tools.results import MAX_STORED_CHARS
 
 __all__ = ["Converted", "convert_result"]
@@ -32,7 +33,7 @@ class Converted:
 def convert_result(result: types.CallToolResult) -> Converted:
     texts: list[str] = []
     kept: list[dict[str, Any]] = []
-    budget = ARTIFACT_BUDGET
+    budget, image_budget = ARTIFACT_BUDGET, MAX_ARTIFACT_IMAGE_CHARS
     structured = result.structured_content
     if structured is not None:
         budget -= len(json.dumps(structured, ensure_ascii=False, default=str))
@@ -41,11 +42,12 @@ def convert_result(result: types.CallToolResult) -> Converted:
             texts.append(block.text)
             continue
         wire = block.model_dump(by_alias=True, exclude_none=True, mode="json")
-        size = len(json.dumps(wire, ensure_ascii=False))
+        size = artifact_size({"content": [wire]})
         summary = _summary(block)
-        if size <= budget:
+        if size.other <= budget and size.images <= image_budget:
             kept.append(wire)
-            budget -= size
+            budget -= size.other
+            image_budget -= size.images
         else:  # a result larger than what a call may store: named for the model, not kept
             summary = summary[:-1] + ", too large to keep]"
         texts.append(summary)
