@@ -214,3 +214,28 @@ async def test_deleting_a_thread_deletes_every_version(connect, owner, model_ser
     assert not await Message.all_versions.filter(thread_id=thread_id).aexists()
     assert not await ToolCall.objects.filter(message__thread_id=thread_id).aexists()
     assert not await Run.objects.filter(thread_id=thread_id).aexists()
+
+
+def test_a_summary_holds_only_for_the_branch_it_was_made_on(owner):
+    """Editing a message the summary covers leaves the new branch without it; switching back brings it back."""
+    from chat.store import versions
+    from chat.summaries import save_summary
+
+    thread = Thread.objects.create(owner=owner, title="t")
+    previous = None
+    for order, (role, content) in enumerate([("user", "q1"), ("assistant", "a1"), ("user", "q2")], 1):
+        previous = Message.objects.create(thread=thread, order=order, role=role, content=content, parent=previous)
+    first = Message.objects.get(content="q1")
+    save_summary(
+        thread_id=thread.pk, run_id=None, text="they asked q1", through=2, model_label="", usage={}, usage_rows=[]
+    )
+    changed = versions.edit(
+        user=owner, thread_id=thread.pk, message_id=first.pk, content="q1, edited", client_msg_id=uuid.uuid4()
+    )
+    Run.objects.filter(pk=changed.turn.run.pk).update(status=Run.Status.COMPLETED)
+    thread.refresh_from_db()
+    assert (thread.summary, thread.summary_through, changed.summary) == ("", None, None)
+    back = versions.switch(user=owner, thread_id=thread.pk, message_id=changed.message, to=first.pk)
+    thread.refresh_from_db()
+    assert (thread.summary, thread.summary_through) == ("they asked q1", 2)
+    assert back.summary == {"text": "they asked q1", "before": Message.objects.get(content="q2").pk}
