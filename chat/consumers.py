@@ -242,22 +242,41 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await runs.launch_run(turn)
 
     async def regenerate(self, frame):
-        await self.rewind_thread(frame, content=None, client_msg_id=None)
+        await self.change_branch(frame, rewind.begin_regenerate(user=self.scope["user"], thread_id=frame["thread"]))
 
     async def edit_last(self, frame):
-        content, client_msg_id = message_fields(frame)
-        await self.rewind_thread(frame, content=content, client_msg_id=client_msg_id)
+        await self.edit_message(frame, message_id=None)
 
-    async def rewind_thread(self, frame, *, content, client_msg_id):
-        """run.regenerate and message.edit_last (chat/rewind.py)."""
-        if not await SEND_LIMIT.aallow(self.scope["user"].pk):
+    async def edit(self, frame):
+        await self.edit_message(frame, message_id=frame["message"])
+
+    async def edit_message(self, frame, *, message_id):
+        """message.edit, and message.edit_last (its last user message): a new version of it (chat/rewind.py)."""
+        content, client_msg_id = message_fields(frame)
+        edited = rewind.begin_edit(
+            user=self.scope["user"],
+            thread_id=frame["thread"],
+            message_id=message_id,
+            content=content,
+            client_msg_id=client_msg_id,
+        )
+        await self.change_branch(frame, edited)
+
+    async def switch_version(self, frame):
+        switched = rewind.begin_switch(
+            user=self.scope["user"], thread_id=frame["thread"], message_id=frame["message"], to=frame["to"]
+        )
+        await self.change_branch(frame, switched, starts_run=False)
+
+    async def change_branch(self, frame, change, *, starts_run: bool = True):
+        """Regenerate, edit and switch: await `change` (a coroutine of chat/rewind.py), then launch its run."""
+        if starts_run and not await SEND_LIMIT.aallow(self.scope["user"].pk):
+            change.close()
             raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
         try:
-            turn = await rewind.begin_rewind(
-                user=self.scope["user"], thread_id=frame["thread"], content=content, client_msg_id=client_msg_id
-            )
+            turn = await change
         except NotFound:
-            raise ClientError("not_found", "No such thread.") from None
+            raise ClientError("not_found", "No such thread or message.") from None
         except store.RunActive:
             raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
         except BudgetExhausted as exhausted:
@@ -265,8 +284,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         except rewind.NothingToRewind:
             raise ClientError("not_allowed", "This thread has no message of yours to answer again.") from None
         await self.follow(turn.thread.pk)
-        if turn.run is None:  # a replayed edit: already done
-            await self.subscribe({"thread": str(turn.thread.pk)})
+        if turn.run is None:
+            if starts_run:  # a replayed edit: already done
+                await self.subscribe({"thread": str(turn.thread.pk)})
             return
         await runs.launch_run(turn)
 
@@ -280,6 +300,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         "run.continue": continue_run,
         "run.regenerate": regenerate,
         "message.edit_last": edit_last,
+        "message.edit": edit,
+        "message.switch_version": switch_version,
         "tool_call.decide": decide,
         "tool_call.input": answer_input,
     }

@@ -13,6 +13,8 @@ MAX_CONTENT_CHARS = 100_000
 MAX_NESTING = 32
 _ID = {"type": "string", "minLength": 1, "maxLength": 100}
 _REF = {"type": "string", "maxLength": 100}
+# A message's id as events and snapshots give it (a number), or as text.
+_MESSAGE_ID = {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "minLength": 1, "maxLength": 20}]}
 
 FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
     "ping": {"properties": {}},
@@ -45,6 +47,19 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
             "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
             "client_msg_id": _ID,
         },
+    },
+    "message.edit": {
+        "required": ["thread", "message", "content", "client_msg_id"],
+        "properties": {
+            "thread": _ID,
+            "message": _MESSAGE_ID,
+            "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
+            "client_msg_id": _ID,
+        },
+    },
+    "message.switch_version": {
+        "required": ["thread", "message", "to"],
+        "properties": {"thread": _ID, "message": _MESSAGE_ID, "to": _MESSAGE_ID},
     },
     "run.continue": {
         "required": ["thread"],

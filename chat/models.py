@@ -32,6 +32,9 @@ class Thread(models.Model):
     # person did it, null when not (POST /t/<id>/pin and /archive, docs/protocol.md).
     pinned_at = models.DateTimeField(null=True, blank=True)
     archived_at = models.DateTimeField(null=True, blank=True)
+    # Some message of the thread has an earlier version (an edit, a regenerate: chat/store/versions.py): only then
+    # does a snapshot read the versions, so a thread that never had one costs no statement more.
+    has_versions = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -103,6 +106,14 @@ class Run(models.Model):
         return self.status == self.Status.COMPLETED and self.reason == "max_steps"
 
 
+class ShownMessages(models.Manager):
+    """The messages of the branch each thread shows: every reader (the model's history, snapshots, exports, shares,
+    summaries, search) sees the current branch without a filter of its own."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(active=True)
+
+
 class Message(models.Model):
     class Role(models.TextChoices):
         SYSTEM = "system"
@@ -139,13 +150,29 @@ class Message(models.Model):
     attachments = models.JSONField(null=True, blank=True)
     # Makes message.send idempotent: a replayed frame finds the message it already created.
     client_msg_id = models.UUIDField(null=True, blank=True)
+    # Versions (chat/store/versions.py, docs/architecture.md). A thread's messages form a tree whose branch shown is the
+    # `active` one; orders are contiguous along a branch. `parent` is set where a version can start, and only there:
+    # on a user message, the message before it on its branch (null for a thread's first); on a run's first answer
+    # to a user message, that message. The versions of a point are the messages of its thread with the same parent
+    # and role, in the order they were made. `hidden_under`: on a message of a branch not shown, the version whose
+    # branch it is (its id): showing that version again shows these messages, as they were when it was left.
+    parent = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    active = models.BooleanField(default=True)
+    hidden_under = models.BigIntegerField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    # The default manager (and so `thread.messages`) sees the branch shown; `all_versions` every message. Cascading
+    # deletes use the unfiltered base manager: a thread's delete takes every version with it.
+    objects = ShownMessages()
+    all_versions = models.Manager()
 
     class Meta:
         ordering = ["thread", "order"]
         constraints = [
-            models.UniqueConstraint(fields=["thread", "order"], name="message_order_unique_in_thread"),
+            models.UniqueConstraint(
+                fields=["thread", "order"], condition=Q(active=True), name="message_order_unique_in_branch"
+            ),
             models.UniqueConstraint(
                 fields=["thread", "client_msg_id"],
                 condition=Q(client_msg_id__isnull=False),
@@ -155,6 +182,10 @@ class Message(models.Model):
 
     def __str__(self):
         return f"{self.role} #{self.order}"
+
+    def is_version_point(self) -> bool:
+        """A user message (edits make its versions) or a run's first answer to one (regenerations make them)."""
+        return self.role == self.Role.USER or (self.role == self.Role.ASSISTANT and self.parent_id is not None)
 
 
 class ThreadSummary(models.Model):
@@ -166,6 +197,8 @@ class ThreadSummary(models.Model):
     run = models.ForeignKey(Run, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     text = models.TextField()
     through_order = models.PositiveIntegerField()
+    # The last message it covers: the summary holds for a branch that shows that message (chat/store/versions.py).
+    through_message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     model_label = models.CharField(max_length=300, blank=True)
     usage = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

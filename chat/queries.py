@@ -17,15 +17,21 @@ from .models import Message, Thread
 @cache
 def _thread_for_turn_sql(vendor: str) -> str:
     q = connection.ops.quote_name
-    column = {name: q(Message._meta.get_field(name).column) for name in ("thread", "client_msg_id", "order")}
+    column = {name: q(Message._meta.get_field(name).column) for name in ("thread", "client_msg_id", "order", "active")}
     message, thread = q(Message._meta.db_table), q(Thread._meta.db_table)
     thread_pk, owner = q(Thread._meta.pk.column), q(Thread._meta.get_field("owner").column)
     stamp_table, stamp = q(SettingsStamp._meta.db_table), q(SettingsStamp._meta.get_field("stamp").column)
+    message_pk = q(Message._meta.pk.column)
+    # The branch shown: its last message's order and id (the new message follows it). `active` is compared with
+    # TRUE, which SQLite (1) and PostgreSQL (a boolean) both take.
+    shown = f"m.{column['thread']} = t.{thread_pk} AND m.{column['active']} = TRUE"
     return (
         f"SELECT t.*, "
         f"EXISTS(SELECT 1 FROM {message} m WHERE m.{column['thread']} = t.{thread_pk}"
         f" AND m.{column['client_msg_id']} = %s) AS replayed, "
-        f"(SELECT MAX(m.{column['order']}) FROM {message} m WHERE m.{column['thread']} = t.{thread_pk}) AS last_order, "
+        f"(SELECT MAX(m.{column['order']}) FROM {message} m WHERE {shown}) AS last_order, "
+        f"(SELECT m.{message_pk} FROM {message} m WHERE {shown} ORDER BY m.{column['order']} DESC LIMIT 1)"
+        f" AS last_message, "
         f"(SELECT s.{stamp} FROM {stamp_table} s WHERE s.{q(SettingsStamp._meta.pk.column)} = 1) AS stamp "
         f"FROM {thread} t WHERE t.{thread_pk} = %s AND t.{owner} = %s"
     )
@@ -33,11 +39,13 @@ def _thread_for_turn_sql(vendor: str) -> str:
 
 def thread_for_turn(owner_id: int, thread_id: uuid.UUID, client_msg_id: uuid.UUID) -> Thread | None:
     """The owner's thread with what opening a turn on it reads: `replayed` (a message with `client_msg_id` is
-    stored already), `last_order` (its last message's, None for none) and `stamp` (the tool settings' stamp, None
-    when there is no row). None: no such thread of that owner.
+    stored already, in any version), `last_order` and `last_message` (the order and id of the last message of the
+    branch shown, None for none) and `stamp` (the tool settings' stamp, None when there is no row). None: no such
+    thread of that owner.
 
-    ORM twin: Thread.objects.filter(id=thread_id, owner_id=owner_id).annotate(replayed=Exists(...),
-    last_order=Max-of-its-messages Subquery, stamp=Subquery(SettingsStamp pk=1))."""
+    ORM twin: Thread.objects.filter(id=thread_id, owner_id=owner_id).annotate(replayed=Exists(all versions),
+    last_order=Max-of-its-shown-messages Subquery, last_message=the last shown message's pk Subquery,
+    stamp=Subquery(SettingsStamp pk=1))."""
     params = [
         Message._meta.get_field("client_msg_id").get_db_prep_value(client_msg_id, connection),
         Thread._meta.pk.get_db_prep_value(thread_id, connection),

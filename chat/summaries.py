@@ -34,7 +34,7 @@ from providers.types import Usage as UsageEvent
 from .agent import step_usage
 from .live import events
 from .models import Thread, ThreadSummary
-from .store.snapshot import SUMMARY_PREFIX, summary_message, summary_view
+from .store.snapshot import SUMMARY_PREFIX, first_shown_after, summary_message, summary_view
 from .text import storable
 from .usage import Meter, add
 
@@ -167,12 +167,19 @@ def save_summary(
     from .models import Message, Usage
 
     with transaction.atomic():
+        # The message it covers last: the summary holds for the branches that show it (chat/store/versions.py).
+        last = Message.objects.filter(thread_id=thread_id, order=through).values_list("pk", flat=True).first()
         ThreadSummary.objects.create(
-            thread_id=thread_id, run_id=run_id, text=text, through_order=through, model_label=model_label, usage=usage
+            thread_id=thread_id,
+            run_id=run_id,
+            text=text,
+            through_order=through,
+            through_message_id=last,
+            model_label=model_label,
+            usage=usage,
         )
         # update() leaves updated_at alone: the list orders chats by when the person last sent in them.
         Thread.objects.filter(pk=thread_id).update(summary=text, summary_through=through)
         if usage_rows:
             Usage.objects.bulk_create(usage_rows)
-    after = Message.objects.filter(thread_id=thread_id, order__gt=through).exclude(role__in=["tool", "system"])
-    return after.order_by("order").values_list("pk", flat=True).first()
+    return first_shown_after(thread_id, through)

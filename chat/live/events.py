@@ -33,6 +33,16 @@ def thread_rewound(message: int | None, content: str, removed: list[int]) -> Eve
     return "thread.rewound", {"message": message, "content": content, "removed": removed}
 
 
+def thread_branch_changed(
+    message: int, removed: list[int], messages: list[dict[str, Any]], summary: dict[str, Any] | None
+) -> Event:
+    """Another version is shown from a point of the thread on (a regenerate, an edit, a switch: chat/rewind.py).
+    `message`: the version now shown there; `removed`: the ids that leave the view; `messages`: what the view shows
+    from the point on, as a snapshot shows messages (with their `versions`); `summary`: the thread's summary as a
+    snapshot has it, or None when the branch shown has none."""
+    return "thread.branch_changed", {"message": message, "removed": removed, "messages": messages, "summary": summary}
+
+
 # --- the person's list of threads: to all their tabs, not numbered (chat/broadcast.py) --------
 
 

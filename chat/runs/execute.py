@@ -28,7 +28,7 @@ from .. import store
 from ..agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from ..broadcast import tell_user
 from ..live import events
-from ..models import Run, Thread, ToolCall
+from ..models import Message, Run, Thread, ToolCall
 from ..recorder import RunRecorder
 from ..store import owners
 from ..summaries import Summariser, apply_strategy
@@ -158,6 +158,7 @@ async def start_here(
             recorder,
             announce=turn.created_thread,
             user_message=turn.user_message_id,
+            answer_message=turn.answer_message_id,
             resume=resume,
             setup=setup,
             interaction=interaction,
@@ -176,6 +177,7 @@ async def execute_run(
     *,
     announce: bool,
     user_message: int | None = None,
+    answer_message: int | None = None,
     resume: list[ToolCall] | None,
     setup: RunSetup | None = None,
     interaction: RunInteraction | None = None,
@@ -196,7 +198,7 @@ async def execute_run(
         # The user message's id: the tab that sent it shows it already, without its id.
         await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=bool(resume), message=user_message))
         if setup is None:
-            setup = await db(prepare_run)(thread, run=None if resume else run)
+            setup = await db(prepare_run)(thread, run=None if resume else run, reserved=answer_message)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history
         meter_for(recorder.meter, thread, run, config, setup.model, setup.agent)
         recorder.last_order = setup.last_order
@@ -279,13 +281,14 @@ class RunSetup:
     orders: list[int | None] = field(default_factory=list)
 
 
-def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
+def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None = None) -> RunSetup:
     """Everything a run reads before its first model request, in one trip to the database thread.
 
     `thread` was read when the run was opened or resumed (its model choice is current: a change of model while a
     run is active applies to the next run). `run`: a run that starts with a model request (not a resumed step,
     whose results come first): its first answer's message is inserted now, after the history is read, so that its
-    first token need not wait for an INSERT."""
+    first token need not wait for an INSERT. `reserved`: that message when it is inserted already (a regenerate's
+    new version of the answer, chat/store/versions.py)."""
     owner = thread.owner
     granted, groups, stamp = store.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
     # The thread's agent, kept in this process per stamp (no statement of its own in the steady state).
@@ -297,6 +300,7 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
     summarised = options.context is not None and options.context.kind == "summarise"
     orders: list[int | None] = []
     attachments: list = []
+    last: list = []
     history, last_order = store.history_and_last_order(
         thread_id=thread.pk,
         system_prompt=system_prompt(agent, username=owner.get_username()),
@@ -305,12 +309,19 @@ def prepare_run(thread: Thread, *, run: Run | None = None) -> RunSetup:
         summary_through=thread.summary_through if summarised else None,
         orders=orders if options.context is not None else None,
         tool_attachments=attachments,
+        last_message=last,
     )
     context = tool_context_factory(owner, thread.pk, groups, attachments=tuple(attachments))
     message_id = None
-    if run is not None and run.steps < run.step_limit:
+    if reserved is not None:  # a regenerate inserted it (the history leaves it out), as the next version
+        message_id = reserved
+    elif run is not None and run.steps < run.step_limit:
         last_order += 1
-        message_id = store.create_assistant_message(thread_id=thread.pk, run_id=run.pk, order=last_order)
+        # The first answer to a user message names it: a regenerate makes versions of this answer.
+        parent = last[0] if last and last[1] == Message.Role.USER else None
+        message_id = store.create_assistant_message(
+            thread_id=thread.pk, run_id=run.pk, order=last_order, parent_id=parent
+        )
     return RunSetup(config, toolset, context, granted, history, last_order, message_id, model, agent, options, orders)
 
 

@@ -149,6 +149,7 @@ async def launch_run(
                 "created_thread": turn.created_thread,
                 "resume": resume is not None,
                 "message": turn.user_message_id,
+                "answer": turn.answer_message_id,
             },
         )
         _watch_handover(turn.thread.pk, turn.run.pk)
@@ -195,5 +196,11 @@ async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:
     thread = await Thread.objects.aget(pk=message["thread"])
     run = await Run.objects.aget(pk=message["run"])
     resume = await db(store.approved_calls)(run_id=run.pk) if message["resume"] else None
-    turn = store.TurnStart(thread, run, message["created_thread"], user_message_id=message.get("message"))
+    turn = store.TurnStart(
+        thread,
+        run,
+        message["created_thread"],
+        user_message_id=message.get("message"),
+        answer_message_id=message.get("answer"),
+    )
     return await start_here(turn, resume=resume)

@@ -42,6 +42,7 @@ def history_and_last_order(
     summary_through: int | None = None,
     orders: list[int | None] | None = None,
     tool_attachments: list | None = None,
+    last_message: list | None = None,
 ) -> tuple[list[ChatMessage], int]:
     """load_history, and the order of the thread's last message (0 for none): one statement, the messages joined
     with their calls (a row per call, one for a message without any); one more when a user message has attachments
@@ -51,7 +52,11 @@ def history_and_last_order(
     system note after the system prompt, in their place. `orders`: filled with each history message's order (None
     for the system prompt, the summary and the results made up for calls without one). `tool_attachments`, when
     given, is filled with the attachments of the thread's last user message, as tools receive them
-    (InjectedAttachments)."""
+    (InjectedAttachments). `last_message`, when given, is filled with the id and role of the thread's last message
+    (nothing for none): a run's first answer to a user message names it as its parent (chat/store/versions.py).
+
+    An answer with no text and no calls that is still streaming is left out: the message a regenerate inserted for
+    the run's first answer (chat/store/versions.py), which the run fills."""
     history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
     if summary and summary_through is not None:
         history.append(summary_message(summary))
@@ -87,12 +92,16 @@ def history_and_last_order(
             messages[-1][1].append((call_id, call_name, args, call_status))
     answered = {head[5] for head, _ in messages if head[2] == Message.Role.TOOL}
     found = rows_by_id([i for ids in attached.values() for i in ids]) if attached else {}
+    if last_message is not None and messages:
+        last_message[:] = [messages[-1][0][0], messages[-1][0][2]]
     if tool_attachments is not None:
         last_user = next((head[0] for head, _ in reversed(messages) if head[2] == Message.Role.USER), None)
         tool_attachments[:] = [tool_attachment(found[i]) for i in attached.get(last_user, ()) if i in found]
     for (pk, order, role, status, content, answers, name), calls in messages:
         if role == Message.Role.ASSISTANT and status == Message.Status.ERROR and not calls:
             continue  # the partial text of a failed answer: a retry answers afresh
+        if role == Message.Role.ASSISTANT and status == Message.Status.STREAMING and not content and not calls:
+            continue  # an answer that has not begun: the one this run is about to write
         if orders is not None:
             orders.extend([None] * (len(history) - len(orders)))
             orders.append(order)
@@ -198,10 +207,27 @@ def run_view(run: Run | None) -> dict[str, Any] | None:
 
 
 def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[str, Any]:
-    messages = []
+    messages, summary_before = message_views(thread)
+    run = run_view(thread.runs.order_by("-started_at", "-id").first())
+    from .turns import thread_agent_info
+
+    type_, fields = thread_snapshot(thread.title, model, messages, run, thread_agent_info(thread))
+    if thread.summary:  # only then: a snapshot without one is as it always was
+        fields["summary"] = summary_view(thread.summary, summary_before)
+    return {"type": type_, "thread": str(thread.pk), "seq": seq, **fields}
+
+
+def message_views(thread: Thread, *, from_order: int | None = None) -> tuple[list[dict[str, Any]], int | None]:
+    """The shown messages of the thread (from order `from_order` on, when given) as a snapshot shows them, and the id
+    of the first of them after the thread's summary (None: none). A message with versions carries `versions`
+    (chat/store/versions.py), read only for a thread that has some."""
+    messages, shown = [], []
     summary_before: int | None = None  # the first message after the thread's summary
     with_artifact = _answers_with_artifact(thread.pk)
-    for message in _messages_with_calls(thread.pk).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM]):
+    rows = _messages_with_calls(thread.pk).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM])
+    if from_order is not None:
+        rows = rows.filter(order__gte=from_order)
+    for message in rows:
         view = {"id": message.pk, "role": message.role, "content": message.content, "status": message.status}
         if summary_before is None and thread.summary_through is not None and message.order > thread.summary_through:
             summary_before = message.pk
@@ -218,13 +244,23 @@ def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[s
                 for call in message.tool_calls.all()
             ]
         messages.append(view)
-    run = run_view(thread.runs.order_by("-started_at", "-id").first())
-    from .turns import thread_agent_info
+        shown.append(message)
+    if thread.has_versions:
+        from .versions import versions_of
 
-    type_, fields = thread_snapshot(thread.title, model, messages, run, thread_agent_info(thread))
-    if thread.summary:  # only then: a snapshot without one is as it always was
-        fields["summary"] = summary_view(thread.summary, summary_before)
-    return {"type": type_, "thread": str(thread.pk), "seq": seq, **fields}
+        found = versions_of(thread.pk, shown)
+        for view in messages:
+            if view["id"] in found:
+                view["versions"] = found[view["id"]]
+    return messages, summary_before
+
+
+def first_shown_after(thread_id: uuid.UUID, order: int) -> int | None:
+    """The id of the thread's first shown user or assistant message after `order`: where its summary's note goes."""
+    after = Message.objects.filter(thread_id=thread_id, order__gt=order).exclude(
+        role__in=[Message.Role.TOOL, Message.Role.SYSTEM]
+    )
+    return after.order_by("order").values_list("pk", flat=True).first()
 
 
 def summary_view(text: str, before: int | None) -> dict[str, Any]:

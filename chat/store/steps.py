@@ -23,13 +23,21 @@ def next_order(thread: Thread) -> int:
     return (thread.messages.aggregate(m=Max("order"))["m"] or 0) + 1
 
 
-def create_assistant_message(*, thread_id: uuid.UUID, run_id: int, order: int | None = None) -> int:
+def create_assistant_message(
+    *, thread_id: uuid.UUID, run_id: int, order: int | None = None, parent_id: int | None = None
+) -> int:
     """`order`: the message's place when the caller knows it (the run, the thread's only writer while it
-    streams: see RunRecorder.next_order), else read from the thread."""
+    streams: see RunRecorder.next_order), else read from the thread. `parent_id`: the user message it is the first
+    answer to, which a regenerate makes versions of (chat/store/versions.py); None for a later step's answer."""
     if order is None:
         order = next_order(Thread.objects.get(pk=thread_id))
     message = Message.objects.create(
-        thread_id=thread_id, run_id=run_id, order=order, role=Message.Role.ASSISTANT, status=Message.Status.STREAMING
+        thread_id=thread_id,
+        run_id=run_id,
+        order=order,
+        role=Message.Role.ASSISTANT,
+        status=Message.Status.STREAMING,
+        parent_id=parent_id,
     )
     return message.pk
 

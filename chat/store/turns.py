@@ -41,6 +41,8 @@ class TurnStart:
     awaiting: tuple[tuple[str, dict], ...] = ()
     # The user's message that opened the run (message.send), which run.started names; None for other runs.
     user_message_id: int | None = None
+    # The run's first answer when it was inserted with the run (a regenerate's new version: chat/store/versions.py).
+    answer_message_id: int | None = None
 
 
 def make_title(content: str) -> str:
@@ -103,19 +105,20 @@ def _open_turn(
 ) -> TurnStart:
     created = thread_id is None
     if created:
-        earlier = Message.objects.filter(thread__owner=user, client_msg_id=client_msg_id).first()
+        # In any version: a replayed send of a message an edit has since hidden is still the same send.
+        earlier = Message.all_versions.filter(thread__owner=user, client_msg_id=client_msg_id).first()
         if earlier is not None:
             return TurnStart(thread=earlier.thread, run=None, created_thread=False)
         thread = Thread.objects.create(
             owner=user, title=make_title(content), model_choice=model_choice or "", agent=agent
         )
         thread.agent_spec = AgentSpec.of(agent) if agent is not None else None
-        last_order = 0
+        last_order, last_message = 0, None
     else:
         thread = _thread_for_turn(user, thread_id, client_msg_id)
         if thread.replayed:
             return TurnStart(thread=thread, run=None, created_thread=False)
-        last_order = thread.last_order or 0
+        last_order, last_message = thread.last_order or 0, thread.last_message
         # Kept in this process per settings stamp (read with the thread): no statement of its own.
         thread.agent_spec = agent_spec(thread.agent_id, stamp=thread.stamp)
     spec = thread.agent_spec
@@ -137,6 +140,7 @@ def _open_turn(
         role=Message.Role.USER,
         content=content,
         client_msg_id=client_msg_id,
+        parent_id=last_message,  # where an edit of it forks from (chat/store/versions.py)
     )
     if attachments:
         # The model must take images before anything is kept: raising here undoes the turn's transaction.

@@ -7,7 +7,7 @@ import { Composer, Sidebar } from "./composer.js";
 import { Actions } from "./actions.js";
 import { ModelPicker, runNote } from "./models.js";
 import { SidebarActions } from "./sidebar.js";
-import { TurnControls, applyRewound } from "./rewind.js";
+import { TurnControls, applyBranchChanged } from "./versions.js";
 import { ToolCatalog, ToolsPanel, fetchArtifact } from "./tools.js";
 import { UsageMeter } from "./usage.js";
 import { AgentChoice, AgentFilter, AgentLabel } from "./agents.js";
@@ -103,8 +103,9 @@ const agentFilter = new AgentFilter($("agent-filter"), $("thread-list"));
 const newThreadAgent = () => (state.threadId ? undefined : agentChoice.value);
 const turns = new TurnControls({
   container: $("messages"),
-  onRegenerate: () => rewind({ type: "run.regenerate" }),
-  onEditLast: (content) => rewind({ type: "message.edit_last", content, client_msg_id: newUuid() }),
+  onRegenerate: () => changeBranch({ type: "run.regenerate" }),
+  onEdit: (message, content) => changeBranch({ type: "message.edit", message, content, client_msg_id: newUuid() }),
+  onSwitch: (message, to) => changeBranch({ type: "message.switch_version", message, to }),
 });
 const composer = new Composer({
   form: $("composer"),
@@ -171,10 +172,11 @@ function updateBusy() {
   turns.update(state.runActive || state.pending !== null || loading || !state.threadId);
 }
 
-/** run.regenerate / message.edit_last: the server answers with thread.rewound, then the run's events. */
-function rewind(frame) {
+/** run.regenerate / message.edit / message.switch_version: the server answers with thread.branch_changed (then, but
+ * for a switch, the run's events). */
+function changeBranch(frame) {
   if (!state.threadId || state.runActive || state.pending) return false;
-  if (!socket.send({ ...frame, thread: state.threadId, ref: nextRef("rewind") })) {
+  if (!socket.send({ ...frame, thread: state.threadId, ref: nextRef("branch") })) {
     composer.showError("Not connected — reconnecting. Try again in a moment.");
     return false;
   }
@@ -327,8 +329,11 @@ function handleEvent(ev) {
       picker.changed(ev);
       break;
     case "thread.rewound":
+      return; // from before versions: the thread.branch_changed that follows says it all
+    case "thread.branch_changed":
       usageMeter.removed(ev.removed);
-      applyRewound(view, ev);
+      applyBranchChanged(view, ev, turns);
+      for (const m of Array.isArray(ev.messages) ? ev.messages : []) if (m?.usage) usageMeter.add(m.id, m.usage);
       updateBusy();
       return;
     case "run.note":
@@ -402,6 +407,7 @@ function handleSnapshot(ev) {
   state.awaitingSnapshot = false;
   state.lastSeq = typeof ev.seq === "number" ? ev.seq : null;
   view.reset(ev);
+  turns.reset(ev.messages);
   usageMeter.reset(ev.messages);
   for (const text of Array.isArray(ev.run?.notes) ? ev.run.notes : []) view.append(runNote(text));
   const users = (Array.isArray(ev.messages) ? ev.messages : []).filter((m) => m.role === "user");

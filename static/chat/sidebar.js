@@ -35,7 +35,7 @@ export function relativeTime(when, now = new Date()) {
 
 const SEARCH_DELAY_MS = 250;
 
-// The styles of the sidebar actions and the last-turn actions (rewind.js), next to this module.
+// The styles of the sidebar actions and the turn actions and version switchers (versions.js), next to this module.
 if (!document.querySelector("link[data-sidebar-css]")) {
   const link = document.createElement("link");
   link.rel = "stylesheet";

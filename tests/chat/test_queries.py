@@ -19,10 +19,11 @@ def orm_thread_for_turn(owner_id, thread_id, client_msg_id):
     return (
         Thread.objects.filter(id=thread_id, owner_id=owner_id)
         .annotate(
-            replayed=Exists(Message.objects.filter(thread=OuterRef("pk"), client_msg_id=client_msg_id)),
+            replayed=Exists(Message.all_versions.filter(thread=OuterRef("pk"), client_msg_id=client_msg_id)),
             last_order=Subquery(
                 Message.objects.filter(thread=OuterRef("pk")).values("thread").annotate(m=Max("order")).values("m")
             ),
+            last_message=Subquery(Message.objects.filter(thread=OuterRef("pk")).order_by("-order").values("pk")[:1]),
             stamp=Subquery(SettingsStamp.objects.filter(pk=1).values("stamp")[:1]),
         )
         .first()
@@ -34,7 +35,7 @@ def both(owner_id, thread_id, client_msg_id):
         if thread is None:
             return None
         fields = (thread.pk, thread.owner_id, thread.title, thread.model_choice, thread.last_seq)
-        return (*fields, thread.replayed, thread.last_order, thread.stamp)
+        return (*fields, thread.replayed, thread.last_order, thread.last_message, thread.stamp)
 
     return (
         seen(queries.thread_for_turn(owner_id, thread_id, client_msg_id)),
@@ -49,7 +50,7 @@ def thread(owner):
 
 def test_a_thread_without_messages(owner, thread):
     sql, orm = both(owner.pk, thread.pk, uuid.uuid4())
-    assert sql == orm and sql[-3:-1] == (False, None)
+    assert sql == orm and sql[-4:-1] == (False, None, None)
 
 
 def test_a_thread_with_messages_and_the_replayed_one(owner, thread):
@@ -57,9 +58,18 @@ def test_a_thread_with_messages_and_the_replayed_one(owner, thread):
     for order in (1, 2, 5):
         Message.objects.create(thread=thread, order=order, role="user", client_msg_id=sent if order == 2 else None)
     sql, orm = both(owner.pk, thread.pk, sent)
-    assert sql == orm and sql[-3:-1] == (True, 5)
+    assert sql == orm and sql[-4:-2] == (True, 5)
     sql, orm = both(owner.pk, thread.pk, uuid.uuid4())
-    assert sql == orm and sql[-3:-1] == (False, 5)
+    assert sql == orm and sql[-4:-2] == (False, 5)
+
+
+def test_a_thread_with_versions_counts_only_the_branch_shown(owner, thread):
+    """The last order and message are those of the branch shown; a message of a hidden version is still replayed."""
+    hidden = uuid.uuid4()
+    shown = [Message.objects.create(thread=thread, order=order, role="user") for order in (1, 2)]
+    Message.objects.create(thread=thread, order=3, role="user", client_msg_id=hidden, active=False)
+    sql, orm = both(owner.pk, thread.pk, hidden)
+    assert sql == orm and sql[-4:-1] == (True, 2, shown[-1].pk)
 
 
 def test_the_settings_stamp_with_and_without_its_row(owner, thread):

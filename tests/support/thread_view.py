@@ -111,7 +111,9 @@ class ThreadView:
         if event["type"] == "run.note":
             self.notes.append(event["text"])
         elif event["type"] == "thread.rewound":
-            self.rewound(event)
+            pass  # thread.branch_changed, which follows, says it all (static/chat/app.js)
+        elif event["type"] == "thread.branch_changed":
+            self.branch_changed(event)
         else:
             self.apply(event)
 
@@ -123,16 +125,17 @@ class ThreadView:
         self.notice = notice_of(snapshot["run"])
         self.notes = list((snapshot["run"] or {}).get("notes") or [])
 
-    def rewound(self, event: dict) -> None:
+    def branch_changed(self, event: dict) -> None:
+        """versions.js applyBranchChanged: the removed messages leave, the new branch's are built after the rest."""
         for removed in event.get("removed") or []:
             gone = [m for m in self.messages if m.id == removed]
             for message in gone:
                 self.messages.remove(message)
                 for card in message.cards:
                     self.cards.pop(card, None)
-        last = self.find(event.get("message"))
-        if last is not None and isinstance(event.get("content"), str):
-            last.text = event["content"]
+        for message in event.get("messages") or []:
+            if self.find(message["id"]) is None:
+                self.build(message)
         self.notice = None
 
     # --- thread.js ------------------------------------------------------------------------------------
