@@ -92,10 +92,13 @@ def thread_snapshot(
 # --- the run -------------------------------------------------------------------------------
 
 
-def run_started(run: int, status: str, *, resumed: bool = False, message: int | None = None) -> Event:
+def run_started(run: int, status: str, *, resumed: bool = False, sent: dict[str, Any] | None = None) -> Event:
+    """`sent`: the user message that opened the run (message.send only), as a snapshot shows it plus its
+    client_msg_id; `message` is its id (the field older pages read)."""
     fields: dict[str, Any] = {"run": {"id": run, "status": status, "resumed": resumed}}
-    if message is not None:  # the user message that opened the run (message.send only)
-        fields["message"] = message
+    if sent is not None:
+        fields["message"] = sent["id"]
+        fields["user_message"] = sent
     return "run.started", fields
 
 

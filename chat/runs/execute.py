@@ -157,7 +157,7 @@ async def start_here(
             run,
             recorder,
             announce=turn.created_thread,
-            user_message=turn.user_message_id,
+            user_message=turn.user_message,
             answer_message=turn.answer_message_id,
             resume=resume,
             setup=setup,
@@ -176,7 +176,7 @@ async def execute_run(
     recorder: RunRecorder,
     *,
     announce: bool,
-    user_message: int | None = None,
+    user_message: dict[str, Any] | None = None,
     answer_message: int | None = None,
     resume: list[ToolCall] | None,
     setup: RunSetup | None = None,
@@ -195,8 +195,8 @@ async def execute_run(
             await tell_user(
                 thread.owner_id, events.thread_listed(str(thread.pk), thread.title, shown), news_to_followers=False
             )
-        # The user message's id: the tab that sent it shows it already, without its id.
-        await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=bool(resume), message=user_message))
+        # The user message: the tab that sent it shows it already, without its id; the thread's other tabs not at all.
+        await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=bool(resume), sent=user_message))
         if setup is None:
             setup = await db(prepare_run)(thread, run=None if resume else run, reserved=answer_message)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history

@@ -148,7 +148,7 @@ async def launch_run(
                 "run": turn.run.pk,
                 "created_thread": turn.created_thread,
                 "resume": resume is not None,
-                "message": turn.user_message_id,
+                "user_message": turn.user_message,
                 "answer": turn.answer_message_id,
             },
         )
@@ -200,7 +200,7 @@ async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:
         thread,
         run,
         message["created_thread"],
-        user_message_id=message.get("message"),
+        user_message=message.get("user_message"),
         answer_message_id=message.get("answer"),
     )
     return await start_here(turn, resume=resume)

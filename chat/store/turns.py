@@ -39,8 +39,9 @@ class TurnStart:
     created_thread: bool
     # A retry that asks for decisions again (the run waits, no task): (tool call id, the choices offered) per call.
     awaiting: tuple[tuple[str, dict], ...] = ()
-    # The user's message that opened the run (message.send), which run.started names; None for other runs.
-    user_message_id: int | None = None
+    # The user's message that opened the run (message.send) as a snapshot shows it, with its client_msg_id, which
+    # run.started carries to the thread's other tabs; None for other runs.
+    user_message: dict[str, Any] | None = None
     # The run's first answer when it was inserted with the run (a regenerate's new version: chat/store/versions.py).
     answer_message_id: int | None = None
 
@@ -154,7 +155,17 @@ def _open_turn(
         Message.objects.filter(pk=message.pk).update(attachments=message.attachments)
     if changes:
         Thread.objects.filter(pk=thread.pk).update(**changes)
-    return TurnStart(thread=thread, run=run, created_thread=created, user_message_id=message.pk)
+    return TurnStart(thread=thread, run=run, created_thread=created, user_message=sent_view(message))
+
+
+def sent_view(message: Message) -> dict[str, Any]:
+    """A sent message as a snapshot shows it (chat/store/snapshot.py message_views), and the client_msg_id it was
+    sent with: the tab that sent it matches its own bubble by it, the thread's other tabs show it."""
+    view = {"id": message.pk, "role": message.role, "content": message.content, "status": message.status}
+    if message.attachments:
+        view["attachments"] = message.attachments
+    view["client_msg_id"] = str(message.client_msg_id) if message.client_msg_id else None
+    return view
 
 
 def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Thread:

@@ -99,6 +99,27 @@ async def test_run_started_names_the_message_each_turn_sent(connect, owner):
     assert [e["message"] for e in started] == stored
 
 
+async def test_another_tab_of_the_thread_gets_the_sent_message_with_run_started(connect, owner):
+    first = await connect(owner)
+    await first.ask("what is 2+2?")
+    thread_id = (await first.run_to_end())[0]["thread"]
+    other_tab = await connect(owner)
+    await other_tab.send(type="thread.subscribe", thread=thread_id, after_seq=None)
+    await other_tab.until("thread.snapshot")
+
+    sent = await first.ask("and 3+3?", thread=thread_id)
+    started = next(e for e in await other_tab.run_to_end() if e["type"] == "run.started")
+
+    stored = await Message.objects.aget(thread_id=thread_id, content="and 3+3?")
+    assert started["user_message"] == {
+        "id": stored.pk,
+        "role": "user",
+        "content": "and 3+3?",
+        "status": "complete",
+        "client_msg_id": sent,
+    }
+
+
 async def test_every_event_of_a_turn_is_numbered_one_after_another(connect, owner):
     client = await connect(owner)
     await client.ask("what is 2+2?")
