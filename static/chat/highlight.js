@@ -80,7 +80,6 @@ function highlightBlock(hljs, block) {
   const fragment = fragmentFromHighlight(html, source);
   if (!fragment) return;
   code.replaceChildren(fragment);
-  code.classList.add("hljs");
   block.dataset.highlighted = "true";
   const label = block.querySelector(".md-code-lang");
   if (label && language.name) label.textContent = language.name;
