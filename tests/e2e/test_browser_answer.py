@@ -241,3 +241,16 @@ def test_markup_in_a_code_block_stays_text_and_never_runs(code_turn):
     assert block.locator("code *:not(span)").count() == 0
     assert code_turn.evaluate("window.__pwned") is None
     assert code_turn.locator("#messages script, #messages img").count() == 0
+
+
+def test_highlighting_has_its_own_colours_in_dark_mode(code_turn, browser):
+    dark = browser.new_context(viewport=WIDE, color_scheme="dark", storage_state=code_turn.context.storage_state())
+    page = dark.new_page()
+    page.goto(code_turn.url)
+    keyword = page.locator(".md-code[data-highlighted] code .hljs-keyword").first
+    expect(keyword).to_be_visible()
+    assert keyword.evaluate("n => getComputedStyle(n).color") == "rgb(255, 123, 114)"  # GitHub Dark's keyword
+    light = code_turn.locator(".md-code[data-highlighted] code .hljs-keyword").first
+    assert light.evaluate("n => getComputedStyle(n).color") == "rgb(215, 58, 73)"  # GitHub's
+    shoot(page.locator(".message.assistant").last, "answer-code-dark.png")
+    dark.close()
