@@ -55,3 +55,19 @@ def duration(ms) -> str:
     if ms < 60_000:
         return f"{ms / 1000:.1f} s" if ms < 10_000 else f"{round(ms / 1000)} s"
     return f"{int(ms // 60_000)} min {round((ms % 60_000) / 1000)} s"
+
+
+@register.filter
+def turns(messages) -> list[dict]:
+    """Messages as the chat page groups them (static/chat/answer.js): each user message on its own
+    (`{"role": "user", "message": m}`), and the assistant messages between two user messages, one per model call,
+    as one answer (`{"role": "assistant", "segments": [m, …]}`)."""
+    grouped: list[dict] = []
+    for message in messages or []:
+        if message["role"] != "assistant":
+            grouped.append({"role": message["role"], "message": message})
+        elif grouped and grouped[-1]["role"] == "assistant":
+            grouped[-1]["segments"].append(message)
+        else:
+            grouped.append({"role": "assistant", "segments": [message]})
+    return grouped

@@ -12,6 +12,7 @@
 // GFM tables, thematic breaks, links, autolinks and bare URLs, backslash escapes.
 
 import { LINK_REL, parseMarkdown, safeUrl, stripAsciiSpace } from "./markdown-parser.js";
+import { highlightCode } from "./highlight.js";
 
 const CODE_LANGUAGE = /^[ \t\n\r\f\v]*([^ \t\n\r\f\v]*)/;
 const CODE_LANGUAGE_JUNK = /[^\w+#.-]/g;
@@ -294,7 +295,7 @@ export class MarkdownStream {
     this.blocks = 0;
     this.chunk = null;
     this.container.replaceChildren();
-    this.render();
+    this.render(true);
   }
 
   /** The final text: if it is what streamed, only the tail is rendered once more; otherwise all of it. */
@@ -302,7 +303,7 @@ export class MarkdownStream {
     if (typeof text === "string" && newlines(text) !== this.source) this.set(text);
     else {
       this.cancel();
-      this.render();
+      this.render(true);
     }
   }
 
@@ -311,12 +312,21 @@ export class MarkdownStream {
     this.frame = 0;
   }
 
-  render() {
+  /**
+   * Renders what changed. Code blocks are highlighted (highlight.js) once finished: in the blocks kept from now
+   * on, and in the tail only when `final` (the whole text is in: finish, set), never per token.
+   */
+  render(final = false) {
     const { closed, openFrom } = splitClosed(this.source.slice(this.committed));
     for (const n of this.tail) n.remove();
-    for (const block of closed) this.keep(renderMarkdown(block));
+    for (const block of closed) {
+      const fragment = renderMarkdown(block);
+      highlightCode(fragment);
+      this.keep(fragment);
+    }
     this.committed += openFrom;
     const tail = renderMarkdown(this.source.slice(this.committed));
+    if (final) highlightCode(tail);
     this.tail = [...tail.childNodes];
     this.container.append(tail);
   }

@@ -40,20 +40,26 @@ function typingIndicator() {
   return dots;
 }
 
-/** One message bubble. User and assistant messages share it; only assistant ones hold tool cards. */
+/**
+ * One message. A user message is its own bubble (article.message.user). An assistant message is one model call: a
+ * segment (div.answer-segment) of the turn's answer (answer.js AnswerView, which holds the header, Copy and the
+ * usage line); only assistant messages hold tool cards.
+ */
 export class MessageView {
-  constructor({ id = null, role = "assistant", content = "", status = "complete", isDemo = false } = {}) {
+  constructor({ id = null, role = "assistant", content = "", status = "complete" } = {}) {
     this.id = id;
     this.role = role === "user" ? "user" : "assistant";
-    this.root = el("article", `message ${this.role}`);
-    if (id !== null && id !== undefined) this.root.dataset.messageId = String(id);
-    const meta = el("div", "message-meta");
-    meta.append(el("span", "message-role", this.role === "user" ? "You" : "Assistant"));
-    if (this.role === "assistant" && isDemo) {
-      const badge = el("span", "badge demo-badge", "demo");
-      badge.title = "Written by the offline demo model, not an AI";
-      meta.append(badge);
+    this.answer = null; // the AnswerView holding this segment (assistant messages)
+    this.usage = null; // this model call's usage (usage.js showMessageUsage)
+    if (this.role === "user") {
+      this.root = el("article", "message user");
+      const meta = el("div", "message-meta");
+      meta.append(el("span", "message-role", "You"));
+      this.root.append(meta);
+    } else {
+      this.root = el("div", "answer-segment");
     }
+    if (id !== null && id !== undefined) this.root.dataset.messageId = String(id);
     this.textEl = el("div", "message-text");
     this.textNode = null;
     this.markdown = null;
@@ -71,7 +77,7 @@ export class MessageView {
     this.toolsEl = el("div", "tool-calls");
     this.toolsEl.hidden = true;
     this.noteEl = null;
-    this.root.append(meta, this.textEl, this.toolsEl);
+    this.root.append(this.textEl, this.toolsEl);
     this.setText(content || "");
     this.setStatus(status);
   }
@@ -88,6 +94,12 @@ export class MessageView {
     if (this.markdown) this.markdown.set(text);
     else this.textNode.data = text;
     this.textEl.hidden = text.length === 0;
+    this.answer?.changed();
+  }
+
+  /** The text as written (an answer's Markdown source, not its rendering): what Copy copies. */
+  sourceText() {
+    return this.markdown ? this.markdown.source : this.textNode.data;
   }
 
   /** The model's thinking, collapsed above the answer; created on its first piece. */
@@ -120,6 +132,7 @@ export class MessageView {
 
   setStatus(status) {
     this.root.dataset.status = status || "complete";
+    this.answer?.changed();
     // The open Markdown block is rebuilt as it grows: screen readers hear the text once it settles.
     if (this.markdown) this.textEl.setAttribute("aria-busy", status === "streaming" ? "true" : "false");
     if (status === "streaming") {
@@ -141,7 +154,7 @@ export class MessageView {
     }
   }
 
-  /** A note at the bottom of the bubble, e.g. "stopped" or "cut off by the output limit". */
+  /** A note at the bottom of the message, e.g. "stopped" or "cut off by the output limit". */
   setNote(text, className = "message-note") {
     if (!this.noteEl) {
       this.noteEl = el("p", className);

@@ -3,6 +3,7 @@
 
 import { attachmentList } from "./attachments.js";
 import { el, MessageView, ToolCardView } from "./render.js";
+import { AnswerView, answerOf } from "./answer.js";
 import { RunNotices } from "./notices.js";
 import { decisionText } from "./approval.js";
 import { showMessageUsage } from "./usage.js";
@@ -15,6 +16,19 @@ export const idOf = (ref) => (ref !== null && typeof ref === "object" ? ref.id :
 // A snapshot's last messages built at once; older ones in chunks of OLDER_CHUNK between frames.
 const FIRST_BATCH = 40;
 const OLDER_CHUNK = 100;
+
+/**
+ * Where a turn starts at or before `index`: the index of a user message (or 0), so a batch of messages built
+ * together never splits an answer across two batches.
+ */
+function turnStart(messages, index) {
+  let i = Math.max(0, index);
+  while (i > 0 && messages[i]?.role !== "user") i -= 1;
+  return i;
+}
+
+/** The element of the conversation a message sits in at the top level: its answer's, or its own. */
+const outerOf = (view) => (view.answer && view.answer.segments[0] === view ? view.answer.root : view.root);
 
 const SCROLL_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
 
@@ -147,8 +161,8 @@ export class ThreadView {
     this.toolCards.clear();
     this.container.replaceChildren();
     const messages = Array.isArray(snapshot.messages) ? snapshot.messages : [];
-    const split = Math.max(0, messages.length - FIRST_BATCH);
-    for (const m of messages.slice(split)) this.append(this.buildMessage(m).root);
+    const split = turnStart(messages, messages.length - FIRST_BATCH);
+    for (const node of this.buildTurns(messages.slice(split))) this.append(node);
     this.summary = null;
     if (snapshot.summary) this.showSummary(snapshot.summary);
     this.notices.fromRun(snapshot.run);
@@ -169,7 +183,7 @@ export class ThreadView {
     const before = summary.before ?? null;
     this.summary = { node, before };
     const view = before === null ? null : this.messages.get(key(before));
-    if (view) view.root.before(node);
+    if (view) outerOf(view).before(node);
     else if (before === null) this.append(node);
   }
 
@@ -180,15 +194,13 @@ export class ThreadView {
       : (fn) => setTimeout(fn, 0);
     const step = () => {
       if (generation !== this.generation || !older.length) return;
-      const chunk = older.splice(Math.max(0, older.length - OLDER_CHUNK));
+      const chunk = older.splice(turnStart(older, older.length - OLDER_CHUNK));
       const fragment = document.createDocumentFragment();
       const built = new Map();
-      for (const m of chunk) {
-        const view = this.buildMessage(m, built);
-        if (this.summary && !this.summary.node.isConnected && key(this.summary.before) === key(m.id)) {
-          fragment.append(this.summary.node);
-        }
-        fragment.append(view.root);
+      fragment.append(...this.buildTurns(chunk, built));
+      const summary = this.summary;
+      if (summary && !summary.node.isConnected && built.has(key(summary.before))) {
+        outerOf(built.get(key(summary.before))).before(summary.node);
       }
       this.messages = new Map([...built, ...this.messages]); // kept in the conversation's order
       const scroller = this.container;
@@ -204,11 +216,32 @@ export class ThreadView {
     later(step);
   }
 
-  /** One snapshot message as a MessageView with its tool cards (registered in `into`, not yet in the page). */
+  /**
+   * Snapshot messages (whole turns) as the page's elements: each user message, and one answer per run of
+   * consecutive assistant messages. Registered in `into`; not yet in the page.
+   */
+  buildTurns(messages, into = this.messages) {
+    const nodes = [];
+    let answer = null;
+    for (const m of messages) {
+      const view = this.buildMessage(m, into);
+      if (view.role === "user") {
+        answer = null;
+        nodes.push(view.root);
+        continue;
+      }
+      if (!answer) {
+        answer = new AnswerView({ isDemo: this.isDemo });
+        nodes.push(answer.root);
+      }
+      answer.add(view);
+    }
+    return nodes;
+  }
+
+  /** One snapshot message as a MessageView with its tool cards (registered in `into`, not in an answer yet). */
   buildMessage(m, into = this.messages) {
-    const view = new MessageView({
-      id: m.id, role: m.role, content: m.content || "", status: m.status || "complete", isDemo: this.isDemo,
-    });
+    const view = new MessageView({ id: m.id, role: m.role, content: m.content || "", status: m.status || "complete" });
     if (m.id !== null && m.id !== undefined) into.set(key(m.id), view);
     if (Array.isArray(m.attachments) && m.attachments.length) view.showAttachments(attachmentList(m.attachments));
     if (typeof m.reasoning === "string") view.appendReasoning(m.reasoning);
@@ -239,11 +272,32 @@ export class ThreadView {
     return view;
   }
 
+  /**
+   * A new message at the end of the conversation. An assistant message joins the answer of the current turn (the
+   * last answer, when no user message came after it): a model call after a tool call, a retry, a continue.
+   */
   addMessage(id, role, content = "", status = "streaming") {
-    const view = new MessageView({ id, role, content, status, isDemo: this.isDemo });
+    const view = new MessageView({ id, role, content, status });
     if (id !== null && id !== undefined) this.messages.set(key(id), view);
-    this.append(view.root);
+    if (view.role === "user") {
+      this.append(view.root);
+      return view;
+    }
+    let answer = this.currentAnswer();
+    if (!answer) {
+      answer = new AnswerView({ isDemo: this.isDemo });
+      this.append(answer.root);
+    }
+    answer.add(view);
+    this.scroll.changed();
     return view;
+  }
+
+  /** The answer new assistant messages join: the last message element, if it is an answer. */
+  currentAnswer() {
+    let node = this.container.lastElementChild;
+    while (node && !node.classList.contains("message")) node = node.previousElementSibling;
+    return answerOf(node);
   }
 
   /** The optimistic bubble for what the person just sent. */
@@ -289,6 +343,7 @@ export class ThreadView {
       } else {
         view.stopTyping();
         view.root.dataset.status = status;
+        view.answer?.changed();
       }
     }
   }
@@ -300,9 +355,12 @@ export class ThreadView {
     this.messages.set(key(id), view);
   }
 
-  /** Takes a bubble out again (a send the server refused). */
+  /** Takes a message out again (a send the server refused, a rewind); an answer left empty goes too. */
   remove(view) {
-    view.root.remove();
+    const answer = view.answer;
+    if (answer) {
+      if (answer.remove(view)) answer.root.remove();
+    } else view.root.remove();
     if (view.id !== null && view.id !== undefined) this.messages.delete(key(view.id));
     if (!this.container.firstChild) this.container.append(this.emptyEl);
   }

@@ -1,7 +1,7 @@
 // What each answer cost, the thread's total, and how full the model's context is before sending (docs/usage.md).
 // The numbers are the server's (message.completed / run.completed / snapshot `usage`); "≈" marks an estimate.
 
-import { el } from "./render.js";
+import { el } from "./dom.js";
 
 /** 842, "12.3 k", "1.25 M". */
 export function formatTokens(n) {
@@ -38,17 +38,54 @@ export function usageTitle(usage) {
   return title;
 }
 
-/** The quiet line under an answer. */
+/** A model call's usage (message.completed / snapshot `usage`), shown in the line of the answer it belongs to. */
 export function showMessageUsage(messageView, usage) {
   if (!usage || typeof usage !== "object") return;
-  let line = messageView.usageEl;
-  if (!line) {
-    line = messageView.usageEl = el("p", "message-usage");
-    messageView.root.append(line);
+  messageView.usage = usage;
+  messageView.answer?.showUsage();
+}
+
+/** The sum of several usages: tokens added, the cost if any has one, estimated if any is. */
+export function sumUsage(usages) {
+  const total = { input_tokens: 0, output_tokens: 0, estimated: false, cost: null };
+  let cost = null;
+  for (const u of usages) {
+    total.input_tokens += Number(u.input_tokens) || 0;
+    total.output_tokens += Number(u.output_tokens) || 0;
+    total.estimated ||= Boolean(u.estimated);
+    if (u.cost !== null && u.cost !== undefined) cost = (cost || 0) + Number(u.cost);
   }
-  line.textContent = usageText(usage);
-  line.title = usageTitle(usage);
-  line.dataset.estimated = usage.estimated ? "true" : "false";
+  // Decimal strings added as floats: rounded back to 12 significant digits, so 0.1 + 0.2 reads 0.3.
+  total.cost = cost === null ? null : String(Number(cost.toPrecision(12)));
+  return total;
+}
+
+/**
+ * The quiet line at an answer's foot: what its model calls cost together (each call sends the conversation again,
+ * so their input tokens add up). One call: the line (p.message-usage), its exact numbers in the tooltip. Several:
+ * the sum and how many calls, and the line opens (a click, Enter) onto each call's numbers, in order, so they are
+ * there on a phone too. Null without any usage.
+ */
+export function answerUsage(usages) {
+  if (!usages.length) return null;
+  const total = usages.length === 1 ? usages[0] : sumUsage(usages);
+  const line = el("p", "message-usage", usageText(total));
+  line.title = usageTitle(total);
+  line.dataset.estimated = total.estimated ? "true" : "false";
+  if (usages.length === 1) return line;
+  line.textContent += ` · ${usages.length} calls`;
+  line.title = `${usages.length} model calls: ${line.title}`;
+  const details = el("details", "usage-detail");
+  const summary = el("summary", "usage-summary");
+  summary.append(line);
+  const calls = el("ol", "usage-calls");
+  for (const u of usages) {
+    const item = el("li", "usage-call", usageText(u));
+    item.title = usageTitle(u);
+    calls.append(item);
+  }
+  details.append(summary, calls);
+  return details;
 }
 
 /**
@@ -101,15 +138,7 @@ export class UsageMeter {
 
   showTotal() {
     if (!this.totalEl) return;
-    const total = { input_tokens: 0, output_tokens: 0, estimated: false, cost: null };
-    let cost = null;
-    for (const u of this.byMessage.values()) {
-      total.input_tokens += Number(u.input_tokens) || 0;
-      total.output_tokens += Number(u.output_tokens) || 0;
-      total.estimated ||= Boolean(u.estimated);
-      if (u.cost !== null && u.cost !== undefined) cost = (cost || 0) + Number(u.cost);
-    }
-    total.cost = cost === null ? null : String(cost);
+    const total = sumUsage(this.byMessage.values());
     this.totalEl.hidden = this.byMessage.size === 0;
     const tokens = total.input_tokens + total.output_tokens;
     const costText = formatCost(total.cost);

@@ -53,6 +53,22 @@ def test_first_screen_content_is_escaped_and_sanitised(owner):
     assert "earlier messages" not in html
 
 
+def test_first_screen_shows_a_turns_model_calls_as_one_answer(owner):
+    thread = Thread.objects.create(owner=owner, title="turn")
+    Message.objects.create(thread=thread, order=1, role=Message.Role.USER, content="what is 23*19?")
+    asking = Message.objects.create(thread=thread, order=2, role=Message.Role.ASSISTANT, content="Let me work it out.")
+    ToolCall.objects.create(message=asking, index=0, call_id="c1", name="calculator", args={}, status="success")
+    Message.objects.create(thread=thread, order=3, role=Message.Role.TOOL, content="437", tool_call_id="c1")
+    Message.objects.create(thread=thread, order=4, role=Message.Role.ASSISTANT, content="It is 437.")
+    Message.objects.create(thread=thread, order=5, role=Message.Role.USER, content="thanks")
+    html = page_of(owner, thread).split('id="messages"')[1].split("</main>")[0]
+    assert html.count('class="message assistant answer"') == 1
+    answer = html.split('class="message assistant answer"')[1].split('class="message user"')[0]
+    assert answer.count('class="answer-segment"') == 2
+    assert answer.index("Let me work it out.") < answer.index("calculator") < answer.index("It is 437.")
+    assert html.count('class="message user"') == 2
+
+
 def test_an_empty_thread_shows_the_loading_note(owner):
     thread = Thread.objects.create(owner=owner, title="empty")
     assert "Loading the conversation" in page_of(owner, thread)

@@ -54,8 +54,8 @@ def first_turn(page):
     )
     page.fill("#composer-input", "what is 23*19?")
     page.keyboard.press("Enter")
-    page.wait_for_selector(".message.assistant:nth-of-type(n+2)")
-    wait_until(page, "document.querySelectorAll('.message.assistant').length >= 2")
+    # The demo's turn is two model calls (the tool call, then the follow-up text): two segments of one answer.
+    wait_until(page, "document.querySelectorAll('.message.assistant .answer-segment').length >= 2")
     finished(page)
     return page
 

@@ -28,6 +28,15 @@ def test_it_shows_the_conversation_and_tool_results_to_an_anonymous_visitor(anon
     assert '<pre class="tool-result-text">437</pre>' in page
 
 
+def test_it_shows_a_turns_model_calls_as_one_answer_as_the_chat_page_does(anonymous, share):
+    _, token = share()
+    page = anonymous.get(shared_url(token)).content.decode()
+    assert page.count('class="message assistant answer"') == 1
+    answer = page.split('class="message assistant answer"')[1]
+    assert answer.count('class="answer-segment"') == 2
+    assert answer.index("Let me work that out.") < answer.index("calculator") < answer.index("23*19 = 437.")
+
+
 def test_it_puts_tool_calls_in_details_elements_that_collapse_without_javascript(anonymous, share):
     _, token = share()
     page = anonymous.get(shared_url(token)).content.decode()
