@@ -274,6 +274,25 @@ function confirmPending(messageId = null) {
   state.confirmedUserMessages += 1;
 }
 
+/**
+ * run.started of a message.send: `message` is the sent message's id and `user_message` the message itself with the
+ * client_msg_id it was sent with. This tab's bubble gets the id (Edit needs it); a message another tab sent is shown.
+ * A server from before `user_message` sends only the id: it is then taken as this tab's. Two tabs sending at once:
+ * the losing tab shows the winner's message, and its own bubble goes when its send is refused (run_active).
+ */
+function handleSent(ev) {
+  const sent = ev.user_message && typeof ev.user_message === "object" ? ev.user_message : null;
+  const p = state.pending;
+  if (p && (!sent || !sent.client_msg_id || sent.client_msg_id === p.clientMsgId)) {
+    confirmPending(idOf(ev.message) ?? null);
+    return;
+  }
+  if (sent && sent.id !== undefined && sent.id !== null && !view.messages.has(String(sent.id))) {
+    view.appendMessages([{ ...sent, role: "user" }]);
+    state.confirmedUserMessages += 1;
+  }
+}
+
 function stopRun() {
   if (!state.threadId) return;
   if (!socket.send({ type: "run.cancel", thread: state.threadId, ref: nextRef("cancel") })) {
@@ -321,9 +340,7 @@ function handleEvent(ev) {
   switch (ev.type) {
     case "run.started":
       state.runActive = true;
-      // `message`: the id of the message this turn sent, for the bubble shown as it was sent (Edit needs it).
-      // A server from before the field leaves it out: the bubble then has no id until the thread is loaded again.
-      confirmPending(idOf(ev.message) ?? null);
+      handleSent(ev);
       break;
     case "thread.model_changed":
       picker.changed(ev);

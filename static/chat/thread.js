@@ -279,9 +279,23 @@ export class ThreadView {
   addMessage(id, role, content = "", status = "streaming") {
     const view = new MessageView({ id, role, content, status });
     if (id !== null && id !== undefined) this.messages.set(key(id), view);
+    this.place(view);
+    return view;
+  }
+
+  /** Snapshot messages added at the end of the conversation (a branch shown, a message another tab sent), each
+   * user message on its own and assistant messages in the current turn's answer, as addMessage places them. */
+  appendMessages(messages) {
+    for (const m of messages) {
+      if (m && m.id !== undefined && m.id !== null && !this.messages.has(key(m.id))) this.place(this.buildMessage(m));
+    }
+  }
+
+  /** Puts a built message at the end: a user message on its own, an assistant one in the current answer. */
+  place(view) {
     if (view.role === "user") {
       this.append(view.root);
-      return view;
+      return;
     }
     let answer = this.currentAnswer();
     if (!answer) {
@@ -290,7 +304,6 @@ export class ThreadView {
     }
     answer.add(view);
     this.scroll.changed();
-    return view;
   }
 
   /** The answer new assistant messages join: the last message element, if it is an answer. */

@@ -21,9 +21,7 @@ export function applyBranchChanged(view, ev, turns) {
   }
   for (const [callId, card] of view.toolCards) if (!card.root?.isConnected) view.toolCards.delete(callId);
   const shown = Array.isArray(ev.messages) ? ev.messages : [];
-  for (const m of shown) {
-    if (m && m.id !== undefined && !view.messages.has(key(m.id))) view.append(view.buildMessage(m).root);
-  }
+  view.appendMessages(shown);
   turns.remember(shown);
   if ("summary" in ev) {
     view.summary?.node.remove();
@@ -81,7 +79,7 @@ export class TurnControls {
     this.dirty = false;
     const focused = document.activeElement?.closest?.(".versions") ? document.activeElement : null;
     const refocus = focused && this.container.contains(focused)
-      ? { id: focused.closest("[data-message-id]")?.dataset.messageId,
+      ? { id: focused.closest(".versions")?.dataset.message,
           which: focused.classList.contains("version-prev") ? "prev" : "next" }
       : null;
     for (const node of this.container.querySelectorAll(".turn-actions")) {
@@ -92,16 +90,21 @@ export class TurnControls {
       return;
     }
     if (this.editing) return;
-    const messages = [...this.container.querySelectorAll(".message[data-message-id]")];
+    // A user message's controls go in a row under it; an answer's (answer.js: one element per turn, a segment per
+    // model call) in its actions row, beside Copy and the usage line.
     const bars = new Map();
     const bar = (article) => {
-      if (!bars.has(article)) bars.set(article, el("div", "turn-actions"));
+      if (!bars.has(article)) {
+        const row = el(article.classList.contains("answer") ? "span" : "div", "turn-actions");
+        bars.set(article, row);
+      }
       return bars.get(article);
     };
-    for (const article of messages) {
-      const versions = this.versions.get(article.dataset.messageId);
-      if (versions) bar(article).append(this.switcher(article.dataset.messageId, versions));
-      if (!busy && article.classList.contains("user")) {
+    for (const node of this.container.querySelectorAll(".message.user[data-message-id], .answer [data-message-id]")) {
+      const article = node.closest(".message");
+      const versions = this.versions.get(node.dataset.messageId);
+      if (versions) bar(article).append(this.switcher(node.dataset.messageId, versions));
+      if (!busy && node === article) {
         bar(article).append(button("Edit", "button subtle turn-edit", () => this.startEdit(article)));
       }
     }
@@ -113,13 +116,18 @@ export class TurnControls {
         if (this.onRegenerate()) this.update(true);
       }));
     }
-    for (const [article, node] of bars) article.append(node);
+    for (const [article, node] of bars) {
+      const actions = article.classList.contains("answer") ? article.querySelector(":scope > .answer-actions") : null;
+      if (actions) actions.prepend(node);
+      else article.append(node);
+    }
     this.restoreFocus(refocus);
   }
 
   /** ‹ index / count ›: two buttons, disabled at the ends and while busy; reachable with Tab, used with Enter. */
   switcher(messageId, { index, count, ids }) {
     const group = el("div", "versions");
+    group.dataset.message = key(messageId);
     group.setAttribute("role", "group");
     group.setAttribute("aria-label", `Version ${index} of ${count}`);
     const go = (to, which) => {
@@ -142,7 +150,7 @@ export class TurnControls {
   restoreFocus(refocus) {
     const wanted = this.focusAfter || refocus;
     if (!wanted || !wanted.id) return;
-    const group = this.container.querySelector(`[data-message-id="${CSS.escape(wanted.id)}"] .versions`);
+    const group = this.container.querySelector(`.versions[data-message="${CSS.escape(wanted.id)}"]`);
     if (!group) return; // the version asked for is not shown yet: tried again at the next update
     this.focusAfter = null;
     const order = wanted.which === "prev" ? [".version-prev", ".version-next"] : [".version-next", ".version-prev"];

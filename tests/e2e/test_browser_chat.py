@@ -104,3 +104,32 @@ def test_markup_in_a_message_is_shown_as_text_and_never_runs(first_turn):
     assert first_turn.locator(".message.user .message-text").first.text_content() == XSS
     assert first_turn.evaluate("window.__pwned") is None
     assert first_turn.locator("#thread-list img, #messages img").count() == 0
+
+
+def test_a_message_sent_in_one_tab_shows_in_another_tab_of_the_chat_at_once(app, browser, page):
+    page.goto(f"{app}/")
+    connected(page)
+    page.fill("#composer-input", "what is 2+3?")
+    page.keyboard.press("Enter")
+    finished(page)
+    second_tab = browser.new_context(storage_state=page.context.storage_state())  # the same session
+    other = second_tab.new_page()
+    try:
+        other.goto(page.url)
+        connected(other)
+        wait_until(other, "document.querySelectorAll('#messages .message.user').length === 1")
+
+        page.fill("#composer-input", "what is 6*7?")
+        page.keyboard.press("Enter")
+
+        wait_until(other, "document.querySelectorAll('#messages .message.user').length === 2")
+        texts = other.locator("#messages .message.user .message-text").all_text_contents()
+        assert texts == ["what is 2+3?", "what is 6*7?"]
+        finished(other)
+        # Before the answer, as in the tab that sent it.
+        order = other.evaluate(
+            "() => [...document.querySelectorAll('#messages > .message')].map((m) => m.classList.contains('user'))"
+        )
+        assert order == [True, False, True, False]
+    finally:
+        second_tab.close()

@@ -203,6 +203,9 @@ class ThreadView:
                 self.apply_to_card(card, kind, ev)
         elif kind == "run.started":
             self.notice = None
+            sent = ev.get("user_message")  # app.js handleSent: a message another tab sent (this copy sends none)
+            if isinstance(sent, dict) and self.find(sent["id"]) is None:
+                self.build({**sent, "role": "user"})
         elif kind == "run.waiting":
             self.notice = "waiting"
         elif kind == "run.completed":
