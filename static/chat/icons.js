@@ -18,6 +18,7 @@ export const ICONS = {
   close: ["M6 6l12 12", "M18 6 6 18"],
   chevron: ["M6 9l6 6 6-6"],
   check: ["M5 12l5 5 9-10"],
+  attach: ["M21.4 11.1l-9.2 9.2a6 6 0 0 1-8.5-8.5l9.2-9.2a4 4 0 0 1 5.7 5.7l-9.2 9.2a2 2 0 0 1-2.8-2.8l8.5-8.5"],
 };
 
 /** An <svg> of icon `name`, hidden from assistive technology. */

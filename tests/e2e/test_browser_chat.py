@@ -133,3 +133,18 @@ def test_a_message_sent_in_one_tab_shows_in_another_tab_of_the_chat_at_once(app,
         assert order == [True, False, True, False]
     finally:
         second_tab.close()
+
+
+def test_on_a_phone_the_composer_sits_at_the_foot_of_the_screen_and_the_attach_button_shows_its_icon(
+    app, browser, page
+):
+    phone = browser.new_context(storage_state=page.context.storage_state(), viewport={"width": 390, "height": 844})
+    try:
+        tab = phone.new_page()
+        tab.goto(f"{app}/")
+        connected(tab)
+        composer = tab.locator(".composer").bounding_box()
+        assert abs(composer["y"] + composer["height"] - 844) <= 1  # not right under a short conversation
+        assert tab.locator("#attach svg.icon").count() == 1  # a drawing, not a character the fonts may lack
+    finally:
+        phone.close()
