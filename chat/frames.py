@@ -13,6 +13,8 @@ MAX_CONTENT_CHARS = 100_000
 MAX_NESTING = 32
 _ID = {"type": "string", "minLength": 1, "maxLength": 100}
 _REF = {"type": "string", "maxLength": 100}
+# A tool's name: code and HTTP tools' names are short; an MCP tool's is `<server>__<tool>`.
+_TOOL = {"type": "string", "minLength": 1, "maxLength": 200}
 
 FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
     "ping": {"properties": {}},
@@ -29,7 +31,12 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
             "model": {"type": ["string", "null"], "maxLength": 200},
             "agent": {"type": ["string", "null"], "maxLength": 100},
             "attachments": {"type": "array", "maxItems": 20, "items": _ID},
+            "disabled_tools": {"type": "array", "maxItems": 500, "items": _TOOL},
         },
+    },
+    "thread.set_tool": {
+        "required": ["thread", "tool", "enabled"],
+        "properties": {"thread": _ID, "tool": _TOOL, "enabled": {"type": "boolean"}},
     },
     "thread.set_model": {
         "required": ["thread", "model"],

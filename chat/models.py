@@ -32,6 +32,9 @@ class Thread(models.Model):
     # person did it, null when not (POST /t/<id>/pin and /archive, docs/protocol.md).
     pinned_at = models.DateTimeField(null=True, blank=True)
     archived_at = models.DateTimeField(null=True, blank=True)
+    # The names of the tools the person turned off for this chat (the Tools panel, `thread.set_tool`): never offered to
+    # the model, and a call of one anyway gets an error result, never runs (chat/runs/execute.py). Read with the row.
+    disabled_tools = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
