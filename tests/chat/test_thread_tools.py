@@ -143,3 +143,22 @@ async def test_an_mcp_tool_can_be_turned_off(connect, owner, model_server, recor
     completed = next(e for e in events if e["type"] == "tool_call.completed")
     assert (completed["status"], completed["content"]) == ("error", "Tool 'srv__add' is turned off for this chat.")
     assert not await Message.objects.filter(role="tool", content="3.0").aexists()
+
+
+async def test_a_frame_without_a_boolean_enabled_is_a_bad_frame(connect, owner):
+    thread = await Thread.objects.acreate(owner=owner, title="t")
+    client = await connect(owner)
+    await client.send(type="thread.set_tool", thread=str(thread.pk), tool="calculator", enabled="no", ref="b")
+    error = await client.receive()
+    assert (error["code"], error["ref"]) == ("bad_frame", "b")
+    assert "enabled" in error["message"]
+
+
+async def test_an_existing_threads_message_does_not_change_its_tools(connect, owner, model_server):
+    client = await connect(owner)
+    thread = await first_turn(client, model_server)
+    model_server.enqueue(answer("again"))
+    await client.ask("more", thread=thread, disabled_tools=["calculator"])
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    assert (await Thread.objects.aget(pk=thread)).disabled_tools == []
+    assert "calculator" in offered(model_server.requests[1])
