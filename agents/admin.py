@@ -2,18 +2,20 @@ from django.contrib import admin
 
 from agentweb.admin_display import mark
 
+from .forms import AgentAdminForm
 from .models import Agent
 
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
+    form = AgentAdminForm
     list_display = ("name", "slug", "owner", "model", "all_tools", "step_limit", "default")
     list_filter = ("is_default", "all_tools", "owner")
     search_fields = ("name", "slug", "description")
     default = mark("is_default", description="default", shown="default")
     prepopulated_fields = {"slug": ("name",)}
     fieldsets = (
-        (None, {"fields": ("name", "slug", "description", "owner", "is_default")}),
+        (None, {"fields": ("name", "slug", "description", "starter_prompts", "owner", "is_default")}),
         ("Model", {"fields": ("model", "system_prompt", "temperature", "top_p", "max_output_tokens")}),
         ("Tools and limits", {"fields": ("all_tools", "tools", "approvals", "step_limit")}),
         ("Answer and context", {"fields": ("response_schema", "context_strategy")}),

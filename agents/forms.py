@@ -1,19 +1,54 @@
 from django import forms
 from django.conf import settings
 
-from .models import Agent
+from .models import MAX_STARTER_PROMPTS, Agent
+
+
+class StarterPromptsField(forms.CharField):
+    """An agent's starting prompts as a text box, one per line (blank lines dropped); stored as a list. The model's
+    clean() checks them (agents/services.py starter_problems)."""
+
+    widget = forms.Textarea(attrs={"rows": 4})
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("label", "Starting prompts")
+        kwargs.setdefault(
+            "help_text",
+            f"Up to {MAX_STARTER_PROMPTS}, one per line: the empty chat offers them as buttons when this agent is "
+            "picked. Blank: the page's own suggestions.",
+        )
+        super().__init__(strip=False, **kwargs)
+
+    def prepare_value(self, value):
+        if isinstance(value, list):
+            return "\n".join(str(v) for v in value)
+        return value
+
+    def to_python(self, value):
+        text = super().to_python(value) or ""
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+class AgentAdminForm(forms.ModelForm):
+    starter_prompts = StarterPromptsField()
+
+    class Meta:
+        model = Agent
+        fields = "__all__"
 
 
 class OwnAgentForm(forms.ModelForm):
     """A person's own agent (AGENTWEB_USER_AGENTS): kept small. Tools are those the person may use."""
 
+    starter_prompts = StarterPromptsField()
     tool_names = forms.MultipleChoiceField(
         label="Tools", required=False, widget=forms.CheckboxSelectMultiple, help_text="None ticked: all your tools."
     )
 
     class Meta:
         model = Agent
-        fields = ["name", "description", "system_prompt", "step_limit"]
+        fields = ["name", "description", "system_prompt", "starter_prompts", "step_limit"]
         widgets = {"description": forms.TextInput(), "system_prompt": forms.Textarea(attrs={"rows": 5})}
 
     def __init__(self, *args, tools: list[str], **kwargs):

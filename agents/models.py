@@ -17,6 +17,9 @@ REQUIRE, SKIP = "require", "skip"
 APPROVAL_VALUES = (REQUIRE, SKIP)
 #: The placeholders filled in the system prompt at run time.
 PLACEHOLDERS = ("{date}", "{user}", "{agent}")
+#: The empty chat's starting prompts an agent may offer: how many, and how long each may be.
+MAX_STARTER_PROMPTS = 4
+STARTER_PROMPT_CHARS = 200
 
 
 class Agent(models.Model):
@@ -83,6 +86,12 @@ class Agent(models.Model):
         help_text='How older turns are kept: empty (trimmed to the window), {"kind": "last_n", "last_n": 6} or '
         '{"kind": "summarise", "share": 0.6, "model": "<model configuration id>"} (docs/agents.md).',
     )
+    starter_prompts = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=f"Up to {MAX_STARTER_PROMPTS} short prompts the empty chat offers as buttons when this agent is "
+        "picked (one per line). Blank: the page's own suggestions.",
+    )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.CASCADE,
@@ -109,7 +118,7 @@ class Agent(models.Model):
         return self.name
 
     def clean(self) -> None:
-        from .services import approval_problems, schema_problems, strategy_problems, tool_problems
+        from .services import approval_problems, schema_problems, starter_problems, strategy_problems, tool_problems
 
         errors: dict[str, Any] = {}
         if self.is_default and self.owner_id is not None:
@@ -130,6 +139,9 @@ class Agent(models.Model):
         strategy = strategy_problems(self.context_strategy)
         if strategy:
             errors["context_strategy"] = strategy
+        starters = starter_problems(self.starter_prompts)
+        if starters:
+            errors["starter_prompts"] = starters
         if errors:
             raise ValidationError(errors)
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from providers.config import ModelConfig
 from tools.registry import ToolRegistry
 
-from .models import APPROVAL_VALUES, REQUIRE, Agent
+from .models import APPROVAL_VALUES, MAX_STARTER_PROMPTS, REQUIRE, STARTER_PROMPT_CHARS, Agent
 
 #: The error result of a call of a tool the thread's agent does not have.
 NOT_AVAILABLE = "Tool {name!r} is not available to this agent."
@@ -100,7 +100,8 @@ def visible_to(user):
 
 
 def agents_for_picker(user) -> list[dict[str, Any]]:
-    """What the empty chat shows: slug, name, description, whether it is the default and the person's own."""
+    """What the empty chat shows: slug, name, description, whether it is the default and the person's own, and its
+    starting prompts."""
     return [
         {
             "slug": a.slug,
@@ -108,6 +109,7 @@ def agents_for_picker(user) -> list[dict[str, Any]]:
             "description": a.description,
             "is_default": a.is_default,
             "own": a.owner_id is not None,
+            "starter_prompts": list(a.starter_prompts or []),
         }
         for a in visible_to(user).order_by("-is_default", "owner_id", "name")
     ]
@@ -249,6 +251,26 @@ def schema_problems(schema: Any) -> list[str]:
     from providers.structured import check_schema
 
     return check_schema(schema)
+
+
+def starter_problems(prompts: Any) -> list[str]:
+    """What is wrong with an agent's starting prompts, [] when they can be offered: a list of at most
+    MAX_STARTER_PROMPTS texts, each 1 to STARTER_PROMPT_CHARS characters on one line, no two the same."""
+    if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
+        return ["A list of short texts."]
+    problems = []
+    if len(prompts) > MAX_STARTER_PROMPTS:
+        problems.append(f"At most {MAX_STARTER_PROMPTS} prompts ({len(prompts)} given).")
+    for number, prompt in enumerate(prompts, start=1):
+        if not prompt.strip():
+            problems.append(f"Prompt {number} is empty.")
+        elif len(prompt) > STARTER_PROMPT_CHARS:
+            problems.append(f"Prompt {number} is longer than {STARTER_PROMPT_CHARS} characters.")
+        elif "\n" in prompt or "\r" in prompt:
+            problems.append(f"Prompt {number} is more than one line.")
+    if len(set(prompts)) < len(prompts):
+        problems.append("The same prompt is given twice.")
+    return problems
 
 
 def strategy_problems(strategy: Any) -> list[str]:

@@ -21,6 +21,7 @@ FIELDS = (
     "slug",
     "name",
     "description",
+    "starter_prompts",
     "model",
     "system_prompt",
     "tools",
@@ -74,6 +75,7 @@ def export_entries() -> list[dict[str, Any]]:
                 "slug": agent.slug,
                 "name": agent.name,
                 "description": agent.description,
+                "starter_prompts": list(agent.starter_prompts or []),
                 "model": agent.model.name if agent.model else None,
                 "system_prompt": agent.system_prompt,
                 "tools": "all" if agent.all_tools else list(agent.tools),
@@ -183,6 +185,7 @@ def _agent(entry: Any, where: str, users) -> tuple[Agent | None, list[str]]:
     else:
         problems.append(f"{where}: 'tools' is \"all\" or a list of tool names.")
     agent.approvals = entry.get("approvals") or {}
+    agent.starter_prompts = entry.get("starter_prompts") or []  # checked by full_clean (starter_problems)
     agent.response_schema = entry.get("response_schema")
     agent.context_strategy = entry.get("context_strategy") or {}
     default = entry.get("default", False)

@@ -33,6 +33,8 @@ from tools.registry import ToolRegistry
 
 #: A call of a tool the thread's agent does not have (agents/services.py says the same).
 NOT_AVAILABLE = "Tool {name!r} is not available to this agent."
+#: A call of a tool the person turned off for this chat (Thread.disabled_tools).
+TURNED_OFF = "Tool {name!r} is turned off for this chat."
 
 
 class AgentSink(Protocol):
@@ -123,12 +125,15 @@ class RegistryToolbox:
         disabled: frozenset[str] = frozenset(),
         context: Callable[[ToolCallRequest], ToolContext] | None = None,
         allowed: frozenset[str] | None = None,
+        turned_off: frozenset[str] = frozenset(),
     ):
         self.registry = registry
         self.disabled = disabled
         self.context = context
         # The tools the thread's agent has (None: no restriction): a call of any other never runs.
         self.allowed = allowed
+        # The tools the person turned off for the thread: not in `registry`, and a call of one never runs either.
+        self.turned_off = turned_off
 
     def definitions(self) -> list[ToolDefinition]:
         return [ToolDefinition(t.name, t.description, t.parameters) for t in self.registry.all()]
@@ -140,6 +145,8 @@ class RegistryToolbox:
     async def execute(self, call: ToolCallRequest) -> ToolResult:
         if self.allowed is not None and call.name not in self.allowed:
             return ToolResult(status="error", content=NOT_AVAILABLE.format(name=call.name), duration_ms=0)
+        if call.name in self.turned_off:
+            return ToolResult(status="error", content=TURNED_OFF.format(name=call.name), duration_ms=0)
         if call.name in self.disabled:
             return ToolResult(status="error", content=f"Tool '{call.name}' is disabled.", duration_ms=0)
         unavailable = getattr(self.disabled, "unavailable", None)  # an MCP server not connected yet

@@ -131,6 +131,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 model=frame.get("model"),
                 agent=frame.get("agent"),
                 attachments=frame.get("attachments") or None,
+                disabled_tools=frame.get("disabled_tools") or None,
             )
         except runs.SignedOut:
             await self.close(code=UNAUTHENTICATED)
@@ -151,6 +152,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             ) from None
         except ImagesNotSupported as refused:
             raise ClientError("images_not_supported", str(refused)) from None
+        except store.UnknownTools as unknown:
+            raise ClientError("unknown_tool", str(unknown)) from None
         except BudgetExhausted as exhausted:
             raise ClientError("budget_exhausted", str(exhausted)) from None
         await self.follow(turn.thread.pk)
@@ -166,6 +169,21 @@ class ChatConsumer(AsyncWebsocketConsumer):
             raise ClientError("not_found", "No such thread.") from None
         except runs.UnknownModel:
             raise unknown_model(frame["model"]) from None
+
+    async def set_tool(self, frame):
+        """thread.set_tool: a tool turned on or off for this chat (chat/store/thread_tools.py)."""
+        try:
+            await runs.set_tool(
+                user=self.scope["user"], thread_id=frame["thread"], tool=frame["tool"], enabled=frame["enabled"]
+            )
+        except NotFound:
+            raise ClientError("not_found", "No such thread.") from None
+        except store.RunActive:
+            raise ClientError(
+                "run_active", "Tools can be turned on or off once this answer is done (or stopped)."
+            ) from None
+        except store.UnknownTools as unknown:
+            raise ClientError("unknown_tool", str(unknown)) from None
 
     async def cancel(self, frame):
         thread = await self.get_thread(frame["thread"])
@@ -295,6 +313,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         "thread.subscribe": subscribe,
         "message.send": send_message,
         "thread.set_model": set_model,
+        "thread.set_tool": set_tool,
         "run.cancel": cancel,
         "run.retry": retry,
         "run.continue": continue_run,

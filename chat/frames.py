@@ -15,6 +15,8 @@ _ID = {"type": "string", "minLength": 1, "maxLength": 100}
 _REF = {"type": "string", "maxLength": 100}
 # A message's id as events and snapshots give it (a number), or as text.
 _MESSAGE_ID = {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "minLength": 1, "maxLength": 20}]}
+# A tool's name: code and HTTP tools' names are short; an MCP tool's is `<server>__<tool>`.
+_TOOL = {"type": "string", "minLength": 1, "maxLength": 200}
 
 FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
     "ping": {"properties": {}},
@@ -31,7 +33,12 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
             "model": {"type": ["string", "null"], "maxLength": 200},
             "agent": {"type": ["string", "null"], "maxLength": 100},
             "attachments": {"type": "array", "maxItems": 20, "items": _ID},
+            "disabled_tools": {"type": "array", "maxItems": 500, "items": _TOOL},
         },
+    },
+    "thread.set_tool": {
+        "required": ["thread", "tool", "enabled"],
+        "properties": {"thread": _ID, "tool": _TOOL, "enabled": {"type": "boolean"}},
     },
     "thread.set_model": {
         "required": ["thread", "model"],

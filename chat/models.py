@@ -35,6 +35,9 @@ class Thread(models.Model):
     # Some message of the thread has an earlier version (an edit, a regenerate: chat/store/versions.py): only then
     # does a snapshot read the versions, so a thread that never had one costs no statement more.
     has_versions = models.BooleanField(default=False)
+    # The names of the tools the person turned off for this chat (the Tools panel, `thread.set_tool`): never offered to
+    # the model, and a call of one anyway gets an error result, never runs (chat/runs/execute.py). Read with the row.
+    disabled_tools = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -14,6 +14,7 @@ from sharing.markdown import render_markdown
 from . import store
 from .access import NotFound, get_thread_for_user
 from .models import Message, ToolCall
+from .starters import empty_chat_starters
 
 # How many of a thread's last messages the page carries as HTML: its first paint shows the conversation's end
 # without waiting for the websocket's snapshot (which then replaces them with the live view, all messages).
@@ -60,6 +61,7 @@ def thread_page(request: HttpRequest, thread_id) -> HttpResponse:
 
 def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     get_token(request)  # sets the CSRF cookie the sidebar's rename and delete requests send back
+    agents = agents_for_picker(request.user)
     context = {
         "thread": thread,
         "threads": store.list_threads(user=request.user),
@@ -75,7 +77,9 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
         if thread is not None
         else settings.AGENTWEB_MAX_STEPS,
         # The agents the empty chat offers (the admin's and the person's own), and the thread's (docs/agents.md).
-        "agents": agents_for_picker(request.user),
+        "agents": agents,
+        # The empty chat's starting prompts, by agent (chat/starters.py); a stored thread has none to show.
+        "starters": empty_chat_starters(request.user, agents) if thread is None else None,
         "thread_agent": store.thread_agent_info(thread) if thread is not None else None,
         "user_agents": settings.AGENTWEB_USER_AGENTS,
         **_first_screen(thread),

@@ -150,6 +150,16 @@ class ToolSet:
             return self.choices.get(name, dict(DEFAULT_APPROVAL))
         return self.approval.get(name)
 
+    def without(self, names) -> ToolSet:
+        """This tool set less the tools `names` (those a person turned off for one chat): not offered, and no
+        approval asked for them. The same set when none of them is in it."""
+        off = frozenset(names) & frozenset(self.registry.names())
+        if not off:
+            return self
+        tools = [tool for tool in self.registry.all() if tool.name not in off]
+        approval = {name: choices for name, choices in self.approval.items() if name not in off}
+        return dataclasses.replace(self, registry=ToolRegistry(tools), approval=approval)
+
     def disabled_message(self, name: str) -> str | None:
         """The error result for a call of a tool that exists but this user may not use now, else None."""
         return f"Tool {name!r} is disabled." if name in self.disabled else None

@@ -1,17 +1,19 @@
 """The tools a person may use now, as JSON for the chat page's Tools panel.
 
 What it lists is what a run of this user would get (tools.services.toolset_for_user): enabled code tools and
-HTTP tools their groups allow, with the admin's description and approval settings. Descriptions are the
+HTTP tools their groups allow, with the admin's description and approval settings; `?agent=<slug>` cuts it down to
+the tools of that agent (one the person may pick), as a run of the agent's threads gets them. Descriptions are the
 admin's or a tool author's text: the page shows them as text, never as HTML.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse
 from django.urls import path
 from django.views.decorators.http import require_GET
 
+from agents.services import AgentSpec, restrict_toolset, visible_to
 from tools.services import ToolSet, toolset_for_user
 
 
@@ -29,6 +31,12 @@ def approval_of(toolset: ToolSet, name: str) -> str:
 @require_GET
 def available(request: HttpRequest) -> JsonResponse:
     toolset = toolset_for_user(user=request.user)
+    slug = request.GET.get("agent", "")
+    if slug:
+        agent = visible_to(request.user).filter(slug=slug[:100]).first()
+        if agent is None:
+            raise Http404("No such agent.")
+        toolset = restrict_toolset(toolset, AgentSpec.of(agent))
     tools = [
         {"name": tool.name, "description": tool.description, "approval": approval_of(toolset, tool.name)}
         for tool in toolset.registry.all()

@@ -29,6 +29,11 @@ def thread_model_changed(info: dict[str, Any]) -> Event:
     }
 
 
+def thread_tools_changed(disabled_tools: list[str]) -> Event:
+    """The thread's tools turned off now (all of them, sorted), after a person turned one on or off."""
+    return "thread.tools_changed", {"disabled_tools": list(disabled_tools)}
+
+
 def thread_rewound(message: int | None, content: str, removed: list[int]) -> Event:
     return "thread.rewound", {"message": message, "content": content, "removed": removed}
 
@@ -83,10 +88,19 @@ def thread_snapshot(
     messages: list[dict],
     run: dict[str, Any] | None,
     agent: dict[str, str] | None = None,
+    disabled_tools: list[str] | None = None,
 ) -> Event:
     """The thread's state, for a subscribe (chat/store/snapshot.py reads it): not numbered by the log, so the caller
-    adds `thread` and the `seq` it reflects. `agent`: the thread's agent ({slug, name}), or None."""
-    return "thread.snapshot", {"title": title, "model": model, "messages": messages, "run": run, "agent": agent}
+    adds `thread` and the `seq` it reflects. `agent`: the thread's agent ({slug, name}), or None. `disabled_tools`:
+    the names of the tools turned off for the thread."""
+    return "thread.snapshot", {
+        "title": title,
+        "model": model,
+        "messages": messages,
+        "run": run,
+        "agent": agent,
+        "disabled_tools": list(disabled_tools or ()),
+    }
 
 
 # --- the run -------------------------------------------------------------------------------

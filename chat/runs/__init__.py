@@ -19,7 +19,16 @@ from .execute import load_toolset
 from .interaction import InputRefused, answer_input
 from .recovery import ensure_recovered, interrupt_live_runs
 from .registry import ACTIVE_RUNS
-from .start import RUNS_CHANNEL, SignedOut, begin_followup, begin_turn, launch_run, set_model, start_handed_over
+from .start import (
+    RUNS_CHANNEL,
+    SignedOut,
+    begin_followup,
+    begin_turn,
+    launch_run,
+    set_model,
+    set_tool,
+    start_handed_over,
+)
 from .subscribe import subscribe_texts
 
 __all__ = [
@@ -42,6 +51,7 @@ __all__ = [
     "launch_run",
     "load_toolset",
     "set_model",
+    "set_tool",
     "start_handed_over",
     "subscribe_texts",
 ]

@@ -113,15 +113,25 @@ def tool_context_factory(user, thread_id: uuid.UUID, groups: frozenset[str] | No
 class ThreadApprovalPolicy:
     """A call waits when the admin's rules for its arguments say so, else when its tool requires approval (or the
     thread's agent's override says so); never when the person approved that tool for the rest of the thread, nor
-    for a tool the thread's agent does not have (it does not run: its result says so)."""
+    for a tool the thread's agent does not have or the person turned off for the thread (it does not run: its
+    result says so)."""
 
-    def __init__(self, toolset: ToolSet, granted: set[str], agent: AgentSpec | None = None):
+    def __init__(
+        self,
+        toolset: ToolSet,
+        granted: set[str],
+        agent: AgentSpec | None = None,
+        turned_off: frozenset[str] = frozenset(),
+    ):
         self.toolset = toolset
         self.granted = granted
         self.agent = agent
+        self.turned_off = turned_off
 
     def requirement(self, call: ToolCallRequest) -> dict[str, bool] | None:
-        if call.name in self.granted or (self.agent is not None and not self.agent.allows(call.name)):
+        if call.name in self.granted or call.name in self.turned_off:
+            return None
+        if self.agent is not None and not self.agent.allows(call.name):
             return None
         return self.toolset.requirement(call.name, call.args)
 
@@ -211,6 +221,7 @@ async def execute_run(
             disabled=toolset.disabled,
             context=interaction.tool_context(context),
             allowed=setup.agent.tools if setup.agent is not None else None,
+            turned_off=setup.turned_off,
         )
         budget = context_budget(config)
         if setup.options.context is not None:  # the run's context strategy (chat/summaries.py)
@@ -226,7 +237,7 @@ async def execute_run(
             toolbox=InteractiveToolbox(toolbox, interaction),
             sink=recorder,
             max_steps=max(run.step_limit - run.steps, 0),
-            policy=ThreadApprovalPolicy(toolset, granted, setup.agent),
+            policy=ThreadApprovalPolicy(toolset, granted, setup.agent, setup.turned_off),
             resume=decided,
             budget=budget,
             answer=setup.options.answer,
@@ -279,6 +290,8 @@ class RunSetup:
     options: RunOptions = field(default_factory=RunOptions)
     # The order of each message of `history` (None for the system prompt, a summary, made-up results).
     orders: list[int | None] = field(default_factory=list)
+    # The tools the person turned off for the thread (Thread.disabled_tools): left out of `toolset`, never run.
+    turned_off: frozenset[str] = frozenset()
 
 
 def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None = None) -> RunSetup:
@@ -295,7 +308,9 @@ def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None 
     agent = agent_spec(thread.agent_id, stamp=stamp)
     config, model = config_for(model_choice(thread.model_choice, agent), stamp=stamp)
     config = with_sampling(config, agent)
-    toolset = restrict_toolset(toolset_for_stamp(user=owner, groups=groups, stamp=stamp), agent)
+    # The agent's tools, less those the person turned off for this thread: the model is offered what is left.
+    turned_off = frozenset(thread.disabled_tools or ())
+    toolset = restrict_toolset(toolset_for_stamp(user=owner, groups=groups, stamp=stamp), agent).without(turned_off)
     options = run_options(thread, agent)
     summarised = options.context is not None and options.context.kind == "summarise"
     orders: list[int | None] = []
@@ -322,7 +337,9 @@ def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None 
         message_id = store.create_assistant_message(
             thread_id=thread.pk, run_id=run.pk, order=last_order, parent_id=parent
         )
-    return RunSetup(config, toolset, context, granted, history, last_order, message_id, model, agent, options, orders)
+    return RunSetup(
+        config, toolset, context, granted, history, last_order, message_id, model, agent, options, orders, turned_off
+    )
 
 
 def meter_for(

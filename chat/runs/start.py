@@ -47,12 +47,15 @@ async def begin_turn(
     model: str | None = None,
     agent: str | None = None,
     attachments: list[str] | None = None,
+    disabled_tools: list[str] | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None]:
     """Store the user's message and open a run (see chat.store.start_turn), once the session of `session_key` is
         found to be still `user`'s (SignedOut, and nothing written, when it is not). `model`, when given, becomes the
         thread's model: UnknownModel, and nothing written, when it is not one that can be picked. `agent`, a slug, is
     the agent a new thread takes (UnknownAgent, and nothing written, when the person may not pick it); without it a
-    new thread takes the default agent, if any. It is ignored for an existing thread.
+    new thread takes the default agent, if any. It is ignored for an existing thread, and so is `disabled_tools`: the
+    tools a new thread starts with turned off (store.UnknownTools, and nothing written, for a name that is not one of
+    the person's tools).
 
         With the run's setup (prepare_run) when this process runs it: read in the same trip to the database thread,
         which its model request waits for (one trip, not two: bench first-token). Pass it on to launch_run."""
@@ -66,6 +69,7 @@ async def begin_turn(
         model=model,
         agent=agent,
         attachments=attachments,
+        disabled_tools=disabled_tools,
     )
     if info is not None and turn.run is not None and not turn.created_thread:
         await announce_model(turn.thread.pk, info)
@@ -82,6 +86,7 @@ def open_turn(
     model: str | None,
     agent: str | None = None,
     attachments: list[str] | None = None,
+    disabled_tools: list[str] | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None, dict[str, Any] | None]:
     """begin_turn's one trip to the database thread: the session's check, the model's, the turn, and the run's
     setup when this process runs it (a run handed to a worker, or taken by one process among others through
@@ -91,6 +96,9 @@ def open_turn(
         raise SignedOut
     info = check_choice(model) if model else None
     chosen = agent_for_new_thread(current, agent) if thread_id is None else None
+    turned_off = None
+    if thread_id is None and disabled_tools:
+        turned_off = store.checked_tool_names(user=current, names=disabled_tools)
     # One transaction: a turn whose run could not be prepared is not left open (with an active run no task runs).
     with transaction.atomic():
         turn = store.start_turn(
@@ -101,6 +109,7 @@ def open_turn(
             model_choice=model or None,
             agent=chosen,
             attachments=attachments,
+            disabled_tools=turned_off,
         )
         here = single_process() and not settings.AGENTWEB_RUN_WORKERS
         setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None
@@ -113,6 +122,15 @@ async def set_model(*, user, thread_id: str, model: str) -> dict[str, Any]:
     thread = await db(store.set_thread_model)(user=user, thread_id=thread_id, model_choice=model)
     await announce_model(thread.pk, info)
     return info
+
+
+async def set_tool(*, user, thread_id: str, tool: str, enabled: bool) -> list[str]:
+    """The person turned a tool on or off for their thread (store.set_tool_enabled): store it and tell the thread's
+    group, so that every tab's Tools panel agrees."""
+    turned_off = await db(store.set_tool_enabled)(user=user, thread_id=thread_id, tool=tool, enabled=enabled)
+    thread = uuid.UUID(str(thread_id))
+    await live.publish(thread, [events.thread_tools_changed(turned_off)])
+    return turned_off
 
 
 async def announce_model(thread_id: uuid.UUID, info: dict[str, Any]) -> None:

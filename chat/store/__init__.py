@@ -1,7 +1,7 @@
 """The run layer's synchronous database operations, by concern: opening turns (turns.py), what a run writes as it
 goes (steps.py), reading a thread back (snapshot.py), decisions on waiting calls (approvals.py), which process
-runs a run (owners.py). Async code calls them through database_sync_to_async (chat/runs/), never directly; raw
-SQL lives in chat/queries.py."""
+runs a run (owners.py), the tools a person turned off for a thread (thread_tools.py). Async code calls them
+through database_sync_to_async (chat/runs/), never directly; raw SQL lives in chat/queries.py."""
 
 from .approvals import (
     AlreadyDecided,
@@ -30,6 +30,7 @@ from .steps import (
     record_tool_calls,
     save_partial_content,
 )
+from .thread_tools import UnknownTools, checked_tool_names, set_tool_enabled
 from .turns import (
     NothingToFollowUp,
     RunActive,
@@ -53,11 +54,13 @@ __all__ = [
     "NothingToFollowUp",
     "RunActive",
     "TurnStart",
+    "UnknownTools",
     "add_run_note",
     "add_tool_results",
     "approved_calls",
     "build_snapshot",
     "cancel_waiting_run",
+    "checked_tool_names",
     "claim_waiting_run",
     "complete_assistant_message",
     "create_assistant_message",
@@ -78,6 +81,7 @@ __all__ = [
     "save_partial_content",
     "search_messages",
     "set_thread_model",
+    "set_tool_enabled",
     "start_followup_run",
     "start_turn",
     "thread_agent",

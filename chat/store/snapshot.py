@@ -211,7 +211,9 @@ def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[s
     run = run_view(thread.runs.order_by("-started_at", "-id").first())
     from .turns import thread_agent_info
 
-    type_, fields = thread_snapshot(thread.title, model, messages, run, thread_agent_info(thread))
+    type_, fields = thread_snapshot(
+        thread.title, model, messages, run, thread_agent_info(thread), thread.disabled_tools or []
+    )
     if thread.summary:  # only then: a snapshot without one is as it always was
         fields["summary"] = summary_view(thread.summary, summary_before)
     return {"type": type_, "thread": str(thread.pk), "seq": seq, **fields}

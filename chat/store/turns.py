@@ -62,12 +62,14 @@ def start_turn(
     model_choice: str | None = None,
     agent=None,
     attachments: list[str] | None = None,
+    disabled_tools: list[str] | None = None,
 ) -> TurnStart:
     """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
     `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model.
     `agent`: the Agent a new thread takes (ignored for an existing thread, which keeps its own). `step_limit`: None
     for the thread's agent's (agents/services.py step_limit). `attachments`: ids of the person's unsent uploads the
-    message carries (AttachmentNotFound, ImagesNotSupported: nothing written)."""
+    message carries (AttachmentNotFound, ImagesNotSupported: nothing written). `disabled_tools`: checked names of the
+    tools a new thread starts with turned off (chat/store/thread_tools.py; ignored for an existing thread)."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
     # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
@@ -85,6 +87,7 @@ def start_turn(
                 model_choice=model_choice,
                 agent=agent,
                 attachments=attachments,
+                disabled_tools=disabled_tools,
             )
     except IntegrityError:
         # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
@@ -103,6 +106,7 @@ def _open_turn(
     model_choice: str | None,
     agent=None,
     attachments: list[str] | None = None,
+    disabled_tools: list[str] | None = None,
 ) -> TurnStart:
     created = thread_id is None
     if created:
@@ -111,7 +115,11 @@ def _open_turn(
         if earlier is not None:
             return TurnStart(thread=earlier.thread, run=None, created_thread=False)
         thread = Thread.objects.create(
-            owner=user, title=make_title(content), model_choice=model_choice or "", agent=agent
+            owner=user,
+            title=make_title(content),
+            model_choice=model_choice or "",
+            agent=agent,
+            disabled_tools=disabled_tools or [],
         )
         thread.agent_spec = AgentSpec.of(agent) if agent is not None else None
         last_order, last_message = 0, None

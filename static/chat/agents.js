@@ -2,8 +2,11 @@
 // the thread's agent in the header, and the sidebar's filter by agent.
 
 export class AgentChoice {
-  /** @param {HTMLElement|null} root  #agent-choices: one button per agent, the default one pressed */
-  constructor(root) {
+  /**
+   * @param {HTMLElement|null} root  #agent-choices: one button per agent, the default one pressed
+   * @param {(slug: string|undefined) => void} onChange  the choice changed (the starting prompts and tools follow it)
+   */
+  constructor(root, onChange = () => {}) {
     this.root = root;
     if (!root) return;
     root.addEventListener("click", (event) => {
@@ -12,6 +15,7 @@ export class AgentChoice {
       const pressed = button.getAttribute("aria-pressed") === "true";
       for (const other of root.querySelectorAll(".agent-choice")) other.setAttribute("aria-pressed", "false");
       button.setAttribute("aria-pressed", pressed ? "false" : "true");
+      onChange(this.value);
     });
   }
 

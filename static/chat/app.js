@@ -8,10 +8,11 @@ import { Actions } from "./actions.js";
 import { ModelPicker, runNote } from "./models.js";
 import { SidebarActions } from "./sidebar.js";
 import { TurnControls, applyBranchChanged } from "./versions.js";
-import { ToolCatalog, ToolsPanel, fetchArtifact } from "./tools.js";
+import { ToolCatalog, ToolSwitches, ToolsPanel, fetchArtifact } from "./tools.js";
 import { UsageMeter } from "./usage.js";
 import { AgentChoice, AgentFilter, AgentLabel } from "./agents.js";
 import { AttachmentTray } from "./attachments.js";
+import { Starters } from "./starters.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -51,7 +52,7 @@ const threadUrl = (id) => threadUrlTemplate.replace(URL_PLACEHOLDER, encodeURICo
 const artifactUrl = (threadId, toolCallId) => (appEl?.dataset.artifactUrl || "")
   .replace(URL_PLACEHOLDER, encodeURIComponent(threadId))
   .replace(CALL_PLACEHOLDER, encodeURIComponent(toolCallId));
-const toolCatalog = new ToolCatalog(appEl?.dataset.toolsUrl || "");
+const toolCatalog = new ToolCatalog(appEl?.dataset.toolsUrl || "", appEl?.dataset.threadAgent || "");
 
 const state = {
   threadId: readJson("thread-id", "") || null,
@@ -78,16 +79,29 @@ const view = new ThreadView($("messages"), {
     : Promise.reject(new Error("The artifact cannot be loaded here."))),
   describeTool: (name) => toolCatalog.description(name),
 });
-if ($("tools-toggle")) {
-  new ToolsPanel({
+// The tools turned off for this chat: a stored chat's change is sent at once, a new chat's goes with its first message.
+const toolSwitches = new ToolSwitches({
+  button: $("tools-toggle"),
+  countEl: $("tools-off-count"),
+  lockedEl: $("tools-locked"),
+  send(name, enabled) {
+    if (!state.threadId) return null;
+    const ref = nextRef("tool");
+    return socket.send({ type: "thread.set_tool", thread: state.threadId, tool: name, enabled, ref }) ? ref : false;
+  },
+  onError: (message) => (toolsPanel?.isOpen ? toolsPanel.setStatus(message, "error") : composer.showError(message)),
+});
+const toolsPanel = $("tools-toggle")
+  ? new ToolsPanel({
     button: $("tools-toggle"),
     panel: $("tools-panel"),
     list: $("tools-list"),
     status: $("tools-status"),
     closeButton: $("tools-close"),
     catalog: toolCatalog,
-  });
-}
+    switches: toolSwitches,
+  })
+  : null;
 const sidebar = new Sidebar($("sidebar"), $("thread-list"), $("sidebar-toggle"), threadUrl);
 const sidebarActions = new SidebarActions({
   root: $("sidebar"),
@@ -96,7 +110,16 @@ const sidebarActions = new SidebarActions({
   hrefFor: threadUrl,
   currentId: () => state.threadId,
 });
-const agentChoice = new AgentChoice($("agent-choices"));
+// The empty chat's starting prompts: a click sends one as the first message (composer.js submits the same way).
+const starters = new Starters({
+  root: $("starters"),
+  prompts: readJson("starter-prompts", null),
+  onPick: (text) => sendMessage(text),
+});
+const agentChoice = new AgentChoice($("agent-choices"), (slug) => {
+  starters.show({ agent: slug, isDemo: picker.isDemo });
+  toolCatalog.setAgent(slug || "");
+});
 const agentLabel = new AgentLabel($("agent-label"));
 const agentFilter = new AgentFilter($("agent-filter"), $("thread-list"));
 // A new thread's agent goes with its first message (used only when the message creates the thread).
@@ -160,15 +183,19 @@ const picker = new ModelPicker({
   onShow: (info) => {
     view.isDemo = Boolean(info.is_demo);
     usageMeter.setModel(info);
+    starters.show({ agent: agentChoice.value, isDemo: Boolean(info.is_demo) });
   },
 });
-// A new thread's model goes with its first message.
+if (!state.threadId) toolCatalog.setAgent(agentChoice.value || "");
+// A new thread's model goes with its first message, and so do the tools switched off in its panel.
 const newThreadModel = () => (state.threadId ? undefined : picker.value);
+const newThreadTools = () => (state.threadId ? [] : toolSwitches.names);
 
 function updateBusy() {
   // Until the first snapshot of an open thread is in, a send could not be matched against it: wait for it.
   const loading = state.threadId !== null && state.lastSeq === null && state.awaitingSnapshot;
   composer.setBusy(state.runActive || state.pending !== null || loading, state.runActive && state.threadId !== null);
+  toolSwitches.lock(state.runActive || state.pending !== null || loading);
   turns.update(state.runActive || state.pending !== null || loading || !state.threadId);
 }
 
@@ -225,6 +252,8 @@ function sendMessage(text) {
     model: newThreadModel(), agent: newThreadAgent(),
   };
   if (attachments.length) frame.attachments = attachments;
+  const turnedOff = newThreadTools();
+  if (turnedOff.length) frame.disabled_tools = turnedOff;
   socket.send(frame);
   const bubble = view.addUserMessage(text, tray.summaries());
   bubble.root.dataset.clientMsgId = clientMsgId;
@@ -250,6 +279,8 @@ function resendPending() {
     model: newThreadModel(), agent: newThreadAgent(),
   };
   if (p.attachments?.length) frame.attachments = p.attachments;
+  const turnedOff = newThreadTools();
+  if (turnedOff.length) frame.disabled_tools = turnedOff;
   socket.send(frame);
 }
 
@@ -344,6 +375,9 @@ function handleEvent(ev) {
       break;
     case "thread.model_changed":
       picker.changed(ev);
+      break;
+    case "thread.tools_changed":
+      toolSwitches.set(ev.disabled_tools);
       break;
     case "thread.rewound":
       return; // from before versions: the thread.branch_changed that follows says it all
@@ -449,7 +483,9 @@ function handleSnapshot(ev) {
   if ("agent" in ev) {
     agentLabel.show(ev.agent);
     agentFilter.tag(state.threadId, ev.agent);
+    toolCatalog.setAgent(ev.agent?.slug || "");
   }
+  if (Array.isArray(ev.disabled_tools)) toolSwitches.set(ev.disabled_tools);
   updateBusy();
 }
 
@@ -458,6 +494,7 @@ function handleError(ev) {
     composer.showError(ev.message || "That model cannot be picked.");
     return;
   }
+  if (toolSwitches.handleError(ev)) return;
   if (actions.handleError(ev)) {
     updateBusy();
     return;

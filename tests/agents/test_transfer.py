@@ -18,6 +18,7 @@ GOOD = {
             "slug": "maths",
             "name": "Maths tutor",
             "description": "Sums, step by step.",
+            "starter_prompts": ["What is 17% of 2,340?", "Explain long division with 144 / 12."],
             "system_prompt": "You are {agent}. Today is {date}.",
             "tools": ["calculator"],
             "step_limit": 5,
@@ -57,6 +58,8 @@ def test_export_then_import_round_trips_json_and_yaml(tmp_path, owner):
     maths = Agent.objects.get(slug="maths")
     assert (maths.all_tools, maths.tools, maths.step_limit, maths.is_default) == (False, ["calculator"], 5, True)
     assert (maths.temperature, maths.top_p, maths.max_output_tokens) == (0.2, 0.9, 500)
+    assert maths.starter_prompts == ["What is 17% of 2,340?", "Explain long division with 144 / 12."]
+    assert Agent.objects.get(slug="everything").starter_prompts == []
     everything = Agent.objects.get(slug="everything")
     assert (everything.all_tools, everything.owner, everything.model.name) == (True, owner, "Local")
     del GOOD["agents"][1]["model"]
@@ -79,6 +82,13 @@ def test_an_import_updates_by_slug(tmp_path, owner):
         ({"owner": "nobody"}, "entry 2 ('bad'): no user is named 'nobody'."),
         ({"approvals": {"calculator": "sometimes"}}, "entry 2 ('bad'): approvals: 'calculator': 'sometimes'"),
         ({"top_p": 3}, "entry 2 ('bad'): top_p:"),
+        ({"starter_prompts": "hi"}, "entry 2 ('bad'): starter_prompts: A list of short texts."),
+        (
+            {"starter_prompts": ["a", "b", "c", "d", "e"]},
+            "entry 2 ('bad'): starter_prompts: At most 4 prompts (5 given).",
+        ),
+        ({"starter_prompts": ["ok", " "]}, "entry 2 ('bad'): starter_prompts: Prompt 2 is empty."),
+        ({"starter_prompts": ["x" * 201]}, "entry 2 ('bad'): starter_prompts: Prompt 1 is longer than 200 characters."),
         ({"slug": "maths"}, "entry 2 ('maths'): the slug is also that of entry 1 ('maths')."),
     ],
 )
@@ -104,3 +114,18 @@ def test_the_admins_form_refuses_an_unknown_tool(db):
     with pytest.raises(ValidationError) as refused:
         agent.full_clean()
     assert refused.value.message_dict["tools"] == ["No tool is named 'nope'."]
+
+
+def test_the_admins_form_takes_starting_prompts_one_per_line(admin_client):
+    from agents.forms import AgentAdminForm
+
+    data = {"name": "Tutor", "slug": "tutor", "all_tools": "on", "tools": "[]", "approvals": "{}"}
+    data.update(context_strategy="{}", starter_prompts="What is 2+2?\n\n  Explain fractions.  \n")
+    form = AgentAdminForm(data=data)
+    assert form.is_valid(), form.errors
+    assert form.save().starter_prompts == ["What is 2+2?", "Explain fractions."]
+    shown = AgentAdminForm(instance=Agent.objects.get(slug="tutor"))["starter_prompts"].value()
+    assert shown == "What is 2+2?\nExplain fractions."
+    too_many = AgentAdminForm(data={**data, "slug": "t2", "starter_prompts": "a\nb\nc\nd\ne"})
+    assert not too_many.is_valid()
+    assert too_many.errors["starter_prompts"] == ["At most 4 prompts (5 given)."]

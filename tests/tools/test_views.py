@@ -98,3 +98,16 @@ def test_login_is_required_and_only_get_is_allowed():
     client = Client()
     client.force_login(person("ada"))
     assert client.post(URL).status_code == 405
+
+
+def test_an_agent_cuts_the_list_down_to_its_tools_and_another_persons_agent_is_not_found():
+    from agents.models import Agent
+
+    ada, grace = person("ada"), person("grace")
+    Agent.objects.create(slug="maths", name="Maths", all_tools=False, tools=["calculator", "current_time"])
+    Agent.objects.create(slug="graces", name="Grace's", owner=grace)
+    client = Client()
+    client.force_login(ada)
+    listed = client.get(URL, {"agent": "maths"}).json()["tools"]
+    assert sorted(item["name"] for item in listed) == ["calculator", "current_time"]
+    assert client.get(URL, {"agent": "graces"}).status_code == 404

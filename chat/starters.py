@@ -1,0 +1,58 @@
+"""The empty chat's starting prompts (docs/ui.md, "Starting prompts"): a few buttons that send a first message.
+
+An agent's own prompts (Agent.starter_prompts) when the picked agent has some; else suggestions that fit the model
+and the tools the chat would have: for the offline demo model, what its script understands (arithmetic, the time);
+for a real model, a question for each of the built-in tools it may call, then general ones. The page picks among
+them as the person picks an agent and a model (static/chat/starters.js)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.services import AgentSpec, restrict_toolset, visible_to
+from tools.services import toolset_for_user
+
+SHOWN = 4
+
+# (the tools a prompt needs, the prompt). In order: the first SHOWN whose tools the chat has are offered.
+DEMO_SUGGESTIONS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"calculator"}), "What is 23*19?"),
+    (frozenset({"current_time"}), "What time is it in Europe/Paris?"),
+    (frozenset({"calculator", "current_time"}), "What is (17+4)*3, and what time is it in UTC?"),
+    (frozenset(), "Hello! What can you do?"),
+)
+MODEL_SUGGESTIONS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"calculator"}), "What is 17.5% of 2,340?"),
+    (frozenset({"current_time"}), "What time is it in Tokyo right now?"),
+    (frozenset(), "What can you help me with? Answer in three short bullet points."),
+    (frozenset(), "Help me write a short, polite email declining a meeting."),
+    (frozenset(), "Give me three ideas for a weekend coding project."),
+)
+
+
+def suggestions(tools: set[str] | frozenset[str], *, demo: bool) -> list[str]:
+    """The page's own starting prompts for a chat with `tools`, for the demo model or a real one."""
+    table = DEMO_SUGGESTIONS if demo else MODEL_SUGGESTIONS
+    return [prompt for needs, prompt in table if needs <= tools][:SHOWN]
+
+
+def empty_chat_starters(user, agents: list[dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+    """What the empty chat offers, by agent slug ("" for no agent): `agent`, the agent's own prompts, when it has
+    some; else `demo` and `model`, the suggestions for its tools with the demo model and with a real one.
+    `agents`: the picker's entries (agents.services.agents_for_picker), which carry their prompts."""
+    toolset = toolset_for_user(user=user)
+    mine = set(toolset.registry.names())
+    found: dict[str, dict[str, list[str]]] = {
+        "": {"demo": suggestions(mine, demo=True), "model": suggestions(mine, demo=False)}
+    }
+    if not agents:
+        return found
+    specs = {agent.slug: AgentSpec.of(agent) for agent in visible_to(user).filter(slug__in=[a["slug"] for a in agents])}
+    for entry in agents:
+        if entry.get("starter_prompts"):
+            found[entry["slug"]] = {"agent": list(entry["starter_prompts"])[:SHOWN]}
+            continue
+        spec = specs.get(entry["slug"])
+        tools = set(restrict_toolset(toolset, spec).registry.names()) if spec is not None else mine
+        found[entry["slug"]] = {"demo": suggestions(tools, demo=True), "model": suggestions(tools, demo=False)}
+    return found
