@@ -18,6 +18,7 @@ from modelconfig.services import check_choice
 
 from .. import live, store
 from ..access import current_user
+from ..broadcast import tell_user
 from ..live import events
 from ..models import Run, Thread, ToolCall
 from ..store import owners
@@ -73,6 +74,8 @@ async def begin_turn(
     )
     if info is not None and turn.run is not None and not turn.created_thread:
         await announce_model(turn.thread.pk, info)
+    if turn.unarchived:
+        await tell_user(user.pk, events.thread_archived(str(turn.thread.pk), False))
     return turn, setup
 
 

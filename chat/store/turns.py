@@ -42,6 +42,8 @@ class TurnStart:
     # The user's message that opened the run (message.send) as a snapshot shows it, with its client_msg_id, which
     # run.started carries to the thread's other tabs; None for other runs.
     user_message: dict[str, Any] | None = None
+    # The message went to an archived chat, which it took out of the archive (the person's lists are told).
+    unarchived: bool = False
     # The run's first answer when it was inserted with the run (a regenerate's new version: chat/store/versions.py).
     answer_message_id: int | None = None
 
@@ -136,6 +138,9 @@ def _open_turn(
     # A new run: refused once the person's daily tokens are spent (chat/usage.py).
     check_budget(user.pk, stamp=None if created else thread.stamp)
     changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
+    unarchived = not created and thread.archived_at is not None
+    if unarchived:  # a chat written in again is current again, as in the chat apps people know
+        thread.archived_at = changes["archived_at"] = None
     if model_choice is not None and model_choice != thread.model_choice:
         thread.model_choice = changes["model_choice"] = model_choice
     _, info = config_for(agent_model_choice(thread.model_choice, spec), stamp=None if created else thread.stamp)
@@ -163,7 +168,9 @@ def _open_turn(
         Message.objects.filter(pk=message.pk).update(attachments=message.attachments)
     if changes:
         Thread.objects.filter(pk=thread.pk).update(**changes)
-    return TurnStart(thread=thread, run=run, created_thread=created, user_message=sent_view(message))
+    return TurnStart(
+        thread=thread, run=run, created_thread=created, user_message=sent_view(message), unarchived=unarchived
+    )
 
 
 def sent_view(message: Message) -> dict[str, Any]:

@@ -4,6 +4,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import Client as HttpClient
 
+from chat.models import Thread
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -84,3 +86,16 @@ async def test_a_pin_and_an_archive_reach_every_tab_of_the_owner_and_no_one_else
     assert await post_as(owner, f"/t/{thread}/archive", {"archived": False}) == 200
     assert await other_tab.receive() == {"type": "thread.archived", "thread": thread, "archived": False}
     assert await nothing_more(someone_else)
+
+
+async def test_a_message_sent_in_an_archived_chat_takes_it_out_of_the_archive_in_every_tab(connect, owner):
+    writing = await connect(owner)
+    await writing.ask("hello")
+    thread = (await writing.run_to_end())[0]["thread"]
+    assert await post_as(owner, f"/t/{thread}/archive", {"archived": True}) == 200
+    other_tab = await connect(owner)
+
+    await writing.ask("back to this one", thread=thread)
+
+    assert await other_tab.receive() == {"type": "thread.archived", "thread": thread, "archived": False}
+    assert (await Thread.objects.aget(pk=thread)).archived_at is None
