@@ -360,7 +360,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
 def message_fields(frame: dict) -> tuple[str, uuid.UUID]:
     """The text and the client_msg_id of a frame that carries a person's message, checked."""
     content = frame["content"].strip()
-    if not content:
+    if not content and not frame.get("attachments"):  # files alone make a message (message.send)
         raise ClientError("bad_frame", "content: the message is empty.")
     try:
         return content, uuid.UUID(frame["client_msg_id"])

@@ -28,13 +28,16 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
         "required": ["content", "client_msg_id"],
         "properties": {
             "thread": {"type": ["string", "null"], "maxLength": 100},
-            "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
+            "content": {"type": "string", "maxLength": MAX_CONTENT_CHARS},
             "client_msg_id": _ID,
             "model": {"type": ["string", "null"], "maxLength": 200},
             "agent": {"type": ["string", "null"], "maxLength": 100},
             "attachments": {"type": "array", "maxItems": 20, "items": _ID},
             "disabled_tools": {"type": "array", "maxItems": 500, "items": _TOOL},
         },
+        # Text, files, or both: a message of files only has empty content.
+        "if": {"not": {"required": ["attachments"], "properties": {"attachments": {"minItems": 1}}}},
+        "then": {"properties": {"content": {"minLength": 1}}},
     },
     "thread.set_tool": {
         "required": ["thread", "tool", "enabled"],

@@ -166,6 +166,9 @@ def _open_turn(
             model_name=info.get("name") or info.get("label") or "This model",
         )
         Message.objects.filter(pk=message.pk).update(attachments=message.attachments)
+        if created and not thread.title:  # a new chat opened with files only is named for them
+            thread.title = make_title(", ".join(item.get("name", "") for item in message.attachments))
+            Thread.objects.filter(pk=thread.pk).update(title=thread.title)
     if changes:
         Thread.objects.filter(pk=thread.pk).update(**changes)
     return TurnStart(

@@ -138,6 +138,7 @@ const composer = new Composer({
   errorEl: $("composer-error"),
   onSubmit: sendMessage,
   onStop: stopRun,
+  hasFiles: () => tray.ids().length > 0 || tray.uploading,
 });
 const tray = new AttachmentTray({
   form: $("composer"),

@@ -15,9 +15,10 @@ export class Composer {
    * @param {HTMLElement} opts.errorEl
    * @param {(text: string) => boolean} opts.onSubmit  returns true when the text was sent (the input is then cleared)
    * @param {() => void} opts.onStop
+   * @param {() => boolean} [opts.hasFiles]  files are attached: a message may then be sent without text
    */
-  constructor({ form, input, sendButton, stopButton, errorEl, onSubmit, onStop }) {
-    Object.assign(this, { form, input, sendButton, stopButton, errorEl, onSubmit, onStop });
+  constructor({ form, input, sendButton, stopButton, errorEl, onSubmit, onStop, hasFiles = () => false }) {
+    Object.assign(this, { form, input, sendButton, stopButton, errorEl, onSubmit, onStop, hasFiles });
     this.busy = false;
     this.errorTimer = null;
     form.addEventListener("submit", (e) => {
@@ -37,7 +38,7 @@ export class Composer {
 
   submit() {
     const text = this.input.value.trim();
-    if (!text) return;
+    if (!text && !this.hasFiles()) return;
     if (this.onSubmit(text)) {
       this.input.value = "";
       this.autosize();

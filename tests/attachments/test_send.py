@@ -69,6 +69,28 @@ async def test_an_image_reaches_an_openai_compatible_model_as_an_image_url_part(
     assert row.message.attachments[0]["name"] == "cat.png"
 
 
+async def test_a_message_of_files_only_is_sent_and_names_its_new_chat(connect, owner, model_server):
+    image = await uploaded(owner, "cat.png", png())
+    model_server.enqueue(SSEResponse(openai_sse_body(text="A red square.")))
+    client = await connect(owner)
+    await client.ask("", attachments=[image])
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed"
+    assert last_user_message(model_server.requests[0])["content"] == [
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG64}"}},
+    ]
+    assert events[0] == {**events[0], "type": "thread.created", "title": "cat.png"}
+
+
+async def test_a_message_with_neither_text_nor_files_is_refused(connect, owner, model_server):
+    client = await connect(owner)
+    await client.ask("", attachments=[])
+    error = await client.receive()
+    assert (error["type"], error["code"]) == ("error", "bad_frame")
+    assert "content" in error["message"]
+    assert not await Message.objects.aexists()
+
+
 async def test_an_image_reaches_anthropic_as_an_image_block(connect, owner, model_server, settings):
     settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "api": "anthropic"}
     image = await uploaded(owner, "cat.png", png())

@@ -25,7 +25,8 @@ PNG64 = base64.b64encode(PNG).decode()
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("attachments")
-    with model_server([{"text": "A red picture."}, {"text": "Another red picture."}], tmp_path) as model_url:
+    script = [{"text": "A red picture."}, {"text": "Another red picture."}, {"text": "A dropped picture."}]
+    with model_server(script, tmp_path) as model_url:
         env = app_environment(
             tmp_path,
             AGENTWEB_LLM_API="openai",
@@ -117,4 +118,34 @@ def test_attach_an_image_by_picking_and_by_pasting_and_see_it_sent(app):
         wait_until(page, "!document.getElementById('composer-error').hidden")
         assert "not accepted" in page.locator("#composer-error").text_content()
         assert page.locator("#attachment-chips .attachment-chip").count() == 0
+        browser.close()
+
+
+def test_a_file_dropped_on_the_composer_is_sent_without_any_text(app):
+    with sync_api.sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page()
+        sign_in(page, app["base_url"], "ada", "ada-lovelace-1815")
+        page.evaluate(
+            """(b64) => {
+                const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+                const data = new DataTransfer();
+                data.items.add(new File([bytes], "dropped.png", {type: "image/png"}));
+                const composer = document.getElementById("composer");
+                for (const type of ["dragenter", "dragover", "drop"]) {
+                    composer.dispatchEvent(new DragEvent(type, {dataTransfer: data, bubbles: true, cancelable: true}));
+                }
+            }""",
+            PNG64,
+        )
+        wait_until(page, "document.querySelector('#attachment-chips .attachment-chip[data-attachment-id]') !== null")
+        assert "dropped.png" in page.locator("#attachment-chips").text_content()
+        assert page.input_value("#composer-input") == ""
+        page.click("#send")
+        wait_until(page, "document.querySelector('.message.user .attachment-thumb') !== null")
+        wait_until(
+            page, "[...document.querySelectorAll('.message.assistant')].some(m => m.textContent.includes('dropped'))"
+        )
+        assert page.locator(".message.user .message-text").first.text_content() == ""
+        assert page.locator("#thread-list").text_content().count("dropped.png") == 1  # the new chat's name
         browser.close()
