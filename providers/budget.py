@@ -1,9 +1,10 @@
 """The context budget: the history sent to a model is trimmed to fit its context window.
 
-A plain estimate, no tokenizer: about four characters per token, a few tokens per message, and the tool
-schemas the model is sent. What is counted is what is sent: with a text tool protocol (hermes, xml) the
-tools go into the system prompt as its instructions, and calls and results travel as text, so those are
-counted as written (providers/protocols/prompts.py), not as the native fields they replace.
+A plain estimate, no tokenizer: about four characters per token, a few tokens per message, the tool
+schemas the model is sent, and each image by its size in pixels (providers/image_tokens.py). What is counted
+is what is sent: with a text tool protocol (hermes, xml) the tools go into the system prompt as its
+instructions, and calls and results travel as text, so those are counted as written
+(providers/protocols/prompts.py), not as the native fields they replace.
 
 The system prompt is always kept, and so are the person's last message and the newest step; the oldest
 messages go first. An assistant message and the tool results that follow it are one unit, kept or left
@@ -18,6 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .image_tokens import image_tokens
 from .protocols.prompts import PROTOCOLS, call_markup, system_prompt, tool_response
 from .types import ChatMessage, ToolDefinition
 
@@ -38,6 +40,7 @@ def estimate_message(message: ChatMessage, protocol: str = "native") -> int:
     if protocol in PROTOCOLS:
         return _estimate_as_text(message, protocol)
     tokens = MESSAGE_OVERHEAD + estimate_text(message.content or "") + estimate_text(message.name or "")
+    tokens += sum(image_tokens(image.data) for image in message.images)  # a text protocol sends none
     for call in message.tool_calls:
         arguments = json.dumps(call.args, ensure_ascii=False)
         tokens += TOOL_OVERHEAD + estimate_text(call.id) + estimate_text(call.name) + estimate_text(arguments)
