@@ -4,6 +4,7 @@
 // composer and no chip. The thread shows a sent message's attachments (attachmentList).
 
 import { el } from "./dom.js";
+import { icon } from "./icons.js";
 
 function csrfToken() {
   for (const part of document.cookie.split(";")) {
@@ -46,7 +47,7 @@ export function attachmentList(items, urlFor = fileUrl) {
       link.append(img);
       link.title = `${item.name} (${humanSize(item.size)}): open full size`;
     } else {
-      link.append(el("span", "attachment-icon", "📄"), el("span", "attachment-name", item.name));
+      link.append(icon("file", "icon attachment-icon"), el("span", "attachment-name", item.name));
       link.title = `Download ${item.name}`;
     }
     li.append(link, el("span", "attachment-size", humanSize(item.size)));
@@ -159,7 +160,7 @@ export class AttachmentTray {
       img.src = item.thumb || (item.thumb = URL.createObjectURL(item.file));
       li.append(img);
     } else {
-      li.append(el("span", "chip-icon", "📄"));
+      li.append(icon("file", "icon chip-icon"));
     }
     const text = el("span", "chip-text");
     text.append(el("span", "chip-name", item.name), el("span", "chip-size", item.uploading ? "uploading…" : humanSize(item.size)));

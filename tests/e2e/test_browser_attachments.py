@@ -149,3 +149,50 @@ def test_a_file_dropped_on_the_composer_is_sent_without_any_text(app):
         assert page.locator(".message.user .message-text").first.text_content() == ""
         assert page.locator("#thread-list").text_content().count("dropped.png") == 1  # the new chat's name
         browser.close()
+
+
+CONTRAST = """(selector) => {
+    const rgb = (text) => text.match(/[\\d.]+/g).slice(0, 4).map(Number);
+    const background = (node) => {
+        for (; node; node = node.parentElement) {
+            const [r, g, b, a = 1] = rgb(getComputedStyle(node).backgroundColor);
+            if (a > 0) return [r, g, b];
+        }
+        return [255, 255, 255];
+    };
+    const luminance = ([r, g, b]) => {
+        const [R, G, B] = [r, g, b].map((c) => {
+            c /= 255;
+            return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * R + 0.7152 * G + 0.0722 * B;
+    };
+    return [...document.querySelectorAll(selector)].map((node) => {
+        const [a, b] = [luminance(rgb(getComputedStyle(node).color)), luminance(background(node))];
+        return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    });
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_chips_are_readable_and_stay_on_a_phones_screen(app, scheme):
+    picture = app["tmp"] / "a-rather-long-file-name-of-a-red-picture.png"
+    picture.write_bytes(PNG)
+    notes = app["tmp"] / "notes.txt"
+    notes.write_text("hello")
+    with sync_api.sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page(viewport={"width": 390, "height": 844}, color_scheme=scheme)
+        sign_in(page, app["base_url"], "ada", "ada-lovelace-1815")
+        page.set_input_files("#attach-input", [str(picture), str(notes)])
+        wait_until(
+            page, "document.querySelectorAll('#attachment-chips .attachment-chip[data-attachment-id]').length === 2"
+        )
+        assert page.evaluate("() => document.documentElement.scrollWidth") == 390  # nothing wider than the screen
+        for chip in page.locator("#attachment-chips .attachment-chip").all():
+            box = chip.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+        assert min(page.evaluate(CONTRAST, "#attachment-chips .chip-name")) >= 4.5
+        assert min(page.evaluate(CONTRAST, "#attachment-chips .chip-size")) >= 3
+        assert page.locator("#attachment-chips svg.chip-icon").count() == 1  # the text file's icon is drawn
+        browser.close()
