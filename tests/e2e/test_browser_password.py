@@ -79,3 +79,25 @@ def test_a_wrong_current_password_is_explained_and_changes_nothing(app, browser)
     log_in(page, app, "lovelace-1815", username="ada")
     page.wait_for_selector("#composer-input")
     other.close()
+
+
+def test_an_empty_login_form_is_answered_on_the_page_not_by_a_browser_bubble(app, browser):
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{app}/accounts/login/")
+    page.click("#login-form [type=submit]")  # a bubble would keep the form from being sent at all
+    expect(page.locator("#id_username_error")).to_contain_text("required")
+    expect(page.locator("#id_password_error")).to_contain_text("required")
+    expect(page.locator("#id_username")).to_have_attribute("aria-invalid", "true")
+    context.close()
+
+
+def test_an_empty_password_form_is_answered_on_the_page_not_by_a_browser_bubble(app, browser):
+    context = browser.new_context()
+    page = context.new_page()
+    sign_in(page, app, "ada", "lovelace-1815")
+    page.goto(f"{app}/accounts/password_change/")
+    page.get_by_role("button", name="Change password").click()
+    for field in ("old_password", "new_password1", "new_password2"):
+        expect(page.locator(f"#id_{field}_error")).to_contain_text("required")
+    context.close()
