@@ -3,7 +3,8 @@
 
 import { ChatSocket } from "./socket.js";
 import { ThreadView, idOf } from "./thread.js";
-import { Composer, Sidebar } from "./composer.js";
+import { Composer } from "./composer.js";
+import { Sidebar } from "./thread-list.js";
 import { Actions } from "./actions.js";
 import { ModelPicker, runNote } from "./models.js";
 import { SidebarActions } from "./sidebar.js";

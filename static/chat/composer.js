@@ -1,6 +1,4 @@
-// The composer (textarea, Send, Stop, a short-lived error line) and the sidebar's thread list.
-
-import { threadListItem } from "./render.js";
+// The composer: the textarea, Send, Stop and a short-lived error line.
 
 const ERROR_VISIBLE_MS = 6000;
 const MAX_INPUT_HEIGHT_PX = 240;
@@ -85,66 +83,5 @@ export class Composer {
 
   focus() {
     this.input.focus();
-  }
-}
-
-export class Sidebar {
-  /**
-   * @param {HTMLElement} root       #sidebar
-   * @param {HTMLElement} list       #thread-list
-   * @param {HTMLElement|null} toggle #sidebar-toggle (shown on narrow screens)
-   * @param {(id: string) => string} hrefFor
-   */
-  constructor(root, list, toggle, hrefFor) {
-    this.root = root;
-    this.list = list;
-    this.hrefFor = hrefFor;
-    if (toggle) {
-      toggle.addEventListener("click", () => {
-        const open = !root.classList.contains("open");
-        root.classList.toggle("open", open);
-        toggle.setAttribute("aria-expanded", open ? "true" : "false");
-      });
-    }
-  }
-
-  item(id) {
-    for (const li of this.list.children) if (li.dataset.threadId === String(id)) return li;
-    return null;
-  }
-
-  /** Adds a thread at the top (or moves it there); `current` marks it as the open one. */
-  add(id, title, current = false) {
-    let li = this.item(id);
-    if (!li) li = threadListItem({ id, title, href: this.hrefFor(id) });
-    else if (title) this.setTitle(id, title);
-    this.list.prepend(li);
-    this.list.hidden = false;
-    const empty = this.root.querySelector(".thread-list-empty");
-    if (empty) empty.remove();
-    if (current) this.markCurrent(id);
-  }
-
-  moveToTop(id) {
-    const li = this.item(id);
-    if (li) this.list.prepend(li);
-  }
-
-  remove(id) {
-    this.item(id)?.remove();
-    if (!this.list.children.length) this.list.hidden = true;
-  }
-
-  setTitle(id, title) {
-    const link = this.item(id)?.querySelector(".thread-title");
-    if (link && title) link.textContent = title;
-  }
-
-  markCurrent(id) {
-    for (const link of this.list.querySelectorAll(".thread-link")) {
-      const isCurrent = link.parentElement.dataset.threadId === String(id);
-      if (isCurrent) link.setAttribute("aria-current", "page");
-      else link.removeAttribute("aria-current");
-    }
   }
 }
