@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.attachments.files import png
-from tests.support.browser import CHROMIUM, launch, sign_in, wait_until
+from tests.support.browser import CHROMIUM, launch, screenshot, sign_in, wait_until
 from tests.support.processes import app_environment, create_user, daphne, manage, model_server
 
 if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
@@ -195,4 +195,5 @@ def test_chips_are_readable_and_stay_on_a_phones_screen(app, scheme):
         assert min(page.evaluate(CONTRAST, "#attachment-chips .chip-name")) >= 4.5
         assert min(page.evaluate(CONTRAST, "#attachment-chips .chip-size")) >= 3
         assert page.locator("#attachment-chips svg.chip-icon").count() == 1  # the text file's icon is drawn
+        screenshot(page, f"attachment-chips-phone-{scheme}.png")
         browser.close()

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.e2e.test_browser_chat import finished
-from tests.support.browser import connected, sign_in, wait_until
+from tests.support.browser import connected, screenshot, sign_in, wait_until
 from tests.support.processes import app_environment, create_user, daphne, manage
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -73,6 +73,7 @@ def test_chats_are_grouped_by_date_and_their_times_stay_current(env, app, browse
     assert [title for _, title in listed] == ["what is 2+3?", "From yesterday", "From last week", "From long ago"]
     assert [label for label, _ in listed[:3]] == ["Today", "Yesterday", "Previous 7 days"]
     assert listed[3][0] not in ("", "Today", "Yesterday", "Previous 7 days", "Previous 30 days")  # its month
+    screenshot(page, "sidebar-dates.png")
     today = thread_item(page, "what is 2+3?").locator(".thread-time")
     expect(today).to_have_text("just now")
     page.clock.fast_forward("05:00")  # five minutes: the list's clock ticks every 30 s
@@ -126,6 +127,7 @@ def test_the_delete_dialog_takes_the_focus_and_escape_gives_it_back(app, browser
     dialog = page.locator("dialog.app-dialog")
     expect(dialog).to_be_visible()
     expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
+    screenshot(page, "delete-dialog.png")
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
     expect(delete).to_be_focused()

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, sign_in, wait_until
+from tests.support.browser import CHROMIUM, screenshot, sign_in, wait_until
 from tests.support.processes import app_environment, create_user, daphne, manage
 
 if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
@@ -52,6 +52,7 @@ def test_a_theme_chosen_in_settings_holds_on_the_chat_page_after_a_reload_whatev
     page.click("#theme-save")
     page.wait_for_load_state()
     assert background(page) == DARK_BG
+    screenshot(page, "settings-dark.png")
     page.goto(f"{app}/")
     page.reload()
     assert background(page) == DARK_BG

@@ -4,7 +4,7 @@ earlier message, whose earlier branch stays reachable; the switcher and Edit use
 import pytest
 
 from tests.e2e.test_browser_chat import finished
-from tests.support.browser import connected, launch, sign_in, wait_until
+from tests.support.browser import connected, launch, screenshot, sign_in, wait_until
 from tests.support.processes import app_environment, create_user, daphne, manage
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -59,6 +59,7 @@ def test_a_regenerated_answer_keeps_the_first_version_and_the_choice_survives_a_
     page.get_by_role("button", name="Previous version").click()
     sync_api.expect(answer_versions(page)).to_have_text("1 / 2")
     sync_api.expect(page.locator("#messages .message.assistant .message-text").last).to_contain_text("5")
+    screenshot(page, "versions.png")
     page.reload()
     connected(page)
     sync_api.expect(answer_versions(page)).to_have_text("1 / 2")

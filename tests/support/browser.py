@@ -1,6 +1,8 @@
 """Helpers for the Playwright tests that keep the app's Content-Security-Policy intact."""
 
+import os
 import time
+from pathlib import Path
 
 # Debian's Chromium (Playwright cannot download its own here), started as this machine needs: no sandbox as
 # root, and none of the background connections its closed network would refuse.
@@ -47,3 +49,13 @@ def sign_in(page, base_url: str, username: str, password: str, *, connect: bool 
     page.wait_for_selector("#composer-input")
     if connect:
         connected(page)
+
+
+def screenshot(page, name: str, **options) -> None:
+    """With AGENTWEB_SCREENSHOTS=1, the page as it is now, for the docs: docs/screenshots/<name> (options as
+    Playwright's page.screenshot takes them, e.g. full_page=True)."""
+    if os.environ.get("AGENTWEB_SCREENSHOTS"):
+        folder = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+        folder.mkdir(parents=True, exist_ok=True)
+        page.wait_for_timeout(300)  # CSS transitions (a tool card's arrow turning) end first
+        page.screenshot(path=str(folder / name), **options)
