@@ -8,11 +8,10 @@ in the order of the tests' fixtures.
 """
 
 import os
-import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, sign_in, wait_until
+from tests.support.browser import require_chromium, sign_in, wait_until
 from tests.support.processes import ROOT, app_environment, create_user, daphne, manage, model_server
 
 USER, PASSWORD = "grace", "hopper-1906"
@@ -44,10 +43,7 @@ CODE_TURN = [
     },
 ]
 
-if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
-    pytest.skip(
-        "Debian's chromium is not installed (apt-get install chromium); CI installs it", allow_module_level=True
-    )
+require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect

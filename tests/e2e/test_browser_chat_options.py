@@ -6,11 +6,10 @@ AGENTWEB_SCREENSHOTS=1 also writes the panel with a tool switched off and the st
 """
 
 import os
-import shutil
 
 import pytest
 
-from tests.support.browser import CHROMIUM, connected, sign_in, wait_until
+from tests.support.browser import connected, require_chromium, sign_in, wait_until
 from tests.support.processes import ROOT, app_environment, create_user, daphne, manage
 
 USER, PASSWORD = "katherine", "johnson-1918"
@@ -25,10 +24,7 @@ DEMO_PROMPTS = [
 ]
 TUTOR_PROMPTS = ["What is 2+2?", "Explain <b>fractions</b> simply."]
 
-if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
-    pytest.skip(
-        "Debian's chromium is not installed (apt-get install chromium); CI installs it", allow_module_level=True
-    )
+require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect

@@ -9,25 +9,27 @@ import pytest
 
 from tests.e2e.test_browser_chat import finished
 from tests.support.browser import connected, screenshot, sign_in, wait_until
-from tests.support.processes import app_environment, create_user, daphne, manage
+from tests.support.processes import manage, served_app
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
+def served(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("browser-sidebar-dates")
-    env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0.01")
-    manage(env, "migrate", "--noinput")
-    create_user(env, "ada", "lovelace-1815")
-    return env
+    with served_app(tmp_path, {"ada": "lovelace-1815"}, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0.01") as both:
+        yield both
 
 
 @pytest.fixture(scope="module")
-def app(env):
-    with daphne(env) as base_url:
-        yield base_url
+def app(served):
+    return served[0]
+
+
+@pytest.fixture(scope="module")
+def env(served):
+    return served[1]
 
 
 def chat_aged(env, title: str, days: float) -> None:

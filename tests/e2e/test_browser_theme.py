@@ -2,18 +2,12 @@
 open), a choice made on the settings page kept on every page after a reload; each colour written once in app.css
 (light-dark()), so the checks look at what the page paints."""
 
-import os
-import shutil
-
 import pytest
 
-from tests.support.browser import CHROMIUM, screenshot, sign_in, wait_until
-from tests.support.processes import app_environment, create_user, daphne, manage
+from tests.support.browser import require_chromium, screenshot, sign_in, wait_until
+from tests.support.processes import served_app
 
-if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
-    pytest.skip(
-        "Debian's chromium is not installed (apt-get install chromium); CI installs it", allow_module_level=True
-    )
+require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")
 LIGHT_BG, DARK_BG = "rgb(247, 247, 248)", "rgb(21, 23, 27)"
@@ -21,11 +15,10 @@ LIGHT_BG, DARK_BG = "rgb(247, 247, 248)", "rgb(21, 23, 27)"
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp("browser-theme")
-    env = app_environment(tmp_path, AGENTWEB_LLM_API="demo")
-    manage(env, "migrate", "--noinput")
-    create_user(env, "ada", "lovelace-1815")
-    with daphne(env) as base_url:
+    with served_app(tmp_path_factory.mktemp("browser-theme"), {"ada": "lovelace-1815"}, AGENTWEB_LLM_API="demo") as (
+        base_url,
+        _,
+    ):
         yield base_url
 
 

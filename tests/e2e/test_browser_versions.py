@@ -5,7 +5,7 @@ import pytest
 
 from tests.e2e.test_browser_chat import finished
 from tests.support.browser import connected, launch, screenshot, sign_in, wait_until
-from tests.support.processes import app_environment, create_user, daphne, manage
+from tests.support.processes import served_app
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -13,10 +13,10 @@ sync_api = pytest.importorskip("playwright.sync_api")
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("browser-versions")
-    env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0.01")
-    manage(env, "migrate", "--noinput")
-    create_user(env, "ada", "lovelace-1815")
-    with daphne(env) as base_url:
+    with served_app(tmp_path, {"ada": "lovelace-1815"}, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0.01") as (
+        base_url,
+        _,
+    ):
         yield base_url
 
 

@@ -59,3 +59,16 @@ def screenshot(page, name: str, **options) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         page.wait_for_timeout(300)  # CSS transitions (a tool card's arrow turning) end first
         page.screenshot(path=str(folder / name), **options)
+
+
+def require_chromium() -> None:
+    """At a browser test module's top: skip it, saying why, where Debian's Chromium is not installed (CI installs
+    it, and there a missing browser fails instead)."""
+    import shutil
+
+    import pytest
+
+    if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
+        pytest.skip(
+            "Debian's chromium is not installed (apt-get install chromium); CI installs it", allow_module_level=True
+        )

@@ -186,3 +186,15 @@ def log_in(base_url: str, username: str, password: str) -> str:
         )
         assert response.status_code == 302, response.text[:500]
         return "; ".join(f"{name}={value}" for name, value in client.cookies.items())
+
+
+@contextmanager
+def served_app(tmp_path: Path, users: dict[str, str], **environment: str):
+    """The app as `make run` serves it on a database of its own in `tmp_path`, migrated, with these users (name →
+    password) and the AGENTWEB_* / DJANGO_* settings given; yields (its base URL, its environment)."""
+    env = app_environment(tmp_path, **environment)
+    manage(env, "migrate", "--noinput")
+    for username, password in users.items():
+        create_user(env, username, password)
+    with daphne(env) as base_url:
+        yield base_url, env
