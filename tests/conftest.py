@@ -2,6 +2,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from hypothesis import settings as hypothesis_settings
 
+from tests.support.model_server import ScriptedModelServer
+
 # Property tests check behaviour, not speed: hypothesis's per-example deadline (200 ms) fails them on a busy
 # machine for no fault of the code. Timing belongs in bench/.
 hypothesis_settings.register_profile("agentweb", deadline=None)
@@ -30,3 +32,17 @@ def owner(db):
 @pytest.fixture
 def stranger(db):
     return get_user_model().objects.create_user("stranger", password="stranger-password-1")
+
+
+@pytest.fixture
+def model_server(settings):
+    """The scripted model server (tests/support/model_server.py), an OpenAI-compatible one, as the default model."""
+    with ScriptedModelServer() as server:
+        settings.AGENTWEB_LLM = {
+            "api": "openai",
+            "base_url": server.base_url,
+            "model": "test-model",
+            "api_key": "sk-test-key",
+            "tool_protocol": "native",
+        }
+        yield server

@@ -18,7 +18,6 @@ from chat.models import Message, Run, Thread
 from tests.attachments.files import pdf, png
 from tests.support.model_server import (
     NDJSONResponse,
-    ScriptedModelServer,
     SSEResponse,
     anthropic_sse_body,
     ollama_ndjson_body,
@@ -31,17 +30,10 @@ PNG64 = base64.b64encode(png()).decode()
 
 
 @pytest.fixture
-def model_server(settings):
-    with ScriptedModelServer() as server:
-        settings.AGENTWEB_LLM = {
-            "api": "openai",
-            "base_url": server.base_url,
-            "model": "test-model",
-            "api_key": "sk-test-key",
-            "tool_protocol": "native",
-        }
-        settings.AGENTWEB_LLM_SUPPORTS_IMAGES = True
-        yield server
+def model_server(model_server, settings):
+    """tests/conftest.py's, with a model that takes images."""
+    settings.AGENTWEB_LLM_SUPPORTS_IMAGES = True
+    return model_server
 
 
 @db

@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (the model_server fixture, imported)
 """A thread's agent through the websocket, against the scripted model server: the request carries the agent's
 prompt (filled in), only its tools and its sampling settings; its step limit and approval overrides hold; a tool
 it does not have cannot run in its threads, whoever names it (docs/agents.md)."""
@@ -11,7 +10,7 @@ from django.utils import timezone
 from agents.models import Agent
 from chat.models import Message, Run, Thread, ToolCall, Usage
 from modelconfig.models import ModelConfiguration
-from tests.chat.test_runs_with_model_server import answer, calls, model_server  # noqa: F401  (fixture)
+from tests.chat.test_runs_with_model_server import answer, calls
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from chat.models import Message, ToolCall
-from tests.chat.test_runs_with_model_server import answer, calls, model_server  # noqa: F401  (fixture)
+from tests.chat.test_runs_with_model_server import answer, calls
 from tests.support.tools_for_tests import DETAILS_SCHEMA, SESSION_ANSWERS
 from tools.models import bump_settings_stamp
 from tools.registry import default_registry
@@ -33,7 +33,7 @@ def of(events, kind):
     return [e for e in events if e["type"] == kind]
 
 
-async def ask_details(client, model_server, purpose="the newsletter"):  # noqa: F811
+async def ask_details(client, model_server, purpose="the newsletter"):
     model_server.enqueue(calls(("c1", "ask_for_details", {"purpose": purpose})), answer("Thanks."))
     await client.ask("sign me up")
     events = await client.until("tool_call.input_requested")
@@ -47,7 +47,7 @@ def result_of(events):
 # --- progress ------------------------------------------------------------------------------------------------
 
 
-async def test_progress_reported_thousands_of_times_costs_a_few_frames(connect, owner, model_server):  # noqa: F811
+async def test_progress_reported_thousands_of_times_costs_a_few_frames(connect, owner, model_server):
     model_server.enqueue(calls(("c1", "count_up", {"to": 5000})), answer("Done."))
     client = await connect(owner)
     await client.ask("count")
@@ -64,7 +64,7 @@ async def test_progress_reported_thousands_of_times_costs_a_few_frames(connect, 
     assert of(events, "tool_call.completed")[0]["content"] == "counted to 5000"
 
 
-async def test_a_slow_tools_progress_goes_out_as_it_goes(connect, owner, model_server, settings):  # noqa: F811
+async def test_a_slow_tools_progress_goes_out_as_it_goes(connect, owner, model_server, settings):
     settings.AGENTWEB_PROGRESS_WINDOW = 0.05
     model_server.enqueue(calls(("c1", "download_files", {"files": 4, "pause": 0.1})), answer("Done."))
     client = await connect(owner)
@@ -82,7 +82,7 @@ async def test_a_slow_tools_progress_goes_out_as_it_goes(connect, owner, model_s
 async def test_a_request_for_input_is_sent_with_its_form_and_an_accepted_answer_reaches_the_tool(
     connect,
     owner,
-    model_server,  # noqa: F811
+    model_server,
 ):
     client = await connect(owner)
     events, asked = await ask_details(client, model_server)
@@ -108,7 +108,7 @@ async def test_a_request_for_input_is_sent_with_its_form_and_an_accepted_answer_
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
-async def test_a_declined_or_cancelled_request_tells_the_tool_so(connect, owner, model_server, action):  # noqa: F811
+async def test_a_declined_or_cancelled_request_tells_the_tool_so(connect, owner, model_server, action):
     client = await connect(owner)
     _, asked = await ask_details(client, model_server)
     await client.send(
@@ -136,7 +136,7 @@ async def test_a_declined_or_cancelled_request_tells_the_tool_so(connect, owner,
 async def test_an_answer_that_does_not_fit_the_form_is_refused_and_the_form_stays(
     connect,
     owner,
-    model_server,  # noqa: F811
+    model_server,
     content,
     named,
 ):
@@ -153,7 +153,7 @@ async def test_an_answer_that_does_not_fit_the_form_is_refused_and_the_form_stay
     assert result_of(events)["action"] == "accept"
 
 
-async def test_accept_without_content_is_a_bad_frame(connect, owner, model_server):  # noqa: F811
+async def test_accept_without_content_is_a_bad_frame(connect, owner, model_server):
     client = await connect(owner)
     _, asked = await ask_details(client, model_server)
     await client.send(
@@ -164,7 +164,7 @@ async def test_accept_without_content_is_a_bad_frame(connect, owner, model_serve
     assert error["code"] == "bad_frame" and "content" in error["message"]
 
 
-async def test_an_unanswered_request_is_cancelled_after_the_input_timeout(connect, owner, model_server, settings):  # noqa: F811
+async def test_an_unanswered_request_is_cancelled_after_the_input_timeout(connect, owner, model_server, settings):
     settings.AGENTWEB_INPUT_TIMEOUT = 0.3
     client = await connect(owner)
     _, asked = await ask_details(client, model_server)
@@ -180,7 +180,7 @@ async def test_an_unanswered_request_is_cancelled_after_the_input_timeout(connec
     assert (await client.receive())["code"] == "not_found"
 
 
-async def test_stop_while_the_form_is_open_cancels_the_request_and_the_call(connect, owner, model_server):  # noqa: F811
+async def test_stop_while_the_form_is_open_cancels_the_request_and_the_call(connect, owner, model_server):
     client = await connect(owner)
     _, asked = await ask_details(client, model_server)
     await client.send(type="run.cancel", thread=asked["thread"])
@@ -193,7 +193,7 @@ async def test_stop_while_the_form_is_open_cancels_the_request_and_the_call(conn
     assert (await ToolCall.objects.aget()).status == "cancelled"
 
 
-async def test_stop_cancels_a_request_made_from_another_task_than_the_calls(connect, owner, model_server):  # noqa: F811
+async def test_stop_cancels_a_request_made_from_another_task_than_the_calls(connect, owner, model_server):
     # An MCP client asks from its session's task: Stop cancels the call's task, and the request is closed by the run.
     SESSION_ANSWERS.clear()
     model_server.enqueue(calls(("c1", "ask_like_an_mcp_client", {})), answer("ok"))
@@ -212,7 +212,7 @@ async def test_stop_cancels_a_request_made_from_another_task_than_the_calls(conn
     assert [a.action for a in SESSION_ANSWERS] == ["cancel"]
 
 
-async def test_a_request_made_from_another_task_is_answered_like_any(connect, owner, model_server):  # noqa: F811
+async def test_a_request_made_from_another_task_is_answered_like_any(connect, owner, model_server):
     model_server.enqueue(calls(("c1", "ask_like_an_mcp_client", {})), answer("ok"))
     client = await connect(owner)
     await client.ask("go")
@@ -228,7 +228,7 @@ async def test_a_request_made_from_another_task_is_answered_like_any(connect, ow
 async def test_a_second_socket_answers_and_every_tab_closes_the_form_first_answer_wins(
     connect,
     owner,
-    model_server,  # noqa: F811
+    model_server,
 ):
     first = await connect(owner)
     _, asked = await ask_details(first, model_server)
@@ -250,7 +250,7 @@ async def test_a_second_socket_answers_and_every_tab_closes_the_form_first_answe
     assert (await Message.objects.aget(role="tool")).content == json.dumps({"action": "decline", "content": None})
 
 
-async def test_a_tab_that_loads_while_the_form_is_open_shows_it_again(connect, owner, model_server):  # noqa: F811
+async def test_a_tab_that_loads_while_the_form_is_open_shows_it_again(connect, owner, model_server):
     client = await connect(owner)
     _, asked = await ask_details(client, model_server)
     reloaded = await connect(owner)
@@ -276,7 +276,7 @@ async def test_a_tab_that_loads_while_the_form_is_open_shows_it_again(connect, o
     assert all("input_request" not in c for m in snapshot["messages"] for c in m.get("tool_calls", []))
 
 
-async def test_another_person_cannot_answer(connect, owner, stranger, model_server):  # noqa: F811
+async def test_another_person_cannot_answer(connect, owner, stranger, model_server):
     client = await connect(owner)
     _, asked = await ask_details(client, model_server)
     intruder = await connect(stranger)
@@ -289,7 +289,7 @@ async def test_another_person_cannot_answer(connect, owner, stranger, model_serv
     await client.run_to_end()
 
 
-async def test_a_wrong_request_id_is_not_found(connect, owner, model_server):  # noqa: F811
+async def test_a_wrong_request_id_is_not_found(connect, owner, model_server):
     client = await connect(owner)
     _, asked = await ask_details(client, model_server)
     await client.send(
@@ -303,7 +303,7 @@ async def test_a_wrong_request_id_is_not_found(connect, owner, model_server):  #
 # --- image artifacts -----------------------------------------------------------------------------------------
 
 
-async def test_an_image_artifact_is_kept_and_its_shown_images_counted(connect, owner, model_server):  # noqa: F811
+async def test_an_image_artifact_is_kept_and_its_shown_images_counted(connect, owner, model_server):
     model_server.enqueue(calls(("c1", "draw_square", {"size": 8})), answer("A square."))
     client = await connect(owner)
     await client.ask("draw")
@@ -316,7 +316,7 @@ async def test_an_image_artifact_is_kept_and_its_shown_images_counted(connect, o
     assert [b["type"] for b in stored["content"]] == ["text", "image", "image", "image", "resource"]
 
 
-async def test_a_plain_result_says_nothing_of_images(connect, owner, model_server):  # noqa: F811
+async def test_a_plain_result_says_nothing_of_images(connect, owner, model_server):
     model_server.enqueue(calls(("c1", "sales_report", {"region": "north"})), answer("ok"))
     client = await connect(owner)
     await client.ask("report")

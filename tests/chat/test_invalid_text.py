@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from chat import store
 from chat.models import Message, Run, Thread, ToolCall
-from tests.chat.test_runs_with_model_server import answer, calls, model_server  # noqa: F401  (fixture)
+from tests.chat.test_runs_with_model_server import answer, calls
 from tests.support.model_server import SSEResponse
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -97,7 +97,7 @@ def model_chunk(delta: dict, finish_reason=None) -> str:
 async def test_a_model_answer_with_a_lone_surrogate_is_stored_and_shown_with_a_replacement_character(
     connect,
     owner,
-    model_server,  # noqa: F811
+    model_server,
 ):
     body = model_chunk({"role": "assistant", "content": "x\ud800y\x00z"}) + model_chunk({}, "stop") + "data: [DONE]\n\n"
     model_server.enqueue(SSEResponse(body))
@@ -112,7 +112,7 @@ async def test_a_model_answer_with_a_lone_surrogate_is_stored_and_shown_with_a_r
 async def test_tool_arguments_with_a_lone_surrogate_are_stored_with_a_replacement_character(
     connect,
     owner,
-    model_server,  # noqa: F811
+    model_server,
 ):
     model_server.enqueue(calls(("c1", "calculator", {"expression": "1+1", "note": "\ud800"})), answer("2"))
     client = await connect(owner)

@@ -17,7 +17,7 @@ from asgiref.sync import sync_to_async
 
 from mcpservers.models import McpServer
 from tests.chat.test_mcp_tool_loop import mcp_server, wait_for
-from tests.chat.test_runs_with_model_server import answer, calls, model_server, tool_messages  # noqa: F401
+from tests.chat.test_runs_with_model_server import answer, calls, tool_messages
 from tests.mcpservers.conftest import connections, record, wait_connected  # noqa: F401
 from tests.support.mcp_servers.running import HttpServer
 from tools.mcp.manager import default_manager

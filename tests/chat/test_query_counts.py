@@ -7,7 +7,7 @@ import pytest
 from django.db.backends.utils import CursorWrapper
 
 from chat.models import Thread
-from tests.chat.test_runs_with_model_server import answer, calls, model_server  # noqa: F401  (fixture)
+from tests.chat.test_runs_with_model_server import answer, calls
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,7 +38,7 @@ class Statements:
         return taken
 
 
-async def turn(client, thread, model_server, text):  # noqa: F811
+async def turn(client, thread, model_server, text):
     three = [(f"c{i}", "calculator", {"expression": f"{i}+1"}) for i in range(3)]
     model_server.enqueue(calls(*three), answer(text))
     await client.ask("count", thread=thread)
@@ -48,7 +48,7 @@ async def turn(client, thread, model_server, text):  # noqa: F811
     return events
 
 
-async def test_a_turns_statements_do_not_grow_with_the_answers_length(connect, owner, model_server, monkeypatch):  # noqa: F811
+async def test_a_turns_statements_do_not_grow_with_the_answers_length(connect, owner, model_server, monkeypatch):
     client = await connect(owner)
     model_server.enqueue(answer("hello"))
     await client.ask("hi")
@@ -69,7 +69,7 @@ async def test_a_turns_statements_do_not_grow_with_the_answers_length(connect, o
     assert len(short) < UNDER, f"{len(short)} statements:\n" + "\n".join(short)
 
 
-async def test_a_thread_with_an_agent_costs_no_more_statements(connect, owner, model_server, monkeypatch):  # noqa: F811
+async def test_a_thread_with_an_agent_costs_no_more_statements(connect, owner, model_server, monkeypatch):
     """The thread's agent is kept per settings stamp (agents/services.py agent_spec): read with nothing."""
     from channels.db import database_sync_to_async
 

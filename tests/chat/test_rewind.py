@@ -6,22 +6,9 @@ import pytest
 from channels.db import database_sync_to_async
 
 from chat.models import Message, Run, Thread
-from tests.support.model_server import ScriptedModelServer, SSEResponse, openai_sse_body
+from tests.support.model_server import SSEResponse, openai_sse_body
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def model_server(settings):
-    with ScriptedModelServer() as server:
-        settings.AGENTWEB_LLM = {
-            "api": "openai",
-            "base_url": server.base_url,
-            "model": "test-model",
-            "api_key": "sk-test-key",
-            "tool_protocol": "native",
-        }
-        yield server
 
 
 def answer(text):

@@ -24,19 +24,6 @@ from tests.support.processes import free_port
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def model_server(settings):
-    with ScriptedModelServer() as server:
-        settings.AGENTWEB_LLM = {
-            "api": "openai",
-            "base_url": server.base_url,
-            "model": "test-model",
-            "api_key": "sk-test-key",
-            "tool_protocol": "native",
-        }
-        yield server
-
-
 def calls(*specs):
     return SSEResponse(openai_sse_body(tool_calls=[{"id": i, "name": n, "arguments": a} for i, n, a in specs]))
 

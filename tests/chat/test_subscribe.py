@@ -12,7 +12,6 @@ from chat import store
 from chat.live.log import MemoryLog
 from chat.models import Message, Thread
 from chat.runs.subscribe import rebuild
-from tests.chat.test_runs_with_model_server import model_server  # noqa: F401  (fixture)
 from tests.support.model_server import SSEResponse, openai_sse_body
 from tests.support.thread_view import ThreadView, shown_after
 
@@ -146,7 +145,7 @@ def recording(monkeypatch, settings):
     return Recording(monkeypatch)
 
 
-async def test_a_rebuilt_message_is_what_a_tab_that_watched_shows(connect, owner, model_server, recording):  # noqa: F811
+async def test_a_rebuilt_message_is_what_a_tab_that_watched_shows(connect, owner, model_server, recording):
     both = [("c1", "calculator", {"expression": "23*19"}), ("c2", "calculator", {"expression": "2+2"})]
     # Thinking (reasoning deltas), two calls, then a call written into the text (the run adds a note after it).
     leaked = '<tool_call>{"name": "calculator", "arguments": {"expression": "437+4"}}</tool_call>'
@@ -167,7 +166,7 @@ async def test_a_rebuilt_message_is_what_a_tab_that_watched_shows(connect, owner
 async def test_a_rebuilt_resumed_run_is_what_a_tab_that_watched_shows(
     connect,
     owner,
-    model_server,  # noqa: F811
+    model_server,
     recording,
     calculator_needs_approval,
 ):

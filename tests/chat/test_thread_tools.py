@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 
 from agents.models import Agent
 from chat.models import Message, Run, Thread
-from tests.chat.test_runs_with_model_server import answer, calls, model_server, tool_messages  # noqa: F401
+from tests.chat.test_runs_with_model_server import answer, calls, tool_messages
 from tests.mcpservers.conftest import connections, record, stdio_row, wait_connected  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)

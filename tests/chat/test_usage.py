@@ -12,8 +12,6 @@ from modelconfig.models import ModelConfiguration
 from providers import openai as openai_module
 from tests.support.model_server import ErrorResponse, Hang, SSEResponse, openai_sse_body
 
-from .test_runs_with_model_server import model_server  # noqa: F401  (fixture)
-
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -37,7 +35,7 @@ def forget_refusals():
     openai_module.USAGE_OPTION_REFUSED.clear()
 
 
-async def test_usage_totals_equal_what_the_server_reported(connect, owner, model_server):  # noqa: F811
+async def test_usage_totals_equal_what_the_server_reported(connect, owner, model_server):
     model_server.enqueue(
         reply(calls=[("c1", "calculator", {"expression": "1+1"})], usage=counts(100, 20)),
         reply(calls=[("c2", "calculator", {"expression": "2+2"})], usage=counts(130, 21)),
@@ -79,7 +77,7 @@ async def test_usage_totals_equal_what_the_server_reported(connect, owner, model
     assert snapshot[-1]["run"]["usage"] == events[-1]["usage"]
 
 
-async def test_an_answer_the_server_did_not_count_is_estimated_and_labelled(connect, owner, model_server):  # noqa: F811
+async def test_an_answer_the_server_did_not_count_is_estimated_and_labelled(connect, owner, model_server):
     model_server.enqueue(reply("x" * 400, usage=False))
     client = await connect(owner)
     await client.ask("hello there")
@@ -96,7 +94,7 @@ async def test_an_answer_the_server_did_not_count_is_estimated_and_labelled(conn
 async def test_a_server_that_refuses_stream_options_answers_and_the_usage_is_estimated(
     connect,
     owner,
-    model_server,  # noqa: F811
+    model_server,
 ):
     refusal = {"object": "error", "message": "stream_options: Extra inputs are not permitted", "code": 400}
     model_server.enqueue(ErrorResponse(400, refusal), reply("hi", usage=False), reply("again", usage=False))
@@ -111,7 +109,7 @@ async def test_a_server_that_refuses_stream_options_answers_and_the_usage_is_est
     assert [("stream_options" in r["json"]) for r in model_server.requests] == [True, False, False]
 
 
-async def test_a_priced_configuration_gives_each_call_its_cost(connect, owner, model_server):  # noqa: F811
+async def test_a_priced_configuration_gives_each_call_its_cost(connect, owner, model_server):
     config = await ModelConfiguration.objects.acreate(
         name="Priced",
         api="openai",
@@ -140,7 +138,7 @@ async def test_a_priced_configuration_gives_each_call_its_cost(connect, owner, m
 async def test_the_daily_budget_stops_new_runs_and_lets_the_run_in_progress_finish(
     connect,
     owner,
-    model_server,  # noqa: F811
+    model_server,
     settings,
 ):
     settings.AGENTWEB_DAILY_TOKEN_BUDGET = 150
@@ -168,7 +166,7 @@ async def test_the_daily_budget_stops_new_runs_and_lets_the_run_in_progress_fini
     assert len(model_server.requests) == 2
 
 
-async def test_without_a_budget_nothing_is_refused(connect, owner, model_server, settings):  # noqa: F811
+async def test_without_a_budget_nothing_is_refused(connect, owner, model_server, settings):
     settings.AGENTWEB_DAILY_TOKEN_BUDGET = 0
     model_server.enqueue(reply("one", usage=counts(10**6, 10**5)), reply("two"))
     client = await connect(owner)
@@ -179,7 +177,7 @@ async def test_without_a_budget_nothing_is_refused(connect, owner, model_server,
     assert (await client.run_to_end())[-1]["type"] == "run.completed"
 
 
-async def test_a_persons_own_budget_replaces_the_default(connect, owner, stranger, model_server, settings):  # noqa: F811
+async def test_a_persons_own_budget_replaces_the_default(connect, owner, stranger, model_server, settings):
     await TokenBudget.objects.acreate(user=owner, daily_tokens=50)
     await TokenBudget.objects.acreate(user=stranger, daily_tokens=None)  # none at all for this one
     settings.AGENTWEB_DAILY_TOKEN_BUDGET = 10
@@ -238,7 +236,7 @@ def test_the_admin_report_adds_up_by_user_agent_model_and_day(client, owner, str
 async def test_a_call_stopped_mid_answer_counts_estimated_and_one_that_got_nothing_does_not(
     connect,
     owner,
-    model_server,  # noqa: F811
+    model_server,
 ):
     prelude = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"x" * 40 + b'"}}]}\n\n'
     model_server.enqueue(Hang(prelude=prelude))
