@@ -75,7 +75,8 @@ class DemoProvider:
         for piece in re.findall(r"\S+\s*|\s+", text):
             yield TextDelta(piece)
             await asyncio.sleep(self.delay)
-        yield Usage(input_tokens=0, output_tokens=len(text.split()))
+        # No input count: the app estimates it from what was sent, as for any server that sends none (marked ≈).
+        yield Usage(input_tokens=None, output_tokens=len(text.split()))
         yield Finish("stop")
 
     async def _call(self, index: int, name: str, args: dict) -> AsyncIterator[StreamEvent]:
