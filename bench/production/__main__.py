@@ -70,7 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="a moment each; no targets, no report")
     parser.add_argument("--only", default="", help="comma-separated benchmark names: " + ", ".join(BENCHMARKS))
     parser.add_argument("--no-report", action="store_true", help="do not rewrite docs/performance.md")
+    parser.add_argument("--report-from", default="", help="rewrite the report from a saved run (bench/results/*.json)")
     args = parser.parse_args(argv)
+    if args.report_from:
+        from ..report import load
+
+        info, results = load(ROOT / args.report_from if not args.report_from.startswith("/") else args.report_from)
+        print(f"wrote {report.write(info, results, complete={r.name for r in results} == set(BENCHMARKS))}")
+        return 0
     names = [n.strip() for n in args.only.split(",") if n.strip()] or list(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
