@@ -64,3 +64,32 @@ async def test_a_message_sent_while_nothing_waits_is_received(layer):
     await layer.send(channel, {"type": "x", "text": "late"})
 
     assert (await asyncio.wait_for(later, 10))["text"] == "late"
+
+
+async def test_messages_sent_to_a_group_together_arrive_in_order_at_each_member(layer):
+    here = [await layer.new_channel() for _ in range(2)]
+    elsewhere = RedisChannelLayer(hosts=[REDIS_URL], prefix=layer.prefix)  # another process's sockets
+    there = await elsewhere.new_channel()
+    for channel in here:
+        await layer.group_add("thread.y", channel)
+    await layer.group_add("thread.y", there)
+
+    await layer.group_send_all("thread.y", [{"type": "thread.event", "text": str(n)} for n in range(12)])
+
+    for reader, channel in [(layer, here[0]), (layer, here[1]), (elsewhere, there)]:
+        got = [(await asyncio.wait_for(reader.receive(channel), 10))["text"] for _ in range(12)]
+        assert got == [str(n) for n in range(12)]
+    await elsewhere.close_pools()
+
+
+async def test_a_process_whose_sockets_stopped_reading_misses_what_does_not_fit_and_others_do_not(layer):
+    small = RedisChannelLayer(hosts=[REDIS_URL], prefix=layer.prefix, capacity=3)
+    stuck, reading = await small.new_channel(), await layer.new_channel()
+    await small.group_add("thread.z", stuck)
+    await small.group_add("thread.z", reading)
+
+    await small.group_send_all("thread.z", [{"type": "x", "n": n} for n in range(5)])
+
+    assert [(await asyncio.wait_for(small.receive(stuck), 10))["n"] for _ in range(3)] == [0, 1, 2]
+    assert [(await asyncio.wait_for(layer.receive(reading), 10))["n"] for _ in range(3)] == [0, 1, 2]
+    await small.close_pools()
