@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 import time
@@ -71,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="a moment each; no targets, no report")
     parser.add_argument("--only", default="", help="comma-separated benchmark names: " + ", ".join(BENCHMARKS))
     parser.add_argument("--no-report", action="store_true", help="do not rewrite docs/performance.md")
+    parser.add_argument("--sockets", type=int, default=0, help="many-streams: sockets (default 200)")
     parser.add_argument("--report-from", default="", help="rewrite the report from a saved run (bench/results/*.json)")
     args = parser.parse_args(argv)
     if args.report_from:
@@ -79,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         info, results = load(ROOT / args.report_from if not args.report_from.startswith("/") else args.report_from)
         print(f"wrote {report.write(info, results, complete={r.name for r in results} == set(BENCHMARKS))}")
         return 0
+    if args.sockets:
+        os.environ["BENCH_SOCKETS"] = str(args.sockets)
     names = [n.strip() for n in args.only.split(",") if n.strip()] or list(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
