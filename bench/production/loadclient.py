@@ -25,6 +25,8 @@ from websockets.asyncio.client import connect
 from ..tokens import decode
 
 TERMINAL = {"run.completed", "run.failed", "run.cancelled"}
+#: Handshakes a dropped socket tries before it gives up (pauses 0.5, 1, 2, 4, 4 … s).
+RECONNECT_ATTEMPTS = 10
 
 
 async def open_socket(target: dict, timeout: float = 120):
@@ -160,6 +162,8 @@ class Follower:
         self.resume_s: float | None = None
         self.resumed_by_snapshot = False
         self.dropped_at: float | None = None
+        self.failed_attempts = 0
+        self.connect_s: float | None = None
 
     @property
     def last_seq(self) -> int:
@@ -203,10 +207,20 @@ class Follower:
         self.dropped_at = time.perf_counter()
         self.ws.transport.abort()  # no close handshake: as a phone losing its network
         await asyncio.sleep(random.uniform(0, within))
-        self.ws = await open_socket(self.target)
-        sent = time.perf_counter()
+        started = time.perf_counter()
+        # As the page does (static/chat/socket.js): a refused or broken handshake is tried again after a pause.
+        for attempt in range(RECONNECT_ATTEMPTS):
+            try:
+                self.ws = await open_socket(self.target, timeout=30)
+                break
+            except Exception:
+                self.failed_attempts += 1
+                if attempt == RECONNECT_ATTEMPTS - 1:
+                    return
+                await asyncio.sleep(min(0.5 * 2**attempt, 4) * random.uniform(0.8, 1.2))
+        self.connect_s = time.perf_counter() - started
         await self.ws.send(subscribe_frame(self.thread, self.last_seq))
-        await self.read(resubscribed_at=sent)
+        await self.read(resubscribed_at=started)
 
     def summary(self) -> dict:
         expected = list(range(self.snapshot_seq + 1, self.snapshot_seq + 1 + len(self.seqs)))
@@ -221,6 +235,8 @@ class Follower:
             "completed": self.done.is_set(),
             "resume_s": self.resume_s,
             "by_snapshot": self.resumed_by_snapshot,
+            "failed_attempts": self.failed_attempts,
+            "connect_s": self.connect_s,
         }
 
 

@@ -48,6 +48,8 @@ async def reconnect_storm(app: ProductionApp, result: Result, smoke: bool) -> No
     twice = sum(d["duplicates"] + d["token_duplicates"] for d in dropped)
     by_snapshot = sum(1 for d in dropped if d["by_snapshot"])
     resumes = [d["resume_s"] * 1000 for d in dropped if d["resume_s"] is not None]
+    refused = sum(d["failed_attempts"] for d in dropped)
+    connects = [d["connect_s"] * 1000 for d in dropped if d["connect_s"] is not None]
     resume99 = percentile(resumes, 99)
     gap_during = max((s["gap_during_ms"] for s in steady), default=None)
     gap_before = max((s["gap_before_ms"] for s in steady), default=None)
@@ -76,8 +78,10 @@ async def reconnect_storm(app: ProductionApp, result: Result, smoke: bool) -> No
         "ms",
         target="≤ 1,000 ms",
         passed=resume99 is not None and resume99 <= 1000 and len(resumes) == len(dropped),
-        note=f"thread.subscribe with after_seq → the first event; p50 {fmt(percentile(resumes, 50), 'ms')}, "
-        f"max {fmt(max(resumes) if resumes else None, 'ms')}; {len(dropped) - len(resumes)} never resumed",
+        note=f"the first handshake tried → the first event after thread.subscribe with after_seq; p50 "
+        f"{fmt(percentile(resumes, 50), 'ms')}, max {fmt(max(resumes) if resumes else None, 'ms')}; "
+        f"{len(dropped) - len(resumes)} never resumed; {refused} handshakes refused or broken and tried again (as the "
+        f"page does); the handshakes alone p99 {fmt(percentile(connects, 99), 'ms')}",
     )
     result.add(
         "longest pause of a stream that stayed, during the storm",
