@@ -103,9 +103,13 @@ async def worker_kill(app: ProductionApp, result: Result, smoke: bool) -> None:
                 extra={"tool": {"name": "hold", "arguments": {"key": f"t{n}"}}},
             )
             await tab.ws.send(send_frame(tab.thread, spec.message()))
-        deadline = time.monotonic() + kill_after + 30
+        deadline = time.monotonic() + kill_after + 60
         await asyncio.sleep(kill_after)
-        while sum(tool_runs(app).values()) < tools and time.monotonic() < deadline:
+        # Killed only once every run is under way (a busy machine takes a while to start sixty): each stream has
+        # shown text and each tool call has started.
+        while time.monotonic() < deadline and (
+            sum(tool_runs(app).values()) < tools or not all(tab.tokens_seen() for tab in streaming)
+        ):
             await asyncio.sleep(0.1)
         started_tools = tool_runs(app)
         seen = {tab.thread: tab.tokens_seen() for tab in streaming}
