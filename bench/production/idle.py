@@ -123,6 +123,8 @@ async def idle_sockets(app: ProductionApp, result: Result, smoke: bool) -> None:
             _, latencies = turn.stamps()
         finally:
             held = await asyncio.to_thread(close_idle, client)
+        await asyncio.sleep(12)  # Daphne gives a closing socket's consumer 10 s
+        killed = daphne.log_path.read_text(errors="replace").count("took too long to shut down and was killed")
     bare = await asyncio.to_thread(bare_server_per_socket, count, idle_s)
     (floor_run,) = await asyncio.to_thread(floor, app, Spec(tokens=spec.tokens, rate=spec.rate))
     per_socket = (after - before) / opened
@@ -135,6 +137,7 @@ async def idle_sockets(app: ProductionApp, result: Result, smoke: bool) -> None:
         rss_before_kib=before,
         rss_after_kib=after,
         held=held,
+        consumers_killed_on_close=killed,
         bare=bare,
         idle_cpu_percent=idle_cpu,
         redis_cpu_percent=redis_cpu,
@@ -150,6 +153,7 @@ async def idle_sockets(app: ProductionApp, result: Result, smoke: bool) -> None:
         floor=bare["kib_per_socket"],
         passed=opened == count and per_socket <= 64,
         note=f"Daphne's RSS {before / 1024:.0f} → {after / 1024:.0f} MiB; {held['failed']} failed to open, "
+        f"{killed} consumers killed by Daphne when all closed at once (they then never leave their groups), "
         f"{held['still_open']} still open at the end; opened in {open_s:.1f} s; floor: plain Daphne with an "
         "app that only accepts, the same sockets",
     )
