@@ -50,7 +50,7 @@ format: install-dev
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 
-.PHONY: bench bench-smoke
+.PHONY: bench bench-smoke bench-production bench-production-smoke
 
 # The benchmark suite (bench/): each figure against a floor measured in the same run; rewrites docs/performance.md.
 bench: install-dev
@@ -59,3 +59,13 @@ bench: install-dev
 # Each benchmark for a fraction of a second, to check it still works (no targets judged; CI may run it).
 bench-smoke: install-dev
 	$(BIN)/python -m bench --smoke
+
+# The production shape (bench/production/): PostgreSQL and Redis on loopback (AGENTWEB_TEST_POSTGRES_URL,
+# AGENTWEB_TEST_REDIS_URL), several Daphne processes and run workers; rewrites docs/performance.md's
+# "Production shape" section. `make bench-production ARGS=--smoke` works too (make itself would take a bare --smoke).
+bench-production: install-dev
+	$(BIN)/python -m bench.production $(ARGS)
+
+# Each production benchmark for a moment, to check it still works (no targets judged; CI runs it).
+bench-production-smoke: install-dev
+	$(BIN)/python -m bench.production --smoke

@@ -139,7 +139,8 @@ AGENTWEB_REDIS_PREFIX = env_str("AGENTWEB_REDIS_PREFIX", "agentweb")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # channels_redis's, reading a process's waiting messages many per round trip (agentweb/redis_layer.py).
+            "BACKEND": "agentweb.redis_layer.RedisChannelLayer",
             "CONFIG": {
                 "hosts": [REDIS_URL],
                 # Messages a channel holds before sends to it fail: a socket that stops reading loses its

@@ -71,13 +71,15 @@ class Stream:
         return out
 
 
-def tool_call_events(count: int) -> list[bytes]:
+def tool_call_events(count: int, tool: dict | None = None) -> list[bytes]:
+    """`count` calculator calls, or calls of `tool` ({"name": …, "arguments": {…}}: a spec's `extra["tool"]`)."""
     events = [sse(f'{_CHUNK_HEAD}{{"role":"assistant","content":null}}{_CHUNK_TAIL}')]
     for index in range(count):
         start = {"index": index, "id": f"call_bench_{index}", "type": "function"}
-        start["function"] = {"name": "calculator", "arguments": ""}
+        start["function"] = {"name": tool["name"] if tool else "calculator", "arguments": ""}
         events.append(sse(f"{_CHUNK_HEAD}{json.dumps({'tool_calls': [start]})}{_CHUNK_TAIL}"))
-        for piece in ('{"expression": "', f"{index + 2}*{index + 3}", '"}'):
+        pieces = (json.dumps(tool["arguments"]),) if tool else ('{"expression": "', f"{index + 2}*{index + 3}", '"}')
+        for piece in pieces:
             fragment = {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
             events.append(sse(f"{_CHUNK_HEAD}{json.dumps(fragment)}{_CHUNK_TAIL}"))
     return events
@@ -156,7 +158,7 @@ async def stream_answer(writer: asyncio.StreamWriter, spec: Spec, step: int, rec
     writer.write(headers.encode())
     if spec.tools and step == 0:
         record["kind"] = "tool_calls"
-        events = tool_call_events(spec.tools) + closing_events("tool_calls", 5 * spec.tools)
+        events = tool_call_events(spec.tools, spec.extra.get("tool")) + closing_events("tool_calls", 5 * spec.tools)
         record["t_first_token"] = time.time_ns()
         writer.write(b"".join(frame(e, chunked) for e in events))
     else:

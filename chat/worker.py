@@ -8,6 +8,7 @@ run then outlives the Daphne process, and any number of Daphne processes and wor
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 
@@ -17,11 +18,30 @@ from agentweb.tuning import tune_process
 
 from . import runs
 
+log = logging.getLogger("agentweb.runs")
+
 
 class RunWorker(AsyncConsumer):
     async def run_launch(self, message):
         prepare_process()
-        await runs.start_handed_over(message)
+        # Started, not awaited: channels gives this consumer the channel's messages one at a time, and a run's start
+        # (its reads and its claim, hops to the one database thread the streaming runs use too) took long enough that
+        # a burst of runs queued behind one another. 200 sent at once were taken at a few a second, and the rest
+        # failed after AGENTWEB_RUN_HANDOVER_SECONDS with "no worker" (docs/performance.md, "Production shape").
+        starting = asyncio.ensure_future(runs.start_handed_over(message))
+        _starting.add(starting)
+        starting.add_done_callback(_started)
+
+
+#: Runs being started (their tasks kept here, so that none is collected before it has begun).
+_starting: set[asyncio.Future] = set()
+
+
+def _started(starting: asyncio.Future) -> None:
+    _starting.discard(starting)
+    if not starting.cancelled() and starting.exception() is not None:
+        # Untaken, the handover's watch fails the run; taken, it is interrupted once its heartbeat is seen missing.
+        log.error("a run could not be started", exc_info=starting.exception())
 
 
 _prepared = False

@@ -224,9 +224,16 @@ class RedisLog:
             last = await self._script(keys=self._keys(thread_id), args=[seed, self._keep, TAIL_SECONDS, *parts])
             layer, group = get_channel_layer(), group_name(thread_id)
             first = last - len(events) + 1
-            for i in range(len(events)):
-                text = f"{parts[2 * i]}{first + i}{parts[2 * i + 1]}"
-                await layer.group_send(group, {"type": "thread.event", "text": text})
+            messages = [
+                {"type": "thread.event", "text": f"{parts[2 * i]}{first + i}{parts[2 * i + 1]}"}
+                for i in range(len(events))
+            ]
+            send_all = getattr(layer, "group_send_all", None)  # agentweb/redis_layer.py: all of them in one trip
+            if send_all is not None:
+                await send_all(group, messages)
+            else:
+                for message in messages:
+                    await layer.group_send(group, message)
             if last > self._seeds[thread_id]:  # the ceiling this process last knew of (see CEILING_STEP)
                 self._seeds[thread_id] = next_ceiling(last)
                 await self._record(thread_id, self._seeds[thread_id])

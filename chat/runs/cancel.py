@@ -13,8 +13,9 @@ from channels.layers import get_channel_layer
 from .. import live, store
 from ..live import events
 from ..store import owners
+from . import recovery
 from .interaction import take_input
-from .recovery import single_process, stale_before
+from .recovery import single_process
 from .registry import ACTIVE_RUNS, run_group, stopped_before_start
 
 log = logging.getLogger("agentweb.runs")
@@ -60,7 +61,7 @@ def _stop_task_started_meanwhile(thread_id: uuid.UUID, run_id: int) -> bool:
 async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
     """With several processes: the run streams in another process (tell its group), waits for a worker to take
     it (cancel it before one does), or waits for a person (cancel its waiting calls here)."""
-    live_run = await db(owners.live_run)(thread_id=thread_id, stale_before=stale_before())
+    live_run = await recovery.live_run(thread_id)
     if live_run is not None and live_run.owner:
         await get_channel_layer().group_send(run_group(thread_id), {"type": "run.cancel", "run": live_run.run_id})
         return True

@@ -34,9 +34,9 @@ from tools.elicitation import check_requested_schema, content_problems
 from ..live import events
 from ..models import Thread, ToolCall
 from ..recorder import RunRecorder
-from ..store import owners
 from ..text import storable, storable_value
-from .recovery import single_process, stale_before
+from . import recovery
+from .recovery import single_process
 from .registry import ACTIVE_RUNS, run_group
 
 log = logging.getLogger("agentweb.runs")
@@ -318,7 +318,7 @@ async def answer_input(
         return
     if single_process():
         raise InputRefused("not_found", NOT_OPEN)
-    live_run = await db(owners.live_run)(thread_id=thread.pk, stale_before=stale_before())
+    live_run = await recovery.live_run(thread.pk)
     if live_run is None or not live_run.owner:
         raise InputRefused("not_found", NOT_OPEN)
     message = {"type": "run.input", "run": live_run.run_id, **fields, "by": by, "reply_to": reply_to, "ref": ref}

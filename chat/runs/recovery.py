@@ -1,17 +1,21 @@
-"""Which runs are orphans, and what becomes of them: after a restart (ensure_recovered), and on a clean stop of
-the server (interrupt_live_runs)."""
+"""Which runs are orphans, and what becomes of them: after a restart (ensure_recovered), when a process finds a
+thread's run dead (live_run), and on a clean stop of the server (interrupt_live_runs)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import uuid
 from datetime import timedelta
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from .. import store
+from .. import live, store
+from ..live import events
+from ..store import owners
 from .registry import ACTIVE_RUNS
 
 log = logging.getLogger("agentweb.runs")
@@ -52,6 +56,50 @@ async def interrupt_live_runs() -> int:
     return len(tasks)
 
 
+# --- a process that died ------------------------------------------------------------------------
+
+
+async def live_run(thread_id: uuid.UUID) -> owners.LiveRun | None:
+    """The thread's running run, if its process is alive. One whose process died (no heartbeat for
+    AGENTWEB_RUN_STALE_SECONDS) becomes interrupted here (interrupt_dead_run), so whoever asked sees it as such."""
+    run = await db(owners.running_run)(thread_id=thread_id, stale_before=stale_before())
+    if run is not None and not run.alive:
+        await interrupt_dead_run(thread_id, run.run_id)
+        return None
+    return run
+
+
+async def interrupt_dead_run(thread_id: uuid.UUID, run_id: int) -> None:
+    """A dead process's run becomes interrupted with the text its tabs were shown, and they are told, as a clean stop
+    tells them (message.completed with the partial text, run.failed). The process wrote its answer's text only every
+    AGENTWEB_FLUSH_INTERVAL (30 s), so after a kill -9 the database lacks up to that much of it; the thread's log
+    (Redis, shared by every process) still holds the deltas it published, from the answer's message.started on."""
+    texts = await streamed_texts(thread_id)
+    closed = await db(owners.interrupt_dead_run)(run_id=run_id, stale_before=stale_before(), texts=texts)
+    if closed is None:  # another process interrupted it first, and told the tabs
+        return
+    log.info("run %s: its process stopped answering; interrupted, %d answer(s) kept", run_id, len(closed))
+    told = [events.message_completed(message, content, "error") for message, content in closed]
+    await live.publish(thread_id, [*told, events.run_failed(run_id, store.STOPPED_SERVER_ERROR)])
+
+
+async def streamed_texts(thread_id: uuid.UUID) -> dict[int, str]:
+    """The text of the thread's latest answer as its deltas in the log's tail tell it, by message id; empty when the
+    tail does not reach back to its message.started (the answer streamed longer than the tail keeps)."""
+    tail = await live.read_from_last(thread_id, "message.started")
+    if not tail:
+        return {}
+    first = json.loads(tail[0])
+    message = first["message"]["id"]
+    parts = []
+    for text in tail[1:]:
+        if text.startswith('{"type": "message.delta", '):
+            event = json.loads(text)
+            if event.get("message") == message:
+                parts.append(event["text"])
+    return {message: "".join(parts)}
+
+
 # --- after a restart ----------------------------------------------------------------------------
 
 _recovered = False
@@ -63,8 +111,11 @@ async def ensure_recovered() -> None:
     if _recovered:
         return
     _recovered = True
-    cutoff = None if single_process() else stale_before()
     keep = {active.run_id for active in ACTIVE_RUNS.values()}
-    threads = await db(store.interrupt_stale_runs)(stale_before=cutoff, keep=keep)
+    if not single_process():  # several processes: only the dead ones' runs, each with what its tabs were shown
+        for thread_id, run in await db(owners.stale_runs)(stale_before=stale_before(), keep=keep):
+            await interrupt_dead_run(thread_id, run.run_id)
+        return
+    threads = await db(store.interrupt_stale_runs)(stale_before=None, keep=keep)
     if threads:
         log.info("marked %d run(s) left by a stopped server as interrupted", len(threads))

@@ -11,8 +11,7 @@ from channels.db import database_sync_to_async
 
 from .. import live, store
 from ..models import Message, Thread
-from ..store import owners
-from .recovery import ensure_recovered, single_process, stale_before
+from .recovery import ensure_recovered, live_run, single_process
 from .registry import ACTIVE_RUNS, ActiveRun
 
 db = database_sync_to_async
@@ -30,7 +29,7 @@ async def subscribe_texts(thread: Thread, after_seq: int | None, model: dict[str
     active = ACTIVE_RUNS.get(thread.pk)
     if active is not None:
         return await _live_snapshot_texts(thread, active, model)
-    if not single_process() and await db(owners.live_run)(thread_id=thread.pk, stale_before=stale_before()):
+    if not single_process() and await live_run(thread.pk):
         return await _rebuilt_snapshot_texts(thread, model)
     return [await stored_snapshot_text(thread, model)]
 

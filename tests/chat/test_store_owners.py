@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from chat import store
-from chat.models import Run
+from chat.models import Message, Run
 from chat.store import owners
 
 pytestmark = pytest.mark.django_db
@@ -71,3 +71,58 @@ def test_resuming_a_waiting_run_leaves_it_for_any_process_to_take(turn):
 
     assert store.claim_waiting_run(run_id=turn.run.pk)
     assert owners.take(run_id=turn.run.pk, owner="specific.b!2")
+
+
+def dead(turn) -> int:
+    """The turn's run, taken by a process that then died (no heartbeat for five minutes), with an answer streaming
+    whose text it last wrote as "Hello"."""
+    owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    Run.objects.filter(pk=turn.run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
+    message = store.create_assistant_message(thread_id=turn.thread.pk, run_id=turn.run.pk)
+    Message.objects.filter(pk=message).update(content="Hello")
+    return message
+
+
+def test_a_dead_run_is_found_dead_without_being_changed(turn):
+    dead(turn)
+
+    found = owners.running_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
+
+    assert found == owners.LiveRun(turn.run.pk, "specific.a!1", alive=False)
+    assert Run.objects.get(pk=turn.run.pk).status == Run.Status.RUNNING
+
+
+def test_a_dead_runs_answer_keeps_the_text_its_tabs_were_shown(turn):
+    message = dead(turn)
+
+    closed = owners.interrupt_dead_run(
+        run_id=turn.run.pk,
+        stale_before=timezone.now() - timedelta(seconds=45),
+        texts={message: "Hello, world, as far as it streamed"},
+    )
+
+    assert closed == [(message, "Hello, world, as far as it streamed")]
+    assert Run.objects.get(pk=turn.run.pk).status == Run.Status.INTERRUPTED
+    stored = Message.objects.get(pk=message)
+    assert (stored.content, stored.status) == ("Hello, world, as far as it streamed", Message.Status.ERROR)
+
+
+def test_a_streamed_text_that_does_not_go_on_from_the_stored_one_is_not_taken(turn):
+    message = dead(turn)
+
+    owners.interrupt_dead_run(
+        run_id=turn.run.pk, stale_before=timezone.now() - timedelta(seconds=45), texts={message: "Goodbye"}
+    )
+
+    assert Message.objects.get(pk=message).content == "Hello"
+
+
+def test_a_dead_run_another_process_interrupted_first_is_left_as_it_is(turn):
+    message = dead(turn)
+    stale_before = timezone.now() - timedelta(seconds=45)
+    owners.interrupt_dead_run(run_id=turn.run.pk, stale_before=stale_before, texts={})
+
+    again = owners.interrupt_dead_run(run_id=turn.run.pk, stale_before=stale_before, texts={message: "Hello again"})
+
+    assert again is None
+    assert Message.objects.get(pk=message).content == "Hello"

@@ -429,6 +429,7 @@ def test_a_tab_that_watched_a_dead_workers_run_takes_what_follows_as_new(app):
             running.worker.kill()
             running.worker = Worker(running.env, name="worker-4").start()
             await until_not_running(me, thread)
+            await watcher.until("run.failed")  # the dead run's: the tab is told it was interrupted
             await me.send(type="run.retry", thread=thread)
             return seen, await watcher.until("run.completed", "run.failed", "error")
 
@@ -437,6 +438,33 @@ def test_a_tab_that_watched_a_dead_workers_run_takes_what_follows_as_new(app):
     numbered = [e["seq"] for e in events if "seq" in e]
     assert numbered and min(numbered) > seen
     assert last_message(events) == "The retried answer."
+
+
+def test_a_tab_watching_a_dead_workers_run_is_told_it_ended_with_the_text_it_had_shown(app):
+    """The worker wrote the answer's text only every 30 s; killed before that, the text is read back from the
+    thread's log, kept, and sent to the tab that watched (as a clean stop sends it)."""
+    running = app["cluster"]
+    script(app, {"text": "word " * 400, "delay_ms": 50})
+
+    async def scenario():
+        async with ChatSocket(app["second"], app["cookie"]) as watcher, ChatSocket(app["first"], app["cookie"]) as me:
+            await me.send(**send("tell me"))
+            thread = (await me.until("message.delta"))[0]["thread"]
+            await watcher.send(type="thread.subscribe", thread=thread, after_seq=None)
+            await watcher.until("thread.snapshot")
+            seen = [event for _ in range(5) for event in await watcher.until("message.delta")]
+            running.worker.kill()
+            running.worker = Worker(running.env, name="worker-5").start()
+            shown = "".join(e["text"] for e in seen if e["type"] == "message.delta")
+            snapshot = await until_not_running(me, thread)
+            return shown, await watcher.until("run.failed"), snapshot
+
+    shown, events, snapshot = asyncio.run(scenario())
+
+    completed = [e for e in events if e["type"] == "message.completed"][-1]
+    assert completed["status"] == "error" and completed["content"].startswith(shown) and shown.startswith("word")
+    assert snapshot["run"]["status"] == "interrupted"
+    assert snapshot["messages"][-1]["content"] == completed["content"]
 
 
 def test_with_no_worker_running_a_run_fails_soon_and_says_why(app):
