@@ -5,11 +5,15 @@ Every socket of a Daphne process has a channel of its own, but channels_redis ke
 per process and reads it one message at a time, each message four round trips to Redis in turn (the backup
 script, BZPOPMIN, the backup's ZADD, then the cleaner's ZPOPMIN, which the next read waits for). That one loop is
 all a process receives through: beside 200 streams over two processes it fell behind for good, and tokens reached
-their sockets 100 s late (docs/performance.md, "Production shape"). Here a read takes every message waiting, up to
-`receive_batch`, with one ZPOPMIN; only when none waits does it block as channels_redis does (its BZPOPMIN with the
-backup queue). What the layer promises is unchanged: each channel's messages in the order they were sent, none lost
-to a cancelled read (the read runs shielded, and what it took is kept for the channels it was for), and the same
-capacity, expiry and groups.
+their sockets 100 s late (docs/performance.md, "Production shape"). Here one reader per process takes every message
+waiting, up to `receive_batch`, with one ZPOPMIN, and puts each in its socket's queue; only when none waits does it
+block as channels_redis does (its BZPOPMIN with the backup queue). A socket's read is then a wait on its queue.
+channels_redis made each waiting read two tasks (one for the process's read lock, one for its queue) and made them
+again for every message: CPU per message per socket, and objects the cyclic garbage collector walks (with 2,000
+idle sockets a full collection took 339 ms, now 284 ms on this machine: docs/performance.md). What the
+layer promises is unchanged: each channel's messages in the order they were sent, none lost to a socket going
+away, and the same capacity per socket, expiry and groups. A socket that went away has no queue: what still comes
+for it is dropped (channels_redis kept up to `capacity` of it, for good).
 
 Sending to a group was four round trips a message (drop the group's expired members, read them, drop each
 process's expired messages, then a script that adds the message); the run's every frame paid them, and the worker
@@ -23,10 +27,13 @@ With several Redis hosts, or encryption, sending is channels_redis's own.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import time
 
 from channels_redis.core import RedisChannelLayer as ChannelsRedisChannelLayer
+
+logger = logging.getLogger(__name__)
 
 #: (channel, message); the channel is a list when one message was sent for several sockets of the process (a group's).
 Received = tuple[str | list[str], dict]
@@ -35,9 +42,10 @@ Received = tuple[str | list[str], dict]
 #: Follows a message's unique prefix when the message was stored by _GROUP_SEND (msgpack never begins with a 0 byte).
 MARK = b"\x00agentweb-group\x00"
 
-# KEYS: the group's set. ARGV: now, the group's expiry, a message's expiry, a process's capacity, the layer's prefix,
-# a token unique to this call (8 characters), MARK, then each message as channels_redis packs it without its prefix.
-# Each process's members get every message, in order, as long as its set has room; returns how many did not fit.
+# KEYS: the group's set. ARGV: now, the group's expiry, a message's expiry, a process's set's capacity, the layer's
+# prefix, a token unique to this call (8 characters), MARK, then each message as channels_redis packs it without
+# its prefix. Each process's members get every message, in order, as long as its set has room; returns how many
+# did not fit.
 _GROUP_SEND = r"""
 local now = tonumber(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now - tonumber(ARGV[2]))
@@ -71,9 +79,16 @@ return over
 
 
 class RedisChannelLayer(ChannelsRedisChannelLayer):
-    def __init__(self, *args, receive_batch: int = 500, **kwargs):
+    def __init__(self, *args, receive_batch: int = 500, process_capacity: int | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.receive_batch = receive_batch
+        # One set holds what every socket of a process is sent, so it cannot have one socket's capacity: 1,000
+        # (the sockets' capacity) filled in 0.2 s beside 100 streams, or a few seconds of a reconnect storm, and
+        # every socket of the process then lost the same events. Each socket's own queue in the process keeps
+        # `capacity` (a socket that stops reading loses its oldest); this bounds what Redis holds for a process
+        # that stopped reading altogether, with the expiry.
+        self.process_capacity = process_capacity or self.capacity * 50
+        self.reader: asyncio.Task | None = None
         self.prefix_length = kwargs.get("random_prefix_length", 12)
         # The script stores what channels_redis's receive reads only when it alone would have stored it: one host (no
         # sharding of sets), no encryption, a 12-byte unique prefix (the script's token and index).
@@ -92,9 +107,12 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
             return
         assert self.require_valid_group_name(group), "Group name not valid"
         packed = [self.serialize(message)[self.prefix_length :] for message in messages]
-        args = [time.time(), self.group_expiry, self.expiry, self.capacity, self.prefix, secrets.token_hex(4), MARK]
+        token = secrets.token_hex(4)
+        args = [time.time(), self.group_expiry, self.expiry, self.process_capacity, self.prefix, token, MARK]
         connection = self.connection(0)
-        await connection.eval(_GROUP_SEND, 1, f"{self.prefix}:group:{group}", *args, *packed)
+        over = await connection.eval(_GROUP_SEND, 1, f"{self.prefix}:group:{group}", *args, *packed)
+        if over:
+            logger.warning("%d message(s) to %s did not fit: a process's set was full", over, group)
 
     def deserialize(self, message: bytes) -> dict:
         body = message[self.prefix_length :]
@@ -105,24 +123,54 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
         decoded["__asgi_channel__"] = channels.decode().split(",")
         return decoded
 
-    async def receive_single(self, channel: str) -> Received:
+    async def new_channel(self, prefix: str = "specific") -> str:
+        channel = await super().new_channel(prefix)
+        self.receive_buffer[channel]  # its queue, made now: what is sent before its first read waits there
+        return channel
+
+    async def receive(self, channel: str) -> dict:
         if "!" not in channel:  # a channel every process reads (the runs' channel): channels_redis's own way
-            return await super().receive_single(channel)
-        taking = asyncio.ensure_future(self.take_waiting(channel))
+            return await super().receive(channel)
+        assert self.require_valid_channel_name(channel), "Channel name not valid"
+        queue = self.receive_buffer[channel]
+        self.keep_reading(self.non_local_name(channel))
         try:
-            batch = await asyncio.shield(taking)
+            return await queue.get()
         except asyncio.CancelledError:
-            # The socket whose read this was went away; the messages taken belong to the process's other sockets.
-            taking.add_done_callback(self.keep_taken)
+            # Its socket went away (channels cancels a consumer's read only then): what comes for it now is dropped.
+            self.receive_buffer.pop(channel, None)
             raise
-        if not batch:
-            return await super().receive_single(channel)
-        first, *rest = batch
-        if rest:
-            # channels' receive() buffers the one returned as soon as this returns, without yielding; the rest go in
-            # after it (the next turn of the loop, before anything else can read), so each channel keeps its order.
-            asyncio.get_running_loop().call_soon(self.buffer, rest)
-        return first
+
+    def keep_reading(self, process_channel: str) -> None:
+        """The process's one reader of its set, started by the first read (again in a new event loop)."""
+        reader = self.reader
+        loop = asyncio.get_running_loop()
+        if reader is None or reader.done() or reader.get_loop() is not loop:
+            self.reader = loop.create_task(self.read_forever(process_channel))
+
+    async def read_forever(self, process_channel: str) -> None:
+        """Hands every message for this process's sockets to their queues, in the order Redis holds them."""
+        failures = 0
+        while True:
+            try:
+                batch = await self.take_waiting(process_channel)
+                if not batch:  # none waits: block until one comes, as channels_redis does (with its backup queue)
+                    batch = [await self.receive_single(process_channel)]
+                failures = 0
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # Redis restarting or out of reach: the sockets wait, as they would for news
+                failures += 1
+                logger.exception("reading this process's messages from Redis failed (%d in a row)", failures)
+                await asyncio.sleep(min(0.1 * 2**failures, 5))
+                continue
+            self.buffer(batch)
+
+    async def close_pools(self) -> None:
+        if self.reader is not None:
+            self.reader.cancel()
+            self.reader = None
+        await super().close_pools()
 
     async def take_waiting(self, channel: str) -> list[Received]:
         """Every message waiting on the process's channel (up to receive_batch), oldest first: one round trip."""
@@ -135,10 +183,9 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
         return out
 
     def buffer(self, received: list[Received]) -> None:
+        queues = self.receive_buffer
         for channels, message in received:
             for channel in channels if isinstance(channels, list) else (channels,):
-                self.receive_buffer[channel].put_nowait(message)
-
-    def keep_taken(self, taking: asyncio.Future) -> None:
-        if not taking.cancelled() and taking.exception() is None:
-            self.buffer(taking.result())
+                queue = queues.get(channel)
+                if queue is not None:  # None: its socket is gone (channels_redis kept up to `capacity` for it)
+                    queue.put_nowait(message)

@@ -146,6 +146,8 @@ if REDIS_URL:
                 # Messages a channel holds before sends to it fail: a socket that stops reading loses its
                 # events (it catches up from a snapshot) rather than Redis holding them without bound.
                 "capacity": env_int("AGENTWEB_CHANNEL_CAPACITY", 1000),
+                # What Redis holds for all of one process's sockets together (agentweb/redis_layer.py).
+                "process_capacity": env_int("AGENTWEB_CHANNEL_PROCESS_CAPACITY", 50_000),
                 "expiry": 60,
                 "prefix": AGENTWEB_REDIS_PREFIX,
             },

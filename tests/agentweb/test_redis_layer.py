@@ -83,7 +83,7 @@ async def test_messages_sent_to_a_group_together_arrive_in_order_at_each_member(
 
 
 async def test_a_process_whose_sockets_stopped_reading_misses_what_does_not_fit_and_others_do_not(layer):
-    small = RedisChannelLayer(hosts=[REDIS_URL], prefix=layer.prefix, capacity=3)
+    small = RedisChannelLayer(hosts=[REDIS_URL], prefix=layer.prefix, process_capacity=3)
     stuck, reading = await small.new_channel(), await layer.new_channel()
     await small.group_add("thread.z", stuck)
     await small.group_add("thread.z", reading)
@@ -93,3 +93,32 @@ async def test_a_process_whose_sockets_stopped_reading_misses_what_does_not_fit_
     assert [(await asyncio.wait_for(small.receive(stuck), 10))["n"] for _ in range(3)] == [0, 1, 2]
     assert [(await asyncio.wait_for(layer.receive(reading), 10))["n"] for _ in range(3)] == [0, 1, 2]
     await small.close_pools()
+
+
+async def test_a_process_set_holds_more_than_one_sockets_capacity(layer):
+    """Every socket of a process is sent through one set: 100 sockets' events must not be held to one's capacity."""
+    roomy = RedisChannelLayer(hosts=[REDIS_URL], prefix=layer.prefix, capacity=5)
+    channels = [await roomy.new_channel() for _ in range(3)]
+    for n, channel in enumerate(channels):
+        await roomy.group_add(f"thread.{n}", channel)
+
+    for n, _ in enumerate(channels):
+        await roomy.group_send_all(f"thread.{n}", [{"type": "x", "n": k} for k in range(4)])
+
+    for channel in channels:
+        assert [(await asyncio.wait_for(roomy.receive(channel), 10))["n"] for _ in range(4)] == [0, 1, 2, 3]
+    await roomy.close_pools()
+
+
+async def test_what_comes_for_a_socket_that_went_away_is_not_kept(layer):
+    gone, staying = await layer.new_channel(), await layer.new_channel()
+    for channel in (gone, staying):
+        await layer.group_add("thread.w", channel)
+    reading = asyncio.ensure_future(layer.receive(gone))
+    await asyncio.sleep(0.1)
+    reading.cancel()
+
+    await layer.group_send_all("thread.w", [{"type": "x", "n": n} for n in range(3)])
+
+    assert [(await asyncio.wait_for(layer.receive(staying), 10))["n"] for _ in range(3)] == [0, 1, 2]
+    assert gone not in layer.receive_buffer
