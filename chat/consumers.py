@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -21,6 +22,9 @@ from .text import unstorable_message, unstorable_text
 from .usage import BudgetExhausted
 
 UNAUTHENTICATED = 4401
+#: The page's keep-alive frame exactly as static/chat/socket.js sends it, and its answer.
+PING_FRAME = json.dumps({"type": "ping"}, separators=(",", ":"))
+PONG_TEXT = json.dumps({"type": events.pong()[0], **events.pong()[1]})
 SEND_LIMIT = send_limiter(settings)
 
 
@@ -54,20 +58,25 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.send_event(events.error(error.code, error.message, frame_ref(text_data)))
 
     async def dispatch(self, message):
-        # A thread's event (or a person's thread-list event), already serialised once by its sender, is sent
-        # here rather than through a handler: channels closes stale database connections (a hop to a worker
-        # thread) before every handler, and these touch no database and are nearly all a socket gets.
+        # channels closes stale database connections before every handler: a hop to the one database thread, queued
+        # behind every other socket's. Every database call here is database_sync_to_async, which closes them itself
+        # in its own hop, so that hop only delayed: 1,000 tabs reconnecting at once waited seconds in that queue.
         if message["type"] == "thread.event":
+            # A thread's event (or a person's thread-list event), already serialised once by its sender: nearly
+            # all a socket gets.
             if self.sent_up_to and self.sent_already(message["text"]):
                 return
             if message.get("unless_following") not in self.groups_joined:
                 await self.send(text_data=message["text"])
-        elif message["type"] == "websocket.disconnect":
-            # Nor does closing (it leaves the groups): 5,000 sockets closing at once queued 5,000 hops behind the one
-            # database thread, past Daphne's 10 s limit, and consumers killed there never left their groups.
-            await self.websocket_disconnect(message)
-        else:
-            await super().dispatch(message)
+            return
+        if message["type"] == "websocket.receive" and message.get("text") == PING_FRAME:
+            # The page's keep-alive, from every open tab every 25 s: answered here, without parsing it.
+            await self.send(text_data=PONG_TEXT)
+            return
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     def sent_already(self, text: str) -> bool:
         """An event that a subscribe sent (in its snapshot or its tail) before the group delivered it. Read only
@@ -105,8 +114,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.send_event(events.pong())
 
     async def subscribe(self, frame):
-        thread = await self.get_thread(frame["thread"])
-        model = await database_sync_to_async(store.thread_model_info)(thread)
+        try:  # one hop to the database thread: a reconnecting tab's wait is mostly that thread's queue
+            thread, model = await database_sync_to_async(thread_and_model)(self.scope["user"], frame["thread"])
+        except NotFound:
+            raise ClientError("not_found", "No such thread.") from None
         # Follow first, then read: an event published in between reaches this socket through the group as well
         # as in what is read, and is dropped the second time (sent_already); none is lost.
         await self.follow(thread.pk)
@@ -359,6 +370,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if group not in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups_joined.add(group)
+
+
+def thread_and_model(user, thread_id) -> tuple:
+    """The person's thread and what a browser may see of its model."""
+    thread = get_thread_for_user(user, thread_id)
+    return thread, store.thread_model_info(thread)
 
 
 def message_fields(frame: dict) -> tuple[str, uuid.UUID]:
