@@ -24,15 +24,22 @@ from daphne.ws_protocol import WebSocketProtocol
 from agentweb.tuning import tune_process
 
 LIMIT_OPTIONS = ("--websocket-max-message-size", "--websocket-max-frame-size")
+#: Seconds a socket may be silent before Daphne pings it. The page sends its own ping every 25 s
+#: (static/chat/socket.js), and any frame from a socket puts off Daphne's ping, so a tab that is there is never
+#: pinged by the server as well (at Daphne's 20 s it was, every time: two keep-alives per socket). A socket that
+#: went silent is still pinged, and closed when it does not answer (`--ping-timeout`, 30 s).
+PING_INTERVAL_S = 30
 
 
 def daphne_arguments(argv: list[str], max_incoming_bytes: int) -> list[str]:
-    """`argv`, with agentweb's limit on received messages and frames unless one is given."""
-    limits: list[str] = []
+    """`argv`, with agentweb's limit on received messages and frames and its ping interval unless given."""
+    defaults: list[str] = []
     for option in LIMIT_OPTIONS:
         if not any(arg.startswith(option) for arg in argv):
-            limits += [option, str(max_incoming_bytes)]
-    return [*limits, *argv]
+            defaults += [option, str(max_incoming_bytes)]
+    if not any(arg.startswith("--ping-interval") for arg in argv):
+        defaults += ["--ping-interval", str(PING_INTERVAL_S)]
+    return [*defaults, *argv]
 
 
 class AppWebSocketProtocol(WebSocketProtocol):
@@ -49,8 +56,23 @@ class AppWebSocketProtocol(WebSocketProtocol):
 
 
 class AppServer(Server):
-    """Daphne's server with AppWebSocketProtocol, a close frame (1009) for a message over the limit, and the
-    process tuned (agentweb/tuning.py) once the app is loaded."""
+    """Daphne's server with AppWebSocketProtocol, a close frame (1009) for a message over the limit, its timeout
+    checks spread out, and the process tuned (agentweb/tuning.py) once the app is loaded."""
+
+    #: Daphne checks every connection's timeouts (and sends its pings) every 2 s in one turn of the event loop. With
+    #: 5,000 sockets that turn took ~65 ms, and as sockets opened together are pinged together, every socket's ping
+    #: went out in it: a token relayed meanwhile waited. Here each tick checks one slice, so a turn holds a tenth of
+    #: it and the pings spread over the 2 s; every connection is still checked every 2 s.
+    TIMEOUT_SLICES = 10
+
+    def timeout_checker(self):
+        from twisted.internet import reactor
+
+        tick = getattr(self, "timeout_tick", 0)
+        self.timeout_tick = (tick + 1) % self.TIMEOUT_SLICES
+        for protocol in list(self.connections)[tick :: self.TIMEOUT_SLICES]:
+            protocol.check_timeouts()
+        reactor.callLater(2 / self.TIMEOUT_SLICES, self.timeout_checker)
 
     def run(self):
         # Daphne makes its websocket factory inside run(); ready_callable is called once it exists, before the
