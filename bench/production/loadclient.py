@@ -97,6 +97,10 @@ async def streams(job: dict) -> dict:
 
 # --- idle ----------------------------------------------------------------------------------------
 
+#: The page's keep-alive frame, byte for byte, and how often each tab sends it (static/chat/socket.js).
+PAGE_PING = '{"type":"ping"}'
+PAGE_PING_S = 25
+
 
 async def idle(job: dict) -> dict:
     gate = asyncio.Semaphore(job.get("concurrency", 50))
@@ -126,9 +130,22 @@ async def idle(job: dict) -> dict:
         except Exception:
             pass
 
+    async def keep_alive(ws) -> None:
+        # As each open tab does (static/chat/socket.js): a ping frame every 25 s, tabs opened at different times.
+        try:
+            await asyncio.sleep(random.uniform(0, PAGE_PING_S))
+            while True:
+                await ws.send(PAGE_PING)
+                await asyncio.sleep(PAGE_PING_S)
+        except Exception:
+            pass
+
     readers = [asyncio.ensure_future(drain(ws)) for ws in sockets]
     print(f"READY {len(sockets)} {opened_s:.3f}", flush=True)
-    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    # Told "pings", the sockets start pinging as tabs do; told "close" (or at the end of its input), they close.
+    loop = asyncio.get_running_loop()
+    while (await loop.run_in_executor(None, sys.stdin.readline)).strip() == "pings":
+        readers += [asyncio.ensure_future(keep_alive(ws)) for ws in sockets]
     still_open = sum(1 for ws in sockets if ws.state.name == "OPEN")
     await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
     for reader in readers:
@@ -164,6 +181,7 @@ class Follower:
         self.dropped_at: float | None = None
         self.failed_attempts = 0
         self.connect_s: float | None = None
+        self.resumed_after: int | None = None
 
     @property
     def last_seq(self) -> int:
@@ -219,6 +237,7 @@ class Follower:
                     return
                 await asyncio.sleep(min(0.5 * 2**attempt, 4) * random.uniform(0.8, 1.2))
         self.connect_s = time.perf_counter() - started
+        self.resumed_after = self.last_seq
         await self.ws.send(subscribe_frame(self.thread, self.last_seq))
         await self.read(resubscribed_at=started)
 
@@ -230,6 +249,8 @@ class Follower:
             "exact": self.seqs == expected,
             "duplicates": len(self.seqs) - len(unique),
             "gaps": (max(self.seqs) - self.snapshot_seq - len(unique)) if self.seqs else 0,
+            "missing": sorted(set(range(self.snapshot_seq + 1, max(self.seqs, default=0) + 1)) - unique)[:20],
+            "resumed_after": self.resumed_after,
             "tokens": len(set(self.stamps)),
             "token_duplicates": len(self.stamps) - len(set(self.stamps)),
             "completed": self.done.is_set(),

@@ -36,10 +36,21 @@ async def reconnect_storm(app: ProductionApp, result: Result, smoke: bool) -> No
             for n, ((_, cookie), thread) in enumerate(zip(users, threads, strict=True))
         ]
         jobs = [
-            {"threads": plan[k::CLIENT_PROCESSES], "drop_after": drop_after, "reconnect_within": within}
+            {
+                "threads": plan[k::CLIENT_PROCESSES],
+                "drop_after": drop_after,
+                "reconnect_within": within,
+                "timeout": seconds * 3 + 60,  # a follower that never hears its run end gives up then
+            }
             for k in range(CLIENT_PROCESSES)
         ]
         outputs = await asyncio.to_thread(run_clients, "storm", jobs)
+        not_fitting = [
+            line
+            for process in [*running.workers, *daphnes]
+            for line in process.log_path.read_text(errors="replace").splitlines()
+            if "did not fit" in line
+        ]
     dropped = [d for out in outputs for d in out["droppers"]]
     steady = [s for out in outputs for s in out["steady"]]
     tokens = rate * seconds
@@ -62,6 +73,8 @@ async def reconnect_storm(app: ProductionApp, result: Result, smoke: bool) -> No
         dropped=dropped,
         steady=steady,
         steady_latency_ms=steady_ms,
+        sends_not_fitting=len(not_fitting),
+        not_fitting_sample=not_fitting[:5],
     )
     result.add(
         f"sockets resumed exactly, of {len(dropped):,} dropped",
