@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
-import time
+import random
 
 from channels_redis.core import RedisChannelLayer as ChannelsRedisChannelLayer
 
@@ -42,40 +41,64 @@ Received = tuple[str | list[str], dict]
 #: Follows a message's unique prefix when the message was stored by _GROUP_SEND (msgpack never begins with a 0 byte).
 MARK = b"\x00agentweb-group\x00"
 
-# KEYS: the group's set. ARGV: now, the group's expiry, a message's expiry, a process's set's capacity, the layer's
-# prefix, a token unique to this call (8 characters), MARK, then each message as channels_redis packs it without
-# its prefix. Each process's members get every message, in order, as long as its set has room; returns how many
-# did not fit.
-_GROUP_SEND = r"""
-local now = tonumber(ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now - tonumber(ARGV[2]))
-local by_key, keys = {}, {}
-for _, channel in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local bang = string.find(channel, '!', 1, true)
-  local key = ARGV[5] .. (bang and string.sub(channel, 1, bang) or channel)
-  if not by_key[key] then
-    by_key[key] = {}
-    keys[#keys + 1] = key
-  end
-  table.insert(by_key[key], channel)
-end
-local over = 0
-for _, key in ipairs(keys) do
-  redis.call('ZREMRANGEBYSCORE', key, 0, now - tonumber(ARGV[3]))
-  local room = tonumber(ARGV[4]) - redis.call('ZCARD', key)
-  local head = ARGV[7] .. table.concat(by_key[key], ',') .. '\n'
-  for i = 8, #ARGV do
-    if room > 0 then
-      redis.call('ZADD', key, now, ARGV[6] .. string.format('%04x', i) .. head .. ARGV[i])
-      room = room - 1
-    else
-      over = over + 1
+# deliver(): adds each of `messages` (packed as channels_redis packs them, without its prefix) to the set of every
+# process with a member in the group whose set is `group_key`, naming that process's members, as long as the set has
+# room; returns how many did not fit. The expiries are in seconds; `token` is unique to the call (8 characters) and
+# the message's index follows it, so that two equal messages are two members of the set. A message's score is
+# Redis's own time, and always above the highest in the set: a process reads its set in order of score, so every
+# socket gets a group's messages in the order the scripts ran, whichever process sent them and whatever its clock
+# says (a time each process passed would let a script that ran later slot its messages in before). The event log's
+# script includes deliver() to number, keep and send a thread's events in one round trip (chat/live/log.py).
+DELIVER_LUA = r"""
+local function deliver(group_key, group_expiry, expiry, capacity, prefix, token, mark, messages)
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000000 + tonumber(time[2])  -- in microseconds: exact as a Lua number
+  redis.call('ZREMRANGEBYSCORE', group_key, 0, (now / 1000000) - tonumber(group_expiry))
+  local by_key, keys = {}, {}
+  for _, channel in ipairs(redis.call('ZRANGE', group_key, 0, -1)) do
+    local bang = string.find(channel, '!', 1, true)
+    local key = prefix .. (bang and string.sub(channel, 1, bang) or channel)
+    if not by_key[key] then
+      by_key[key] = {}
+      keys[#keys + 1] = key
     end
+    table.insert(by_key[key], channel)
   end
-  redis.call('EXPIRE', key, ARGV[3])
+  local over = 0
+  for _, key in ipairs(keys) do
+    redis.call('ZREMRANGEBYSCORE', key, 0, (now / 1000000) - tonumber(expiry))
+    local room = tonumber(capacity) - redis.call('ZCARD', key)
+    local head = mark .. table.concat(by_key[key], ',') .. '\n'
+    local score = now
+    local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
+    if top then score = math.max(score, math.floor(tonumber(top) * 1000000 + 0.5) + 1) end
+    for i, message in ipairs(messages) do
+      if room > 0 then
+        local at = string.format('%d.%06d', math.floor(score / 1000000), score % 1000000)
+        redis.call('ZADD', key, at, token .. string.format('%04x', i) .. head .. message)
+        room = room - 1
+        score = score + 1
+      else
+        over = over + 1
+      end
+    end
+    redis.call('EXPIRE', key, expiry)
+  end
+  return over
 end
-return over
 """
+#: The most messages one call of deliver() takes (its index is 4 hex digits of the unique prefix).
+DELIVER_MOST = 0xFFFF
+
+# KEYS: the group's set. ARGV: deliver()'s arguments from `group_expiry` to `mark`, then each message.
+_GROUP_SEND = (
+    DELIVER_LUA
+    + r"""
+local messages = {}
+for i = 7, #ARGV do messages[#messages + 1] = ARGV[i] end
+return deliver(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], messages)
+"""
+)
 
 
 class RedisChannelLayer(ChannelsRedisChannelLayer):
@@ -95,6 +118,8 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
         self.one_trip = (
             len(self.hosts) == 1 and not kwargs.get("symmetric_encryption_keys") and self.prefix_length == 12
         )
+        # Redis's Lua packs msgpack (cmsgpack): a script may make the messages it sends (the event log's does).
+        self.packs_msgpack = self.one_trip and kwargs.get("serializer_format", "msgpack") == "msgpack"
 
     async def group_send(self, group: str, message: dict) -> None:
         await self.group_send_all(group, [message])
@@ -105,12 +130,27 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
             for message in messages:
                 await super().group_send(group, message)
             return
-        assert self.require_valid_group_name(group), "Group name not valid"
+        assert len(messages) <= DELIVER_MOST, "Too many messages for one group send"
         packed = [self.serialize(message)[self.prefix_length :] for message in messages]
-        token = secrets.token_hex(4)
-        args = [time.time(), self.group_expiry, self.expiry, self.process_capacity, self.prefix, token, MARK]
-        connection = self.connection(0)
-        over = await connection.eval(_GROUP_SEND, 1, f"{self.prefix}:group:{group}", *args, *packed)
+        key, args = self.group_delivery(group)
+        over = await self.connection(0).eval(_GROUP_SEND, 1, key, *args, *packed)
+        self.note_not_fitting(group, over)
+
+    def group_delivery(self, group: str) -> tuple[str, list]:
+        """The group's key and DELIVER_LUA's deliver() arguments from `group_expiry` to `mark`."""
+        assert self.require_valid_group_name(group), "Group name not valid"
+        token = f"{random.getrandbits(32):08x}"  # the prefix's first 8 bytes; the message's index is the other 4
+        return f"{self.prefix}:group:{group}", [
+            self.group_expiry,
+            self.expiry,
+            self.process_capacity,
+            self.prefix,
+            token,
+            MARK,
+        ]
+
+    @staticmethod
+    def note_not_fitting(group: str, over: int) -> None:
         if over:
             logger.warning("%d message(s) to %s did not fit: a process's set was full", over, group)
 

@@ -10,6 +10,7 @@ import asyncio
 import uuid
 
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from django.conf import settings
 
 from .events import Event
@@ -49,7 +50,10 @@ def log() -> MemoryLog | RedisLog:
         import redis.asyncio as aioredis
 
         client = aioredis.from_url(settings.REDIS_URL)
-        _redis = (loop, RedisLog(client, _seed, _record, prefix=settings.AGENTWEB_REDIS_PREFIX))
+        layer = get_channel_layer()
+        if getattr(layer, "hosts", None) != [{"address": settings.REDIS_URL}]:
+            layer = None  # not agentweb/redis_layer.py's on this Redis: its script cannot send to its groups
+        _redis = (loop, RedisLog(client, _seed, _record, prefix=settings.AGENTWEB_REDIS_PREFIX, layer=layer))
     return _redis[1]
 
 

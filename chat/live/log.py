@@ -15,9 +15,10 @@ Two implementations with one contract (tests/chat/live/test_log.py):
   from the thread's `last_seq` in the database, read once per thread and process.
 - `RedisLog`, when REDIS_URL is set: every process numbers from the same counter (`INCRBY`, seeded with the
   database's `last_seq` when Redis does not have it), and the tail is a capped stream (`XADD … MAXLEN ~`)
-  whose entry ids are the events' numbers. A publish is one round trip (a script), whatever the number of
-  events; a stream's frames are coalesced before they get here (chat/live/coalesce.py), so that is one round
-  trip per frame at most, never one per token.
+  whose entry ids are the events' numbers. A publish is one script, whatever the number of events, which also
+  sends them to the thread's group when the channel layer is agentweb/redis_layer.py's; the publishes of every
+  thread the process runs share their round trips (batched_script.py). A stream's frames are coalesced before
+  they get here (chat/live/coalesce.py), so that is one script per frame at most, never one per token.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
+from agentweb.redis_layer import DELIVER_LUA, RedisChannelLayer
+
+from .batched_script import BatchedScript
 from .events import Event
 
 _dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without its set-up
@@ -150,26 +154,56 @@ class MemoryLog:
                 thread.tail.clear()
 
 
-# KEYS: the thread's counter, its stream. ARGV: the seed (the database's last number), the stream's cap, its
-# lifetime in seconds, then each event as the JSON text before its number and the text after it.
-_PUBLISH = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  local seed = tonumber(ARGV[1])
-  local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
-  if newest then seed = math.max(seed, tonumber(string.match(newest[1], '^(%d+)'))) end
-  redis.call('SET', KEYS[1], string.format('%d', seed), 'NX')
+# keep(): numbers a publish's events from the thread's counter and adds them to its stream. `seed` is the database's
+# last number (used when Redis has no counter of the thread), `cap` the stream's length, `seconds` its lifetime;
+# `halves` holds each event as the JSON text before its number and the text after it, from index `from` on.
+# Returns the last number and the events' texts.
+_KEEP_LUA = r"""
+local function keep(counter, stream, seed, cap, seconds, halves, from)
+  if redis.call('EXISTS', counter) == 0 then
+    seed = tonumber(seed)
+    local newest = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+    if newest then seed = math.max(seed, tonumber(string.match(newest[1], '^(%d+)'))) end
+    redis.call('SET', counter, string.format('%d', seed), 'NX')
+  end
+  local count = (#halves - from + 1) / 2
+  local last = redis.call('INCRBY', counter, count)
+  local seq = last - count
+  local texts = {}
+  for i = from, #halves, 2 do
+    seq = seq + 1
+    local number = string.format('%d', seq)
+    local text = halves[i] .. number .. halves[i + 1]
+    redis.call('XADD', stream, 'MAXLEN', '~', cap, number .. '-0', 't', text)
+    texts[#texts + 1] = text
+  end
+  redis.call('EXPIRE', stream, seconds)
+  return last, texts
 end
-local count = (#ARGV - 3) / 2
-local last = redis.call('INCRBY', KEYS[1], count)
-local seq = last - count
-for i = 4, #ARGV, 2 do
-  seq = seq + 1
-  local number = string.format('%d', seq)
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], number .. '-0', 't', ARGV[i] .. number .. ARGV[i + 1])
-end
-redis.call('EXPIRE', KEYS[2], ARGV[3])
+"""
+# KEYS: the thread's counter, its stream. ARGV: the seed, the stream's cap, its lifetime, then the halves.
+_PUBLISH = (
+    _KEEP_LUA
+    + """
+local last = keep(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV, 4)
 return last
 """
+)
+# The same, and the events sent to the thread's group in the same script, when the channel layer is
+# agentweb/redis_layer.py's on the same Redis. KEYS: the counter, the stream, the group's set. ARGV: the seed, the
+# cap, the lifetime, deliver()'s six arguments from `group_expiry` to `mark`, then the halves. Returns the last
+# number and how many messages did not fit in a process's set.
+_PUBLISH_AND_SEND = (
+    _KEEP_LUA
+    + DELIVER_LUA
+    + """
+local last, texts = keep(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV, 10)
+local packed = {}
+for i, text in ipairs(texts) do packed[i] = cmsgpack.pack({type = 'thread.event', text = text}) end
+local over = deliver(KEYS[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], packed)
+return {last, over}
+"""
+)
 # KEYS: the thread's stream. ARGV: the JSON text an event of the type sought begins with, how many entries to read
 # back at a time. The entries from the last such event on, or nil when the stream holds none.
 _FROM_LAST = """
@@ -193,14 +227,26 @@ class RedisLog:
     """The log that every process shares through Redis."""
 
     def __init__(
-        self, client, seed: Seed, record: Record = _no_record, *, prefix: str = "agentweb", keep: int = TAIL_EVENTS
+        self,
+        client,
+        seed: Seed,
+        record: Record = _no_record,
+        *,
+        prefix: str = "agentweb",
+        keep: int = TAIL_EVENTS,
+        layer: RedisChannelLayer | None = None,
     ):
+        """`layer`: the channel layer, when it is agentweb/redis_layer.py's on the same Redis as `client`: a publish
+        then numbers, keeps and sends its events in one script. Otherwise the events go to the project's channel
+        layer after the script, one group send for all of them."""
         self._client = client
         self._seed = seed
         self._record = record
         self._prefix = prefix
         self._keep = keep
-        self._script = client.register_script(_PUBLISH)
+        self._layer = layer if getattr(layer, "packs_msgpack", False) else None
+        # Every publish of the process, to any thread, shares its round trips with those made meanwhile.
+        self._publish = BatchedScript(client, _PUBLISH_AND_SEND if self._layer else _PUBLISH)
         self._from_last = client.register_script(_FROM_LAST)
         # The database's number for each thread, read once per process (Redis is asked to use it only when it
         # has no counter of the thread: a first publish, or after Redis lost its data).
@@ -221,23 +267,38 @@ class RedisLog:
         for type_, fields in events:
             parts += _halves(type_, key, fields)
         async with self._lock(thread_id):
-            last = await self._script(keys=self._keys(thread_id), args=[seed, self._keep, TAIL_SECONDS, *parts])
-            layer, group = get_channel_layer(), group_name(thread_id)
-            first = last - len(events) + 1
-            messages = [
-                {"type": "thread.event", "text": f"{parts[2 * i]}{first + i}{parts[2 * i + 1]}"}
-                for i in range(len(events))
-            ]
-            send_all = getattr(layer, "group_send_all", None)  # agentweb/redis_layer.py: all of them in one trip
-            if send_all is not None:
-                await send_all(group, messages)
+            if self._layer is not None:
+                last = await self._publish_and_send(thread_id, seed, parts)
             else:
-                for message in messages:
-                    await layer.group_send(group, message)
+                last = await self._publish(self._keys(thread_id), [seed, self._keep, TAIL_SECONDS, *parts])
+                await self._send(thread_id, last, parts)
             if last > self._seeds[thread_id]:  # the ceiling this process last knew of (see CEILING_STEP)
                 self._seeds[thread_id] = next_ceiling(last)
                 await self._record(thread_id, self._seeds[thread_id])
         return last
+
+    async def _publish_and_send(self, thread_id: uuid.UUID, seed: int, parts: list[str]) -> int:
+        group = group_name(thread_id)
+        group_key, delivery = self._layer.group_delivery(group)
+        keys = [*self._keys(thread_id), group_key]
+        last, over = await self._publish(keys, [seed, self._keep, TAIL_SECONDS, *delivery, *parts])
+        self._layer.note_not_fitting(group, over)
+        return last
+
+    async def _send(self, thread_id: uuid.UUID, last: int, parts: list[str]) -> None:
+        """The events numbered up to `last` to the thread's followers, through the project's channel layer."""
+        layer, group = get_channel_layer(), group_name(thread_id)
+        count = len(parts) // 2
+        first = last - count + 1
+        messages = [
+            {"type": "thread.event", "text": f"{parts[2 * i]}{first + i}{parts[2 * i + 1]}"} for i in range(count)
+        ]
+        send_all = getattr(layer, "group_send_all", None)  # agentweb/redis_layer.py: all of them in one trip
+        if send_all is not None:
+            await send_all(group, messages)
+        else:
+            for message in messages:
+                await layer.group_send(group, message)
 
     def _lock(self, thread_id: uuid.UUID) -> asyncio.Lock:
         lock = self._locks.get(thread_id)

@@ -3,6 +3,7 @@
 The Redis one runs against the real Redis at 127.0.0.1:6379, under a key prefix no other test uses.
 """
 
+import asyncio
 import json
 import uuid
 
@@ -10,6 +11,7 @@ import pytest
 import redis.asyncio as aioredis
 from channels.layers import get_channel_layer
 
+from agentweb.redis_layer import RedisChannelLayer
 from chat.live import events
 from chat.live.log import MemoryLog, RedisLog, group_name
 
@@ -44,16 +46,30 @@ async def redis_client():
     await client.aclose()
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture
+async def redis_layer(redis_client):
+    """agentweb/redis_layer.py's channel layer on the test's Redis and prefix, as settings make it with REDIS_URL."""
+    _, prefix = redis_client
+    layer = RedisChannelLayer(hosts=[REDIS_URL], prefix=prefix)
+    yield layer
+    await layer.flush()
+    await layer.close_pools()
+
+
+@pytest.fixture(params=["memory", "redis", "redis-one-script"])
 def make_log(request):
     """A factory of logs sharing one store: two calls are two processes of one deployment (for Redis), or
-    the same process (in memory, where one process is all there is)."""
+    the same process (in memory, where one process is all there is); and the channel layer followers read.
+    "redis-one-script": the Redis channel layer on the same Redis, so a publish sends its events in its script."""
     seeds = Seeds()
     if request.param == "memory":
         log = MemoryLog(seeds, seeds.record, keep=5)
-        return lambda: log, seeds
+        return lambda: log, seeds, get_channel_layer()
     client, prefix = request.getfixturevalue("redis_client")
-    return lambda: RedisLog(client, seeds, seeds.record, prefix=prefix, keep=5), seeds
+    if request.param == "redis":
+        return lambda: RedisLog(client, seeds, seeds.record, prefix=prefix, keep=5), seeds, get_channel_layer()
+    layer = request.getfixturevalue("redis_layer")
+    return lambda: RedisLog(client, seeds, seeds.record, prefix=prefix, keep=5, layer=layer), seeds, layer
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -75,7 +91,7 @@ def texts_of(found):
 
 
 async def test_events_are_numbered_one_by_one_from_the_database_s_last_number(make_log):
-    factory, seeds = make_log
+    factory, seeds, _ = make_log
     thread = uuid.uuid4()
     seeds.last[thread] = 41
     log = factory()
@@ -85,9 +101,8 @@ async def test_events_are_numbered_one_by_one_from_the_database_s_last_number(ma
 
 
 async def test_the_tail_holds_the_event_texts_a_follower_was_sent(make_log):
-    factory, _ = make_log
+    factory, _, layer = make_log
     thread = uuid.uuid4()
-    layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(group_name(thread), channel)
     log = factory()
@@ -104,7 +119,7 @@ async def test_the_tail_holds_the_event_texts_a_follower_was_sent(make_log):
 
 
 async def test_nothing_after_the_last_number_is_an_empty_tail(make_log):
-    factory, _ = make_log
+    factory, _, _ = make_log
     thread = uuid.uuid4()
     log = factory()
     await log.publish(thread, [events.run_cancelled(1)])
@@ -112,7 +127,7 @@ async def test_nothing_after_the_last_number_is_an_empty_tail(make_log):
 
 
 async def test_a_number_never_given_out_asks_for_a_snapshot(make_log):
-    factory, _ = make_log
+    factory, _, _ = make_log
     thread = uuid.uuid4()
     log = factory()
     await log.publish(thread, [events.run_cancelled(1)])
@@ -120,7 +135,7 @@ async def test_a_number_never_given_out_asks_for_a_snapshot(make_log):
 
 
 async def test_a_tail_that_no_longer_reaches_back_asks_for_a_snapshot(make_log):
-    factory, _ = make_log
+    factory, _, _ = make_log
     thread = uuid.uuid4()
     log = factory()
     for n in range(1, 201):  # keep=5: Redis trims approximately, but never keeps 200
@@ -130,12 +145,12 @@ async def test_a_tail_that_no_longer_reaches_back_asks_for_a_snapshot(make_log):
 
 
 async def test_a_thread_never_published_asks_for_a_snapshot(make_log):
-    factory, _ = make_log
+    factory, _, _ = make_log
     assert await factory().read_after(uuid.uuid4(), 0) is None
 
 
 async def test_last_seq_is_the_last_number_given_out(make_log):
-    factory, seeds = make_log
+    factory, seeds, _ = make_log
     thread = uuid.uuid4()
     seeds.last[thread] = 9
     log = factory()
@@ -145,7 +160,7 @@ async def test_last_seq_is_the_last_number_given_out(make_log):
 
 
 async def test_two_processes_never_give_out_the_same_number(make_log):
-    factory, seeds = make_log
+    factory, seeds, _ = make_log
     thread = uuid.uuid4()
     seeds.last[thread] = 3
     first, second = factory(), factory()
@@ -177,7 +192,7 @@ async def test_a_restarted_log_never_gives_out_a_number_a_tab_has_seen(restarted
 
 
 async def test_the_tail_from_the_last_event_of_a_type_on(make_log):
-    factory, _ = make_log
+    factory, _, _ = make_log
     thread = uuid.uuid4()
     log = factory()
     assert await log.read_from_last(thread, "message.started") is None  # nothing published
@@ -190,3 +205,28 @@ async def test_the_tail_from_the_last_event_of_a_type_on(make_log):
     # keep=5: the last message.started is trimmed away (Redis trims approximately, but never keeps 250)
     await log.publish(thread, [events.message_delta(2, str(n)) for n in range(250)])
     assert await log.read_from_last(thread, "message.started") is None
+
+
+async def test_followers_in_two_processes_get_every_event_once_in_order_from_publishes_made_together(make_log):
+    factory, _, layer = make_log
+    threads = [uuid.uuid4() for _ in range(3)]
+    followers = {}
+    for thread in threads:
+        followers[thread] = await layer.new_channel()
+        await layer.group_add(group_name(thread), followers[thread])
+    first, second = factory(), factory()
+
+    await asyncio.gather(
+        *(
+            log.publish(thread, [events.run_note(1, f"{n}")])
+            for n in range(4)
+            for thread in threads
+            for log in (first, second)
+        )
+    )
+
+    for thread, channel in followers.items():
+        sent = [(await asyncio.wait_for(layer.receive(channel), 10))["text"] for _ in range(8)]
+        assert [event["seq"] for event in texts_of(sent)] == list(range(1, 9))
+        assert sorted(event["text"] for event in texts_of(sent)) == sorted(f"{n}" for n in range(4) for _ in range(2))
+        assert await second.read_after(thread, 5) == sent[5:]  # the tail keeps 5
