@@ -114,14 +114,22 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.send_event(events.pong())
 
     async def subscribe(self, frame):
-        try:  # one hop to the database thread: a reconnecting tab's wait is mostly that thread's queue
-            thread, model = await database_sync_to_async(thread_and_model)(self.scope["user"], frame["thread"])
+        # One hop to the database thread, the session's check included: in a reconnect storm a tab's wait is mostly
+        # that thread's queue, and each query in it waits for the busy event loop to let go of the GIL.
+        try:
+            user, thread = await database_sync_to_async(signed_in_thread)(
+                self.session_key(), self.scope["user"], frame["thread"]
+            )
+        except runs.SignedOut:
+            await self.close(code=UNAUTHENTICATED)
+            return
         except NotFound:
             raise ClientError("not_found", "No such thread.") from None
+        self.scope["user"] = user
         # Follow first, then read: an event published in between reaches this socket through the group as well
         # as in what is read, and is dropped the second time (sent_already); none is lost.
         await self.follow(thread.pk)
-        texts = await runs.subscribe_texts(thread, frame.get("after_seq"), model)
+        texts = await runs.subscribe_texts(thread, frame.get("after_seq"))
         await self.send_texts(str(thread.pk), texts)
 
     async def send_message(self, frame):
@@ -342,9 +350,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     # --- helpers ----------------------------------------------------------------------
 
-    # Frames whose handler checks the session itself (message.send: in the trip that opens the turn), or need no
-    # check (a ping only keeps the socket open).
-    checks_own_session = frozenset({"ping", "message.send"})
+    # Frames whose handler checks the session itself (message.send: in the trip that opens the turn;
+    # thread.subscribe: in the trip that reads the thread), or need no check (a ping only keeps the socket open).
+    checks_own_session = frozenset({"ping", "message.send", "thread.subscribe"})
 
     def session_key(self) -> str | None:
         return getattr(self.scope.get("session"), "session_key", None)
@@ -372,10 +380,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
             self.groups_joined.add(group)
 
 
-def thread_and_model(user, thread_id) -> tuple:
-    """The person's thread and what a browser may see of its model."""
-    thread = get_thread_for_user(user, thread_id)
-    return thread, store.thread_model_info(thread)
+def signed_in_thread(session_key: str | None, user, thread_id) -> tuple:
+    """The socket's user, re-read (SignedOut once their session ended), and their thread."""
+    current = current_user(session_key)
+    if current is None or current.pk != user.pk:
+        raise runs.SignedOut
+    return current, get_thread_for_user(current, thread_id)
 
 
 def message_fields(frame: dict) -> tuple[str, uuid.UUID]:

@@ -17,10 +17,11 @@ from .registry import ACTIVE_RUNS, ActiveRun
 db = database_sync_to_async
 
 
-async def subscribe_texts(thread: Thread, after_seq: int | None, model: dict[str, Any]) -> list[str]:
+async def subscribe_texts(thread: Thread, after_seq: int | None) -> list[str]:
     """The events after `after_seq` when the thread's log still has them all, else a snapshot (and the events
     after it). The caller follows the thread's group first: events published meanwhile reach it too, and it drops
-    those it already sent."""
+    those it already sent. What a browser may see of the thread's model is read only for a snapshot: a tab that
+    resumes from the tail has it."""
     await ensure_recovered()
     if after_seq is not None:
         texts = await live.read_after(thread.pk, after_seq)
@@ -28,33 +29,33 @@ async def subscribe_texts(thread: Thread, after_seq: int | None, model: dict[str
             return texts
     active = ACTIVE_RUNS.get(thread.pk)
     if active is not None:
-        return await _live_snapshot_texts(thread, active, model)
+        return await _live_snapshot_texts(thread, active)
     if not single_process() and await live_run(thread.pk):
-        return await _rebuilt_snapshot_texts(thread, model)
-    return [await stored_snapshot_text(thread, model)]
+        return await _rebuilt_snapshot_texts(thread)
+    return [await stored_snapshot_text(thread)]
 
 
-async def stored_snapshot_text(thread: Thread, model: dict[str, Any]) -> str:
+async def stored_snapshot_text(thread: Thread) -> str:
     """The thread as the database holds it. The number is read first: every event up to it was written down
     before it was published, and an event after it that the snapshot holds already is one a tab applies again
     harmlessly (the events that do not repeat harmlessly, a stream's deltas, come only from a live run)."""
     seq = await live.last_seq(thread.pk)
-    return json.dumps(await db(store.build_snapshot)(thread=thread, seq=seq, model=model), ensure_ascii=False)
+    return json.dumps(await db(_snapshot)(thread, seq), ensure_ascii=False)
 
 
-async def _live_snapshot_texts(thread: Thread, active: ActiveRun, model: dict[str, Any]) -> list[str]:
+async def _live_snapshot_texts(thread: Thread, active: ActiveRun) -> list[str]:
     """The thread whose run streams in this process: the database's state with what the run holds laid over it,
     as of the run's last event, then the events published after that one. Nothing is written for it, and the
     stream goes on meanwhile."""
     view = active.recorder.live_view()
     if view is None:  # the run has published nothing yet: it holds nothing the database lacks
-        return [await stored_snapshot_text(thread, model)]
-    snapshot = await db(store.build_snapshot)(thread=thread, seq=view.seq, model=model)
+        return [await stored_snapshot_text(thread)]
+    snapshot = await db(_snapshot)(thread, view.seq)
     view.lay_over(snapshot)
     return [json.dumps(snapshot, ensure_ascii=False), *(await live.read_after(thread.pk, view.seq) or [])]
 
 
-async def _rebuilt_snapshot_texts(thread: Thread, model: dict[str, Any]) -> list[str]:
+async def _rebuilt_snapshot_texts(thread: Thread) -> list[str]:
     """The thread whose run streams in another process, which is not asked: the database lacks only parts of the
     run's latest message (its text is written when it ends, its tool calls when the step's tools have finished),
     so that message is sent empty and rebuilt by its events, read from the log's tail (see rebuild).
@@ -65,9 +66,14 @@ async def _rebuilt_snapshot_texts(thread: Thread, model: dict[str, Any]) -> list
     carries the whole text, replaces it (docs/protocol.md, "Reconnecting")."""
     tail = await live.read_from_last(thread.pk, "message.started")
     if tail is None:
-        return [await stored_snapshot_text(thread, model)]
-    snapshot = await db(store.build_snapshot)(thread=thread, seq=0, model=model)
+        return [await stored_snapshot_text(thread)]
+    snapshot = await db(_snapshot)(thread, 0)
     return rebuild(snapshot, tail)
+
+
+def _snapshot(thread: Thread, seq: int) -> dict[str, Any]:
+    """The thread's snapshot as of `seq`, with what a browser may see of its model: one trip to the database."""
+    return store.build_snapshot(thread=thread, seq=seq, model=store.thread_model_info(thread))
 
 
 def rebuild(snapshot: dict[str, Any], tail: list[str]) -> list[str]:

@@ -18,6 +18,17 @@ async def test_a_socket_stops_working_once_its_session_is_logged_out(connect, ow
     assert not await Message.objects.aexists()
 
 
+async def test_a_socket_whose_session_ended_is_not_sent_its_thread(connect, owner):
+    client = await connect(owner)
+    await client.ask("hello")
+    thread = (await client.run_to_end())[-1]["thread"]
+    await Session.objects.all().adelete()
+
+    await client.send(type="thread.subscribe", thread=thread, after_seq=0)
+
+    assert await client.communicator.receive_output(timeout=2) == {"type": "websocket.close", "code": 4401}
+
+
 async def test_a_socket_stops_working_once_the_account_is_deactivated(connect, owner):
     client = await connect(owner)
     owner.is_active = False
