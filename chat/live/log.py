@@ -17,7 +17,7 @@ Two implementations with one contract (tests/chat/live/test_log.py):
   database's `last_seq` when Redis does not have it), and the tail is a capped stream (`XADD … MAXLEN ~`)
   whose entry ids are the events' numbers. A publish is one script, whatever the number of events, which also
   sends them to the thread's group when the channel layer is agentweb/redis_layer.py's; the publishes of every
-  thread the process runs share their round trips (batched_script.py). A stream's frames are coalesced before
+  thread the process runs share their round trips (agentweb/batched_script.py). A stream's frames are coalesced before
   they get here (chat/live/coalesce.py), so that is one script per frame at most, never one per token.
 """
 
@@ -32,9 +32,9 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
+from agentweb.batched_script import BatchedScript
 from agentweb.redis_layer import DELIVER_LUA, RedisChannelLayer
 
-from .batched_script import BatchedScript
 from .events import Event
 
 _dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without its set-up

@@ -122,3 +122,21 @@ async def test_what_comes_for_a_socket_that_went_away_is_not_kept(layer):
 
     assert [(await asyncio.wait_for(layer.receive(staying), 10))["n"] for _ in range(3)] == [0, 1, 2]
     assert gone not in layer.receive_buffer
+
+
+async def test_thousands_of_sockets_joining_and_leaving_at_once_share_a_connection(layer):
+    """channels_redis opened a connection to Redis for each join or leave made while others were in flight: 5,000
+    sockets opening at once held 5,000 connections, and those closing waited past Daphne's 10 s."""
+    watcher = aioredis.from_url(REDIS_URL)
+    channels = [f"specific.elsewhere!{n}" for n in range(2000)]
+    clients_before = (await watcher.info("clients"))["connected_clients"]
+
+    await asyncio.gather(*(layer.group_add(f"thread.{n % 10}", channel) for n, channel in enumerate(channels)))
+    joined = sum([await watcher.zcard(f"{layer.prefix}:group:thread.{n}") for n in range(10)])
+    clients_during = (await watcher.info("clients"))["connected_clients"]
+    await asyncio.gather(*(layer.group_discard(f"thread.{n % 10}", channel) for n, channel in enumerate(channels)))
+    left = sum([await watcher.zcard(f"{layer.prefix}:group:thread.{n}") for n in range(10)])
+
+    assert (joined, left) == (2000, 0)
+    assert clients_during - clients_before <= 5  # other tests' clients may come and go meanwhile
+    await watcher.aclose()

@@ -1,4 +1,4 @@
-"""A Redis script many callers run, the calls made meanwhile sent together (chat/live/batched_script.py): each
+"""A Redis script many callers run, the calls made meanwhile sent together (agentweb/batched_script.py): each
 caller gets its own call's result or error, whatever else went out with it. Against the real Redis at
 127.0.0.1:6379."""
 
@@ -9,7 +9,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError, ResponseError
 
-from chat.live.batched_script import BatchedScript
+from agentweb.batched_script import BatchedScript
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
