@@ -21,7 +21,13 @@ of 200 streams spent most of its CPU there. `group_send_all` sends any number of
 trip: one script reads the members and adds each message to each process's set, naming that process's members as
 channels_redis does (`__asgi_channel__`, a list). The script cannot pack msgpack, so such a message is stored as
 `MARK`, the channels, a newline and the message as channels_redis packs it; `deserialize` reads both forms.
-With several Redis hosts, or encryption, sending is channels_redis's own.
+The event log sends a thread's events in its own script, which includes this one's delivery (DELIVER_LUA).
+
+Joining and leaving groups: channels_redis sent each on a connection of its own while others were in flight, so
+thousands of sockets opening or closing at once opened thousands of connections to Redis. Here the joins (and
+leaves) made at one moment go out together on one connection (agentweb/batched_script.py).
+
+With several Redis hosts, or encryption, sending and groups are channels_redis's own.
 """
 
 from __future__ import annotations
