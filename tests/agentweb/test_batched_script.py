@@ -10,8 +10,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError, ResponseError
 
 from agentweb.batched_script import BatchedScript
-
-REDIS_URL = "redis://127.0.0.1:6379/0"
+from tests.support.redis import redis_client_or_skip
 
 # Appends ARGV[1] to the list KEYS[1] and returns the list's length; 'bad' is refused.
 APPEND = """
@@ -22,11 +21,7 @@ return redis.call('RPUSH', KEYS[1], ARGV[1])
 
 @pytest.fixture
 async def client():
-    made = aioredis.from_url(REDIS_URL)
-    try:
-        await made.ping()
-    except Exception:
-        pytest.skip("no Redis at 127.0.0.1:6379")
+    made = await redis_client_or_skip()
     yield made
     await made.aclose()
 

@@ -9,19 +9,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from agentweb.redis_layer import RedisChannelLayer
-
-REDIS_URL = "redis://127.0.0.1:6379/0"
+from tests.support.redis import REDIS_URL, redis_client_or_skip
 
 
 @pytest.fixture
 async def layer():
-    client = aioredis.from_url(REDIS_URL)
-    try:
-        await client.ping()
-    except Exception:
-        pytest.skip("no Redis at 127.0.0.1:6379")
-    finally:
-        await client.aclose()
+    await (await redis_client_or_skip()).aclose()
     made = RedisChannelLayer(hosts=[REDIS_URL], prefix=f"agentweb-test-{uuid.uuid4().hex}", receive_batch=7)
     yield made
     await made.flush()

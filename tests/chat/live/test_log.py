@@ -8,14 +8,12 @@ import json
 import uuid
 
 import pytest
-import redis.asyncio as aioredis
 from channels.layers import get_channel_layer
 
 from agentweb.redis_layer import RedisChannelLayer
 from chat.live import events
 from chat.live.log import MemoryLog, RedisLog, group_name
-
-REDIS_URL = "redis://127.0.0.1:6379/0"
+from tests.support.redis import REDIS_URL, redis_client_or_skip
 
 
 class Seeds:
@@ -33,11 +31,7 @@ class Seeds:
 
 @pytest.fixture
 async def redis_client():
-    client = aioredis.from_url(REDIS_URL)
-    try:
-        await client.ping()
-    except Exception:
-        pytest.skip("no Redis at 127.0.0.1:6379")
+    client = await redis_client_or_skip()
     prefix = f"agentweb-test-{uuid.uuid4().hex}"
     yield client, prefix
     keys = [key async for key in client.scan_iter(f"{prefix}:*")]
