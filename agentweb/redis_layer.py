@@ -19,9 +19,10 @@ Sending to a group was four round trips a message (drop the group's expired memb
 process's expired messages, then a script that adds the message); the run's every frame paid them, and the worker
 of 200 streams spent most of its CPU there. `group_send_all` sends any number of messages to a group in one round
 trip: one script reads the members and adds each message to each process's set, naming that process's members as
-channels_redis does (`__asgi_channel__`, a list). The script cannot pack msgpack, so such a message is stored as
-`MARK`, the channels, a newline and the message as channels_redis packs it; `deserialize` reads both forms.
-The event log sends a thread's events in its own script, which includes this one's delivery (DELIVER_LUA).
+channels_redis does (`__asgi_channel__`, a list). Rather than pack each message again with a process's channels
+in it, the script stores `MARK`, the channels, a newline and the message as packed (by channels_redis, or by the
+event log's script with Redis's cmsgpack); `deserialize` reads both forms. The event log sends a thread's events
+in its own script, which includes this one's delivery (DELIVER_LUA).
 
 Joining and leaving groups: channels_redis sent each on a connection of its own while others were in flight, so
 thousands of sockets opening or closing at once opened thousands of connections to Redis. Here the joins (and
