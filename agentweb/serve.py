@@ -14,14 +14,19 @@ sending, which does not apply the limit for received messages.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import sys
+import time
 
 from daphne.cli import CommandLineInterface
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
 
 from agentweb.tuning import tune_process
+
+logger = logging.getLogger("daphne.server")  # Daphne's own logger: its messages keep their name
 
 LIMIT_OPTIONS = ("--websocket-max-message-size", "--websocket-max-frame-size")
 #: Seconds a socket may be silent before Daphne pings it. The page sends its own ping every 25 s
@@ -54,6 +59,20 @@ class AppWebSocketProtocol(WebSocketProtocol):
             return
         super().sendMessage(payload, isBinary, fragmentSize, sync, doNotCompress)
 
+    # autobahn's dataReceived and sendData build a debug line's arguments (colours from click included) for every
+    # chunk read and every frame written, whether debug logging is on or not: ~8 µs each (measured), paid per token
+    # frame and per ping. These two do what autobahn's do, less that line.
+
+    def dataReceived(self, data: bytes) -> None:
+        self._dataReceived(data)
+
+    def sendData(self, data: bytes, sync: bool = False, chopsize: int | None = None) -> None:
+        if sync or chopsize or self.send_queue or self.logOctets or self.state != self.STATE_OPEN:
+            super().sendData(data, sync, chopsize)  # the rare cases, autobahn's way
+            return
+        self.transport.write(data)
+        self.trafficStats.outgoingOctetsWireLevel += len(data)
+
 
 class AppServer(Server):
     """Daphne's server with AppWebSocketProtocol, a close frame (1009) for a message over the limit, its timeout
@@ -62,8 +81,11 @@ class AppServer(Server):
     #: Daphne checks every connection's timeouts (and sends its pings) every 2 s in one turn of the event loop. With
     #: 5,000 sockets that turn took ~65 ms, and as sockets opened together are pinged together, every socket's ping
     #: went out in it: a token relayed meanwhile waited. Here each tick checks one slice, so a turn holds a tenth of
-    #: it and the pings spread over the 2 s; every connection is still checked every 2 s.
+    #: it and the pings spread out; and each connection is checked every TIMEOUT_CHECK_S rather than every 2 s (a
+    #: quarter of the idle process's CPU went to those checks), so a silent socket is pinged 30 to 35 s after its last
+    #: frame, and a handshake the app never answers is refused 5 to 10 s after it began.
     TIMEOUT_SLICES = 10
+    TIMEOUT_CHECK_S = 5
 
     def timeout_checker(self):
         from twisted.internet import reactor
@@ -72,7 +94,73 @@ class AppServer(Server):
         self.timeout_tick = (tick + 1) % self.TIMEOUT_SLICES
         for protocol in list(self.connections)[tick :: self.TIMEOUT_SLICES]:
             protocol.check_timeouts()
-        reactor.callLater(2 / self.TIMEOUT_SLICES, self.timeout_checker)
+        reactor.callLater(self.TIMEOUT_CHECK_S / self.TIMEOUT_SLICES, self.timeout_checker)
+
+    #: Daphne walks every connection each second to reap the consumers that finished and to cancel those still
+    #: running 10 s after their socket closed (`application_checker`): with 5,000 idle sockets that walk was a fifth
+    #: of the process's idle CPU. Here a consumer is reaped when it finishes and its socket when it closes, each by
+    #: an event of its own; the walk stays as a safety net, every REAP_SWEEP_S.
+    REAP_SWEEP_S = 10
+
+    def create_application(self, protocol, scope):
+        queue = super().create_application(protocol, scope)
+        instance = self.connections.get(protocol, {}).get("application_instance")
+        if instance is not None:
+            instance.add_done_callback(lambda _: self.reap(protocol))
+        return queue
+
+    def protocol_disconnected(self, protocol):
+        from twisted.internet import reactor
+
+        super().protocol_disconnected(protocol)
+        self.reap(protocol)
+        if protocol in self.connections:  # its consumer still runs: cancelled if it has not finished in time
+            reactor.callLater(self.application_close_timeout + 0.1, self.reap, protocol)
+
+    def application_checker(self):
+        from twisted.internet import reactor
+
+        for protocol in list(self.connections):
+            self.reap(protocol)
+        reactor.callLater(self.REAP_SWEEP_S, self.application_checker)
+
+    def reap(self, protocol) -> None:
+        """Daphne's `application_checker` for one connection: a consumer still running `application_close_timeout`
+        after its socket closed is cancelled; one that finished is forgotten, its error logged (and its socket
+        closed with an error if still open); a connection whose socket closed and consumer finished is removed."""
+        details = self.connections.get(protocol)
+        if details is None:
+            return
+        disconnected = details.get("disconnected")
+        instance = details.get("application_instance")
+        if disconnected and time.time() - disconnected > self.application_close_timeout:
+            if instance is not None and not instance.done():
+                logger.warning(
+                    "Application instance %r for connection %s took too long to shut down and was killed.",
+                    instance,
+                    repr(protocol),
+                )
+                instance.cancel()  # its done callback reaps it
+                return
+        if instance is not None and instance.done():
+            del details["application_instance"]
+            self.report_failure(protocol, instance, still_open=not disconnected)
+            instance = None
+        if instance is None and disconnected:
+            del self.connections[protocol]
+
+    def report_failure(self, protocol, instance: asyncio.Future, still_open: bool) -> None:
+        """What Daphne does with a consumer that raised: logged, and its socket closed with an error if still open
+        (a KeyboardInterrupt stops the server, as Daphne's own tests expect)."""
+        if instance.cancelled() or instance.exception() is None:
+            return
+        error = instance.exception()
+        if isinstance(error, KeyboardInterrupt):
+            self.stop()
+            return
+        logger.error("Exception inside application: %s", error, exc_info=error)
+        if still_open:
+            protocol.handle_exception(error)
 
     def run(self):
         # Daphne makes its websocket factory inside run(); ready_callable is called once it exists, before the

@@ -1,6 +1,8 @@
+import asyncio
 import re
 from pathlib import Path
 
+import pytest
 from twisted.internet import reactor
 
 from agentweb.serve import PING_INTERVAL_S, AppServer, daphne_arguments
@@ -64,4 +66,105 @@ def test_each_connection_is_checked_once_per_round_a_slice_at_a_time(monkeypatch
 
     assert sorted(map(id, (c for tick in ticks for c in tick))) == sorted(map(id, server.connections))
     assert max(len(tick) for tick in ticks) == 10
-    assert round(sum(scheduled), 6) == 2.0  # every connection is checked every 2 s, as by Daphne
+    assert round(sum(scheduled), 6) == AppServer.TIMEOUT_CHECK_S  # every connection, once per round
+
+
+class Protocol:
+    """What the server calls on a connection's protocol when its consumer fails."""
+
+    def __init__(self):
+        self.errors: list[BaseException] = []
+
+    def handle_exception(self, error):
+        self.errors.append(error)
+
+
+@pytest.fixture
+def server(monkeypatch):
+    """An AppServer with no sockets of its own: connections are added by the test, timers recorded, not run."""
+    server = AppServer.__new__(AppServer)
+    server.connections = {}
+    server.application_close_timeout = 10
+    server.timers = []
+    monkeypatch.setattr(reactor, "callLater", lambda delay, call, *args: server.timers.append((delay, call, args)))
+    return server
+
+
+def connect(server: AppServer, app) -> Protocol:
+    protocol = Protocol()
+    server.application = app
+    server.protocol_connected(protocol)
+    server.create_application(protocol, {"type": "websocket"})
+    return protocol
+
+
+async def consumer_that_returns(scope, receive, send):
+    return None
+
+
+async def consumer_that_never_returns(scope, receive, send):
+    await asyncio.Event().wait()
+
+
+async def consumer_that_raises(scope, receive, send):
+    raise ValueError("consumer bug")
+
+
+async def test_a_closed_socket_whose_consumer_finished_is_forgotten_at_once(server):
+    protocol = connect(server, consumer_that_returns)
+    await asyncio.sleep(0)  # the consumer runs and returns
+
+    server.protocol_disconnected(protocol)
+
+    assert protocol not in server.connections
+    assert server.timers == []
+
+
+async def test_a_consumer_that_finishes_after_its_socket_closed_is_forgotten_when_it_does(server):
+    finish = asyncio.Event()
+
+    async def consumer_that_cleans_up(scope, receive, send):
+        await finish.wait()
+
+    protocol = connect(server, consumer_that_cleans_up)
+    server.protocol_disconnected(protocol)
+    assert protocol in server.connections
+
+    finish.set()
+    await asyncio.sleep(0.01)
+
+    assert protocol not in server.connections
+
+
+async def test_a_consumer_still_running_after_the_close_timeout_is_cancelled_and_forgotten(server, caplog):
+    protocol = connect(server, consumer_that_never_returns)
+    server.protocol_disconnected(protocol)
+    [(delay, reap, args)] = server.timers
+    assert delay > server.application_close_timeout
+
+    server.connections[protocol]["disconnected"] -= delay  # as if that much time had passed
+    reap(*args)
+    await asyncio.sleep(0.01)
+
+    assert protocol not in server.connections
+    assert "took too long to shut down and was killed" in caplog.text
+
+
+async def test_a_consumer_that_raises_closes_its_open_socket_with_the_error_logged(server, caplog):
+    protocol = connect(server, consumer_that_raises)
+    await asyncio.sleep(0.01)
+
+    assert [str(error) for error in protocol.errors] == ["consumer bug"]
+    assert "Exception inside application: consumer bug" in caplog.text
+    assert "application_instance" not in server.connections[protocol]  # the socket's close removes the rest
+
+
+async def test_the_sweep_reaps_what_no_event_did(server):
+    protocol = connect(server, consumer_that_returns)
+    await asyncio.sleep(0)
+    server.connections[protocol]["disconnected"] = 1.0  # marked closed behind the server's back
+
+    server.application_checker()
+
+    assert protocol not in server.connections
+    assert server.timers[-1][0] == AppServer.REAP_SWEEP_S
