@@ -24,6 +24,7 @@ from daphne.cli import CommandLineInterface
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
 
+from agentweb.heap import ConnectionFreezer
 from agentweb.tuning import tune_process
 
 logger = logging.getLogger("daphne.server")  # Daphne's own logger: its messages keep their name
@@ -77,6 +78,10 @@ class AppWebSocketProtocol(WebSocketProtocol):
 class AppServer(Server):
     """Daphne's server with AppWebSocketProtocol, a close frame (1009) for a message over the limit, its timeout
     checks spread out, and the process tuned (agentweb/tuning.py) once the app is loaded."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.freezer = ConnectionFreezer()
 
     #: Daphne checks every connection's timeouts (and sends its pings) every 2 s in one turn of the event loop. With
     #: 5,000 sockets that turn took ~65 ms, and as sockets opened together are pinged together, every socket's ping
@@ -148,6 +153,7 @@ class AppServer(Server):
             instance = None
         if instance is None and disconnected:
             del self.connections[protocol]
+            self.freezer.closed(details)
 
     def report_failure(self, protocol, instance: asyncio.Future, still_open: bool) -> None:
         """What Daphne does with a consumer that raised: logged, and its socket closed with an error if still open
@@ -162,6 +168,15 @@ class AppServer(Server):
         if still_open:
             protocol.handle_exception(error)
 
+    #: How often a full collection's survivors are looked for, to be frozen (agentweb/heap.py).
+    HEAP_CHECK_S = 1
+
+    def heap_checker(self):
+        from twisted.internet import reactor
+
+        self.freezer.check(self.connections)
+        reactor.callLater(self.HEAP_CHECK_S, self.heap_checker)
+
     def run(self):
         # Daphne makes its websocket factory inside run(); ready_callable is called once it exists, before the
         # first connection is accepted (each connection copies the factory's options when it is made).
@@ -171,6 +186,7 @@ class AppServer(Server):
             self.ws_factory.protocol = AppWebSocketProtocol
             self.ws_factory.setProtocolOptions(failByDrop=False)
             tune_process()  # the app is loaded by now (agentweb/tuning.py)
+            self.heap_checker()
             start_mcp_servers()
             if ready is not None:
                 ready()

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from twisted.internet import reactor
 
+from agentweb.heap import ConnectionFreezer
 from agentweb.serve import PING_INTERVAL_S, AppServer, daphne_arguments
 
 
@@ -85,6 +86,7 @@ def server(monkeypatch):
     server = AppServer.__new__(AppServer)
     server.connections = {}
     server.application_close_timeout = 10
+    server.freezer = ConnectionFreezer()
     server.timers = []
     monkeypatch.setattr(reactor, "callLater", lambda delay, call, *args: server.timers.append((delay, call, args)))
     return server
