@@ -2,7 +2,7 @@
 does not stop for half a second at a time.
 
 Python's full collection walks every tracked object the process holds. A Daphne process holding 5,000 open sockets
-holds millions of them, nearly all the sockets' own, and a full collection then took 300–660 ms (logged with
+holds most of its objects in those sockets' state, and a full collection then took 300-660 ms (logged with
 gc.callbacks): 14 of them while those sockets opened, and one every few minutes while they sat idle, each freeing
 nothing, and every stream of the process stalled meanwhile. Python starts a full collection each time the objects
 that survived the younger ones grow by a quarter of those the last one kept, whatever they are.

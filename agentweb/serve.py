@@ -138,15 +138,15 @@ class AppServer(Server):
             return
         disconnected = details.get("disconnected")
         instance = details.get("application_instance")
-        if disconnected and time.time() - disconnected > self.application_close_timeout:
-            if instance is not None and not instance.done():
-                logger.warning(
-                    "Application instance %r for connection %s took too long to shut down and was killed.",
-                    instance,
-                    repr(protocol),
-                )
-                instance.cancel()  # its done callback reaps it
-                return
+        overdue = disconnected and time.time() - disconnected > self.application_close_timeout
+        if overdue and instance is not None and not instance.done():
+            logger.warning(
+                "Application instance %r for connection %s took too long to shut down and was killed.",
+                instance,
+                repr(protocol),
+            )
+            instance.cancel()  # its done callback reaps it
+            return
         if instance is not None and instance.done():
             del details["application_instance"]
             self.report_failure(protocol, instance, still_open=not disconnected)
