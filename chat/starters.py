@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.services import AgentSpec, restrict_toolset, visible_to
-from tools.services import toolset_for_user
+from tools.services import toolset_for_page
 
 SHOWN = 4
 
@@ -40,7 +40,7 @@ def empty_chat_starters(user, agents: list[dict[str, Any]]) -> dict[str, dict[st
     """What the empty chat offers, by agent slug ("" for no agent): `agent`, the agent's own prompts, when it has
     some; else `demo` and `model`, the suggestions for its tools with the demo model and with a real one.
     `agents`: the picker's entries (agents.services.agents_for_picker), which carry their prompts."""
-    toolset = toolset_for_user(user=user)
+    toolset = toolset_for_page(user)
     mine = set(toolset.registry.names())
     found: dict[str, dict[str, list[str]]] = {
         "": {"demo": suggestions(mine, demo=True), "model": suggestions(mine, demo=False)}

@@ -26,7 +26,15 @@ from tools.executor import ToolResult, execute_tool
 from tools.http_tool import build_http_tool
 from tools.mcp.connection import unavailable_message
 from tools.mcp.manager import default_manager
-from tools.models import AllowedHost, ApprovalRule, HttpTool, ToolSetting, bump_settings_stamp, normalise_host
+from tools.models import (
+    AllowedHost,
+    ApprovalRule,
+    HttpTool,
+    SettingsStamp,
+    ToolSetting,
+    bump_settings_stamp,
+    normalise_host,
+)
 from tools.registry import ToolRegistry, default_registry
 from tools.store import DatabaseStore
 
@@ -267,6 +275,17 @@ def toolset_for_stamp(*, user, groups: frozenset[str], stamp: str | None) -> Too
     if found.user_id == user.pk:
         return found
     return dataclasses.replace(found, user_id=user.pk, username=user.get_username())
+
+
+def toolset_for_page(user) -> ToolSet:
+    """toolset_for_stamp with the settings' stamp and `user`'s groups read now: what a page shows of the tools
+    (the empty chat's starting prompts) without building them again for every page view (two statements instead of
+    the seven of a build)."""
+    if user is None or not user.is_authenticated:
+        return toolset_for_user(user=user)
+    groups = frozenset(user.groups.values_list("name", flat=True))
+    stamp = SettingsStamp.objects.filter(pk=1).values_list("stamp", flat=True).first()
+    return toolset_for_stamp(user=user, groups=groups, stamp=stamp)
 
 
 def mcp_tools(*, taken: frozenset[str]):

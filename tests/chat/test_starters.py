@@ -62,3 +62,14 @@ def test_a_stored_chats_page_has_none(owner):
     client = Client()
     client.force_login(owner)
     assert starters_on(client.get(f"/t/{thread.pk}/").content.decode()) is None
+
+
+def test_the_prompts_follow_an_admins_change_of_the_tools_after_the_first_page(owner):
+    sync_tool_settings()
+    assert any("time" in s.lower() for s in starters_on(home(owner))[""]["demo"])
+    setting = ToolSetting.objects.get(name="current_time")
+
+    setting.enabled = False
+    setting.save()  # as the admin saves it: the settings' stamp changes
+
+    assert not any("time" in s.lower() for s in starters_on(home(owner))[""]["demo"])

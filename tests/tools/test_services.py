@@ -3,13 +3,15 @@
 import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import Group
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from tools.base import tool
 from tools.builtin.calculator import calculator
 from tools.builtin.fetch_url import allowed_hosts as fetch_url_allowed_hosts
 from tools.models import AllowedHost, HttpTool, ToolSetting
 from tools.registry import ToolRegistry
-from tools.services import allowed_hosts, sync_tool_settings, tool_for_setting, toolset_for_user
+from tools.services import allowed_hosts, sync_tool_settings, tool_for_setting, toolset_for_page, toolset_for_user
 
 pytestmark = pytest.mark.django_db
 
@@ -276,3 +278,29 @@ def test_the_tools_kept_for_a_stamp_are_built_afresh_once_a_setting_changes(djan
     other = django_user_model.objects.create_user("other", password="x")
     theirs = toolset_for_stamp(user=other, groups=frozenset(), stamp=stamp())
     assert (theirs.user_id, theirs.username) == (other.pk, "other")
+
+
+# toolset_for_page: what a page shows of a person's tools, built once per settings stamp.
+
+
+def test_a_second_page_does_not_build_the_tools_again(owner):
+    sync_tool_settings()
+    toolset_for_page(owner)
+    with CaptureQueriesContext(connection) as built:
+        toolset_for_user(user=owner)
+
+    with CaptureQueriesContext(connection) as cached:
+        again = toolset_for_page(owner)
+
+    assert len(cached) == 2 < len(built)  # the person's groups and the settings' stamp
+    assert set(again.registry.names()) == set(toolset_for_user(user=owner).registry.names())
+
+
+def test_a_tool_the_admin_turns_off_leaves_the_next_pages_tools(owner):
+    sync_tool_settings()
+    assert "calculator" in toolset_for_page(owner).registry.names()
+    setting = ToolSetting.objects.get(name="calculator")
+    setting.enabled = False
+    setting.save()
+
+    assert "calculator" not in toolset_for_page(owner).registry.names()
