@@ -77,7 +77,8 @@ class AppWebSocketProtocol(WebSocketProtocol):
 
 class AppServer(Server):
     """Daphne's server with AppWebSocketProtocol, a close frame (1009) for a message over the limit, its timeout
-    checks spread out, and the process tuned (agentweb/tuning.py) once the app is loaded."""
+    checks spread out, its consumers reaped by event rather than by a walk over every connection, what full
+    collections keep frozen (agentweb/heap.py), and the process tuned (agentweb/tuning.py) once the app is loaded."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
