@@ -48,6 +48,17 @@ class InMemoryChannelLayer(ChannelsInMemoryChannelLayer):
             raise ChannelFull(channel)
         queue.put_nowait((time.time() + self.expiry, copied))
 
+    async def receive_many(self, channel, most: int = 64) -> list[dict]:
+        """The channel's next message and those waiting behind it (up to `most`), oldest first, as
+        agentweb/redis_layer.py's: a socket behind its stream takes its backlog in one wake-up."""
+        taken = [await self.receive(channel)]
+        queue = self.channels.get(channel)
+        while queue is not None and not queue.empty() and len(taken) < most:
+            taken.append(queue.get_nowait()[1])
+        if queue is not None and queue.empty():
+            self.channels.pop(channel, None)  # as channels' receive leaves it
+        return taken
+
     def _new_queue(self, channel):
         return asyncio.Queue(maxsize=self.get_capacity(channel))
 

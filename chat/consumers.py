@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from agentweb.dispatch import ReceivesInBatches
 from attachments.services import AttachmentNotFound, ImagesNotSupported
 
 from . import rewind, runs, store
@@ -28,7 +29,8 @@ PONG_TEXT = json.dumps({"type": events.pong()[0], **events.pong()[1]})
 SEND_LIMIT = send_limiter(settings)
 
 
-class ChatConsumer(AsyncWebsocketConsumer):
+class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
+    # ReceivesInBatches: a socket behind its stream takes its backlog in one wake-up (agentweb/dispatch.py).
     async def connect(self):
         self.groups_joined: set[str] = set()
         # Per thread, the last seq a subscribe sent: events of the thread's group up to it were sent already.

@@ -10,7 +10,7 @@ from ..app import new_id
 from ..common import Result, fmt, percentile, summary_ms
 from ..tokens import Spec
 from .cluster import ProductionApp
-from .measure import run_clients, target, watched_connections
+from .measure import CpuMeters, run_clients, target, watched_connections
 
 CLIENT_PROCESSES = 2
 #: A stream whose sockets stay is "not stalled" if no pause between its frames during the storm exceeds this.
@@ -44,7 +44,9 @@ async def reconnect_storm(app: ProductionApp, result: Result, smoke: bool) -> No
             }
             for k in range(CLIENT_PROCESSES)
         ]
+        meters = CpuMeters({name: pid for name, pid in running.pids().items() if name.startswith("daphne")})
         outputs = await asyncio.to_thread(run_clients, "storm", jobs)
+        daphne_cpu, _ = meters.read()
         not_fitting = [
             line
             for process in [*running.workers, *daphnes]
@@ -62,6 +64,7 @@ async def reconnect_storm(app: ProductionApp, result: Result, smoke: bool) -> No
     refused = sum(d["failed_attempts"] for d in dropped)
     connects = [d["connect_s"] * 1000 for d in dropped if d["connect_s"] is not None]
     resume99 = percentile(resumes, 99)
+    frames = sum(d["events"] for d in [*dropped, *steady])
     gap_during = max((s["gap_during_ms"] for s in steady), default=None)
     gap_before = max((s["gap_before_ms"] for s in steady), default=None)
     steady_ms = summary_ms([v for s in steady for v in s.pop("latency_us")])
@@ -74,6 +77,8 @@ async def reconnect_storm(app: ProductionApp, result: Result, smoke: bool) -> No
         steady=steady,
         steady_latency_ms=steady_ms,
         sends_not_fitting=len(not_fitting),
+        daphne_cpu_s=daphne_cpu,
+        frames=frames,
         not_fitting_sample=not_fitting[:5],
     )
     result.add(
@@ -95,6 +100,14 @@ async def reconnect_storm(app: ProductionApp, result: Result, smoke: bool) -> No
         f"{fmt(percentile(resumes, 50), 'ms')}, max {fmt(max(resumes) if resumes else None, 'ms')}; "
         f"{len(dropped) - len(resumes)} never resumed; {refused} handshakes refused or broken and tried again (as the "
         f"page does); the handshakes alone p99 {fmt(percentile(connects, 99), 'ms')}",
+    )
+    daphne_s = sum(used for used in daphne_cpu.values() if used is not None)
+    result.add(
+        "CPU per frame sent, the Daphne processes",
+        daphne_s * 1e6 / frames if frames else None,
+        "µs",
+        note=f"{frames:,} frames to the {len(dropped) + len(steady):,} sockets; {daphne_s:.1f} s of CPU in all "
+        "(handshakes and subscribes included)",
     )
     result.add(
         "longest pause of a stream that stayed, during the storm",

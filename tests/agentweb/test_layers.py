@@ -1,5 +1,7 @@
 """The in-memory channel layer (agentweb/layers.py) behaves as channels' own, without its per-message costs."""
 
+import asyncio
+
 import pytest
 from channels.exceptions import ChannelFull
 
@@ -60,3 +62,27 @@ async def test_expired_messages_are_still_dropped(monkeypatch):
 
     assert channel not in layer.channels
     assert channel not in layer.groups.get("g", {})
+
+
+async def test_a_read_of_many_takes_what_waits_in_order_up_to_its_limit():
+    layer = InMemoryChannelLayer()
+    channel = await layer.new_channel()
+    for n in range(5):
+        await layer.send(channel, {"type": "x", "n": n})
+
+    first = await layer.receive_many(channel, most=3)
+    rest = await layer.receive_many(channel, most=3)
+
+    assert [[m["n"] for m in batch] for batch in (first, rest)] == [[0, 1, 2], [3, 4]]
+
+
+async def test_a_read_of_many_waits_for_the_next_message_when_none_waits():
+    layer = InMemoryChannelLayer()
+    channel = await layer.new_channel()
+    reading = asyncio.ensure_future(layer.receive_many(channel))
+    await asyncio.sleep(0.05)
+    assert not reading.done()
+
+    await layer.send(channel, {"type": "x", "n": 1})
+
+    assert await asyncio.wait_for(reading, 5) == [{"type": "x", "n": 1}]

@@ -133,3 +133,16 @@ async def test_thousands_of_sockets_joining_and_leaving_at_once_share_a_connecti
     assert (joined, left) == (2000, 0)
     assert clients_during - clients_before <= 5  # other tests' clients may come and go meanwhile
     await watcher.aclose()
+
+
+async def test_a_socket_behind_its_stream_takes_its_backlog_in_few_reads_in_order(layer):
+    channel = await layer.new_channel()
+    await layer.group_add("thread.x", channel)
+    await layer.group_send_all("thread.x", [{"type": "thread.event", "text": str(n)} for n in range(30)])
+
+    batches = []
+    while sum(len(batch) for batch in batches) < 30:
+        batches.append(await asyncio.wait_for(layer.receive_many(channel), 10))
+
+    assert [m["text"] for batch in batches for m in batch] == [str(n) for n in range(30)]
+    assert len(batches) < 30
