@@ -75,6 +75,17 @@ class AppWebSocketProtocol(WebSocketProtocol):
         self.trafficStats.outgoingOctetsWireLevel += len(data)
 
 
+def with_factory_options(protocol: type, factory) -> type:
+    """`protocol` with the factory's options as attributes of its class, leaving autobahn none to copy.
+
+    autobahn copies its ~50 options from the factory onto every connection it makes and formats them all into a
+    debug line (pprint.pformat), logged or not: about 1 ms of CPU for each socket opened, 5 % of a Daphne process's
+    loop in the reconnect storm's profile. The options are set once, before the first connection (Daphne's and
+    ours in AppServer.run), so reading them from the class is the same as from a copy."""
+    options = {name: getattr(factory, name) for name in protocol.CONFIG_ATTRS}
+    return type(protocol.__name__, (protocol,), {**options, "CONFIG_ATTRS": ()})
+
+
 class AppServer(Server):
     """Daphne's server with AppWebSocketProtocol, a close frame (1009) for a message over the limit, its timeout
     checks spread out, its consumers reaped by event rather than by a walk over every connection, what full
@@ -184,8 +195,8 @@ class AppServer(Server):
         ready = self.ready_callable
 
         def configure() -> None:
-            self.ws_factory.protocol = AppWebSocketProtocol
             self.ws_factory.setProtocolOptions(failByDrop=False)
+            self.ws_factory.protocol = with_factory_options(AppWebSocketProtocol, self.ws_factory)
             tune_process()  # the app is loaded by now (agentweb/tuning.py)
             self.heap_checker()
             start_mcp_servers()

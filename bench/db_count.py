@@ -154,10 +154,10 @@ def communicator_class():
 
 async def run(model_url: str, turns: list[dict]) -> list[dict]:
     import httpx
-    from channels.auth import AuthMiddlewareStack
     from channels.db import database_sync_to_async
     from channels.routing import URLRouter
 
+    from agentweb.socket_session import SocketAuthMiddlewareStack
     from chat.routing import websocket_urlpatterns
 
     from .app import TERMINAL, make_users
@@ -169,7 +169,7 @@ async def run(model_url: str, turns: list[dict]) -> list[dict]:
     install(log)
     ((_, cookie),) = await database_sync_to_async(make_users)(1)
     # The consumer as Daphne runs it: behind the session and auth middleware, with a real session cookie.
-    application = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+    application = SocketAuthMiddlewareStack(URLRouter(websocket_urlpatterns))
     communicator = RealCommunicator(application, "/ws/chat/", headers=[(b"cookie", cookie.encode())])
     connected, _ = await communicator.connect()
     assert connected

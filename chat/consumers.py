@@ -69,7 +69,8 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             if self.sent_up_to and self.sent_already(message["text"]):
                 return
             if message.get("unless_following") not in self.groups_joined:
-                await self.send(text_data=message["text"])
+                # Straight to the server's send: AsyncWebsocketConsumer.send only builds this message.
+                await self.base_send({"type": "websocket.send", "text": message["text"]})
             return
         if message["type"] == "websocket.receive" and message.get("text") == PING_FRAME:
             # The page's keep-alive, from every open tab every 25 s: answered here, without parsing it.

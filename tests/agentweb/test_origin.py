@@ -1,12 +1,12 @@
 """Which pages may open /ws/chat/ with a person's cookie: the Origin rule Django's CSRF check applies to POSTs."""
 
 import pytest
-from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from agentweb.origin import SameOriginValidator
+from agentweb.socket_session import SocketAuthMiddlewareStack
 from chat.routing import websocket_urlpatterns
 from tests.chat.conftest import session_cookie
 
@@ -20,7 +20,7 @@ async def opens(owner, origin, *, host="127.0.0.1:8000", scheme="ws", **headers)
     sent += [(name.replace("_", "-").encode(), value.encode()) for name, value in headers.items()]
     if origin is not None:
         sent.append((b"origin", origin.encode()))
-    application = SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+    application = SameOriginValidator(SocketAuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
     communicator = WebsocketCommunicator(application, "/ws/chat/", headers=sent)
     communicator.scope["scheme"] = scheme
     connected, _ = await communicator.connect()

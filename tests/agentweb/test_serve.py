@@ -3,10 +3,13 @@ import re
 from pathlib import Path
 
 import pytest
+from daphne.ws_protocol import WebSocketFactory
 from twisted.internet import reactor
+from twisted.internet.address import IPv4Address
+from twisted.internet.testing import StringTransport
 
 from agentweb.heap import ConnectionFreezer
-from agentweb.serve import PING_INTERVAL_S, AppServer, daphne_arguments
+from agentweb.serve import PING_INTERVAL_S, AppServer, AppWebSocketProtocol, daphne_arguments, with_factory_options
 
 
 def test_daphne_limits_received_messages_and_frames_to_the_frame_limit():
@@ -170,3 +173,16 @@ async def test_the_sweep_reaps_what_no_event_did(server):
 
     assert protocol not in server.connections
     assert server.timers[-1][0] == AppServer.REAP_SWEEP_S
+
+
+def test_a_connection_has_the_options_the_server_set_on_its_factory():
+    factory = WebSocketFactory(server_class=None)
+    factory.setProtocolOptions(maxMessagePayloadSize=1234, failByDrop=False, autoPingTimeout=7)
+    factory.protocol = with_factory_options(AppWebSocketProtocol, factory)
+
+    connection = factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 5000))
+    connection.makeConnection(StringTransport())
+
+    assert isinstance(connection, AppWebSocketProtocol)
+    assert (connection.maxMessagePayloadSize, connection.failByDrop, connection.autoPingTimeout) == (1234, False, 7)
+    assert connection.state == connection.STATE_CONNECTING

@@ -3,13 +3,13 @@ import json
 import uuid
 
 import pytest
-from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client as DjangoClient
 
+from agentweb.socket_session import SocketAuthMiddlewareStack
 from chat.routing import websocket_urlpatterns
 from chat.runs import ACTIVE_RUNS
 from providers.client import close_http_client
@@ -28,7 +28,7 @@ class Client:
     """A websocket client of /ws/chat/ as one logged-in user, through the real session middleware."""
 
     def __init__(self, cookie: bytes):
-        application = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        application = SocketAuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         self.communicator = WebsocketCommunicator(application, "/ws/chat/", headers=[(b"cookie", cookie)])
 
     async def connect(self):
