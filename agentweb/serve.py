@@ -15,6 +15,7 @@ sending, which does not apply the limit for received messages.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 import sys
@@ -83,6 +84,8 @@ def with_factory_options(protocol: type, factory) -> type:
     loop in the reconnect storm's profile. The options are set once, before the first connection (Daphne's and
     ours in AppServer.run), so reading them from the class is the same as from a copy."""
     options = {name: getattr(factory, name) for name in protocol.CONFIG_ATTRS}
+    # An option that is a function (perMessageCompressionAccept) must not become a method of the class.
+    options = {name: staticmethod(v) if inspect.isfunction(v) else v for name, v in options.items()}
     return type(protocol.__name__, (protocol,), {**options, "CONFIG_ATTRS": ()})
 
 

@@ -185,4 +185,5 @@ def test_a_connection_has_the_options_the_server_set_on_its_factory():
 
     assert isinstance(connection, AppWebSocketProtocol)
     assert (connection.maxMessagePayloadSize, connection.failByDrop, connection.autoPingTimeout) == (1234, False, 7)
+    assert connection.perMessageCompressionAccept is factory.perMessageCompressionAccept
     assert connection.state == connection.STATE_CONNECTING
