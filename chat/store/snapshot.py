@@ -272,19 +272,27 @@ def summary_view(text: str, before: int | None) -> dict[str, Any]:
 
 def _answers_with_artifact(thread_id: uuid.UUID):
     """Whether the tool message answering a call (the first after its step with its call id) holds an
-    artifact, as chat/thread_views.py finds it."""
-    answers: dict[str, list[tuple[int, bool]]] = {}
-    rows = (
-        Message.objects.filter(thread_id=thread_id, role=Message.Role.TOOL)
-        .order_by("order")
-        # Whether there is one, not the artifact itself (up to 1 MiB each).
-        .annotate(stored=ExpressionWrapper(Q(artifact__isnull=False), output_field=BooleanField()))
-        .values_list("order", "tool_call_id", "stored")
-    )
-    for order, call_id, stored in rows:
-        answers.setdefault(call_id, []).append((order, stored))
+    artifact, as chat/thread_views.py finds it. Read at the first call asked about: a thread without tool calls
+    (a new chat, a plain conversation) is snapshotted without the statement."""
+    answers: dict[str, list[tuple[int, bool]]] | None = None
+
+    def read() -> dict[str, list[tuple[int, bool]]]:
+        found: dict[str, list[tuple[int, bool]]] = {}
+        rows = (
+            Message.objects.filter(thread_id=thread_id, role=Message.Role.TOOL)
+            .order_by("order")
+            # Whether there is one, not the artifact itself (up to 1 MiB each).
+            .annotate(stored=ExpressionWrapper(Q(artifact__isnull=False), output_field=BooleanField()))
+            .values_list("order", "tool_call_id", "stored")
+        )
+        for order, call_id, stored in rows:
+            found.setdefault(call_id, []).append((order, stored))
+        return found
 
     def has_artifact(step_order: int, call_id: str) -> bool:
+        nonlocal answers
+        if answers is None:
+            answers = read()
         return next((found for order, found in answers.get(call_id, ()) if order > step_order), False)
 
     return has_artifact

@@ -6,7 +6,9 @@ import re
 import uuid
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from chat import store
 from chat.models import Message, Thread, ToolCall
@@ -156,3 +158,17 @@ def test_a_reused_call_id_is_told_by_its_own_steps_answer(owner, thread):
     second = step_with_call(thread, call_id="c1", artifact={"rows": [2]})
 
     assert snapshot_calls(thread) == {str(first.pk): False, str(second.pk): True}
+
+
+def test_a_chat_without_tool_calls_is_snapshotted_without_reading_tool_answers(owner, thread):
+    step = Message.objects.create(thread=thread, order=store.next_order(thread), role=Message.Role.USER, content="hi")
+    Message.objects.create(thread=thread, order=step.order + 1, role=Message.Role.ASSISTANT, content="hello")
+    with_calls = Thread.objects.create(owner=owner, title="with calls")
+    step_with_call(with_calls, artifact={"rows": [1]})
+
+    with CaptureQueriesContext(connection) as plain:
+        store.build_snapshot(thread=thread, seq=0, model={})
+    with CaptureQueriesContext(connection) as called:
+        store.build_snapshot(thread=with_calls, seq=0, model={})
+
+    assert len(plain) == len(called) - 1
