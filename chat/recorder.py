@@ -375,7 +375,7 @@ class RunRecorder:
 
 
 #: Event-loop turns a socket's consumer needs to take one queued event and hand it to Daphne (the channel
-#: layer's queue wakes its receive task, channels' await_many_dispatch wakes on that, then dispatch sends),
+#: layer's queue wakes its receive task, the consumer's loop (agentweb/dispatch.py) wakes on that, then sends),
 #: times the two events a message opens with (message.started, its first delta), with some to spare.
 FIRST_PIECE_TURNS = 10
 
