@@ -3,7 +3,7 @@ every frame the socket is sent.
 
 channels' SessionMiddleware hands the consumer a `send` that, for every message, looks at the (lazy) session to
 decide whether to save it and set its cookie: only ever for `http.response.start`, which a websocket never sends.
-Every token frame of every socket paid those checks (a tenth of the per-frame path in the reconnect storm's
+Every token frame of every socket paid those checks (about a twentieth of the loop in the reconnect storm's
 profile, docs/performance.md). Here a websocket's consumer gets the server's own `send`; the session is still
 resolved into the scope the same way, and the user read from it by channels' AuthMiddleware.
 """
