@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from contextlib import suppress
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
 
 from .models import Thread
 
@@ -30,22 +34,80 @@ def get_thread_for_user(user, thread_id: object) -> Thread:
 def current_user(session_key: str | None):
     """The user whose session `session_key` still is, re-read now: None once they logged out, their session
     ended, their password changed or their account was deactivated. An open websocket asks this per action."""
+    sign_in = session_sign_in(session_key)
+    if sign_in is None:
+        return None
+    user = signed_in_user(sign_in)
+    return user if sign_in.holds_for(user) else None
+
+
+def signed_in_user(sign_in: SignIn):
+    """The user a sign-in names, as its backend reads them (None when it no longer knows them)."""
+    from django.contrib.auth import load_backend
+
+    return load_backend(sign_in.backend).get_user(sign_in.user_id)
+
+
+def signed_in_thread(session_key: str | None, user, thread_id: object) -> tuple:
+    """`user`, re-read as current_user does (SignedOut once their session ended), and their thread: the thread's
+    row brings its owner's, so the session and that row are two queries where they were three."""
+    sign_in = session_sign_in(session_key)
+    if sign_in is None or sign_in.user_id != user.pk:
+        raise SignedOut
+    thread = None
+    if sign_in.backend == MODEL_BACKEND:  # its get_user is this read of the user's row, is_active checked below
+        # None when not found: the user's own row tells below whether they are signed out instead.
+        with suppress(NotFound, Thread.DoesNotExist):
+            thread = Thread.objects.select_related("owner").get(id=parse_uuid(thread_id), owner_id=user.pk)
+    current = thread.owner if thread is not None else signed_in_user(sign_in)
+    if not sign_in.holds_for(current):
+        raise SignedOut
+    return current, thread if thread is not None else get_thread_for_user(current, thread_id)
+
+
+class SignedOut(Exception):
+    """The socket's session ended (logged out, expired, password changed, deactivated): nothing was done."""
+
+
+MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """What a session holds of who signed in with it."""
+
+    user_id: object
+    backend: str
+    auth_hash: str
+
+    def holds_for(self, user) -> bool:
+        """The session still signs `user` in: same user, active, password unchanged since the sign-in."""
+        from django.utils.crypto import constant_time_compare
+
+        return (
+            user is not None
+            and user.pk == self.user_id
+            and user.is_active
+            and constant_time_compare(self.auth_hash, user.get_session_auth_hash())
+        )
+
+
+def session_sign_in(session_key: str | None) -> SignIn | None:
+    """The session's sign-in as the database holds it now; None for a session that ended (logged out, expired,
+    never was: it reads as empty) or names a backend no longer configured."""
     from importlib import import_module
 
     from django.conf import settings
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, load_backend
-    from django.utils.crypto import constant_time_compare
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
 
     if not session_key:
         return None
-    # A session that ended (logged out, expired, never was) reads as empty: no user in it.
     store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=session_key)
-    user_id, backend_path = store.get(SESSION_KEY), store.get(BACKEND_SESSION_KEY)
-    if user_id is None or backend_path not in settings.AUTHENTICATION_BACKENDS:
+    user_id, backend = store.get(SESSION_KEY), store.get(BACKEND_SESSION_KEY)
+    if user_id is None or backend not in settings.AUTHENTICATION_BACKENDS:
         return None
-    user = load_backend(backend_path).get_user(user_id)
-    if user is None or not user.is_active:
+    try:
+        user_id = get_user_model()._meta.pk.to_python(user_id)
+    except ValidationError:
         return None
-    if not constant_time_compare(store.get(HASH_SESSION_KEY, ""), user.get_session_auth_hash()):
-        return None
-    return user
+    return SignIn(user_id, backend, store.get(HASH_SESSION_KEY, ""))

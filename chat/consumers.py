@@ -14,7 +14,7 @@ from agentweb.dispatch import ReceivesInBatches
 from attachments.services import AttachmentNotFound, ImagesNotSupported
 
 from . import rewind, runs, store
-from .access import NotFound, current_user, get_thread_for_user
+from .access import NotFound, current_user, get_thread_for_user, signed_in_thread
 from .broadcast import user_group_name
 from .frames import ClientError, frame_ref, parse_frame
 from .live import events
@@ -381,14 +381,6 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         if group not in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups_joined.add(group)
-
-
-def signed_in_thread(session_key: str | None, user, thread_id) -> tuple:
-    """The socket's user, re-read (SignedOut once their session ended), and their thread."""
-    current = current_user(session_key)
-    if current is None or current.pk != user.pk:
-        raise runs.SignedOut
-    return current, get_thread_for_user(current, thread_id)
 
 
 def message_fields(frame: dict) -> tuple[str, uuid.UUID]:

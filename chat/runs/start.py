@@ -17,7 +17,7 @@ from agents.services import agent_for_new_thread
 from modelconfig.services import check_choice
 
 from .. import live, store
-from ..access import current_user
+from ..access import SignedOut, current_user
 from ..broadcast import tell_user
 from ..live import events
 from ..models import Run, Thread, ToolCall
@@ -32,10 +32,6 @@ db = database_sync_to_async
 
 # The channel `manage.py runworker agentweb-runs` reads (chat/worker.py) when AGENTWEB_RUN_WORKERS is on.
 RUNS_CHANNEL = "agentweb-runs"
-
-
-class SignedOut(Exception):
-    """The socket's session ended (see chat.access.current_user): nothing was written."""
 
 
 async def begin_turn(
