@@ -24,6 +24,7 @@ import time
 from daphne.cli import CommandLineInterface
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
+from twisted.web.http import HTTPChannel
 
 from agentweb.heap import ConnectionFreezer
 from agentweb.tuning import tune_process
@@ -61,6 +62,14 @@ class AppWebSocketProtocol(WebSocketProtocol):
             return
         super().sendMessage(payload, isBinary, fragmentSize, sync, doNotCompress)
 
+    def connectionMade(self) -> None:
+        super().connectionMade()
+        channel = getattr(self.transport, "producer", None)
+        if isinstance(channel, HTTPChannel):
+            from twisted.internet import reactor
+
+            reactor.callLater(0, forget_handshake_request, channel)
+
     # autobahn's dataReceived and sendData build a debug line's arguments (colours from click included) for every
     # chunk read and every frame written, whether debug logging is on or not: ~8 µs each (measured), paid per token
     # frame and per ping. These two do what autobahn's do, less that line.
@@ -74,6 +83,20 @@ class AppWebSocketProtocol(WebSocketProtocol):
             return
         self.transport.write(data)
         self.trafficStats.outgoingOctetsWireLevel += len(data)
+
+
+def forget_handshake_request(channel: HTTPChannel) -> None:
+    """Let go of the HTTP request that carried a socket's handshake, now that Daphne has upgraded it.
+
+    Twisted's HTTP channel stays the connection's producer for the socket's whole life, and it and its request
+    point at each other: the request (its headers, its body's buffer, its addresses: ~24 objects) was kept as long
+    as the socket, then left as a reference cycle that only a full collection frees. Every socket that closed
+    left one, and with thousands closing (a reconnect storm) the full collection that freed them walked every
+    object of the process in one stop (docs/performance.md, P19). Called at the next turn of the loop: Daphne
+    still uses the request's channel once the websocket protocol is connected."""
+    for request in channel.requests:
+        request.channel = None
+    channel.requests = []
 
 
 def with_factory_options(protocol: type, factory) -> type:

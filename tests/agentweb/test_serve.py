@@ -9,7 +9,14 @@ from twisted.internet.address import IPv4Address
 from twisted.internet.testing import StringTransport
 
 from agentweb.heap import ConnectionFreezer
-from agentweb.serve import PING_INTERVAL_S, AppServer, AppWebSocketProtocol, daphne_arguments, with_factory_options
+from agentweb.serve import (
+    PING_INTERVAL_S,
+    AppServer,
+    AppWebSocketProtocol,
+    daphne_arguments,
+    forget_handshake_request,
+    with_factory_options,
+)
 
 
 def test_daphne_limits_received_messages_and_frames_to_the_frame_limit():
@@ -187,3 +194,38 @@ def test_a_connection_has_the_options_the_server_set_on_its_factory():
     assert (connection.maxMessagePayloadSize, connection.failByDrop, connection.autoPingTimeout) == (1234, False, 7)
     assert connection.perMessageCompressionAccept is factory.perMessageCompressionAccept
     assert connection.state == connection.STATE_CONNECTING
+
+
+def test_a_socket_lets_go_of_its_handshake_request_without_a_collection(monkeypatch):
+    import gc
+    import weakref
+
+    from twisted.web.http import HTTPChannel
+
+    calls = []
+    monkeypatch.setattr(reactor, "callLater", lambda delay, call, *args: calls.append((call, args)))
+    transport = StringTransport()
+    channel = HTTPChannel()  # the connection's HTTP protocol, which stays the transport's producer after the upgrade
+    channel.makeConnection(transport)
+    channel.dataReceived(b"GET /ws/chat/ HTTP/1.1\r\nHost: chat.example.com\r\nUpgrade: websocket\r\n\r\n")
+    request = weakref.ref(channel.requests[0])
+    factory = WebSocketFactory(server_class=None)
+    factory.protocol = with_factory_options(AppWebSocketProtocol, factory)
+    transport.protocol = factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 5000))  # Daphne's upgrade
+    transport.protocol.makeConnection(transport)
+    scheduled = [(call, args) for call, args in calls if call is forget_handshake_request]
+    calls.clear()  # (the HTTP channel's idle timer, also recorded, is not run)
+
+    gc.disable()  # what is freed here is freed by reference counting, as soon as nothing uses it
+    try:
+        for call, args in scheduled:  # the loop's next turn
+            call(*args)
+        scheduled = call = args = None  # (they held the channel)
+        assert request() is None  # not kept for the socket's life
+
+        channel_ref = weakref.ref(channel)
+        del channel
+        transport.unregisterProducer()  # the socket closes: Twisted's connectionLost drops its producer
+        assert channel_ref() is None  # not left in a reference cycle for a full collection to find
+    finally:
+        gc.enable()
