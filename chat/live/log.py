@@ -238,7 +238,8 @@ class RedisLog:
     ):
         """`layer`: the channel layer, when it is agentweb/redis_layer.py's on the same Redis as `client`: a publish
         then numbers, keeps and sends its events in one script. Otherwise the events go to the project's channel
-        layer after the script, one group send for all of them."""
+        layer after the script, one group send for all of them, and two processes' publishes to one thread may then
+        reach a follower out of order (agentweb's settings always pair this log with agentweb's Redis layer)."""
         self._client = client
         self._seed = seed
         self._record = record

@@ -80,6 +80,10 @@ def restarted_log(request):
     )
 
 
+def seq_of(text: str) -> int:
+    return json.loads(text)["seq"]
+
+
 def texts_of(found):
     return [json.loads(text) for text in found]
 
@@ -201,8 +205,11 @@ async def test_the_tail_from_the_last_event_of_a_type_on(make_log):
     assert await log.read_from_last(thread, "message.started") is None
 
 
-async def test_followers_in_two_processes_get_every_event_once_in_order_from_publishes_made_together(make_log):
+async def test_followers_in_two_processes_get_every_event_once_in_order_from_publishes_made_together(make_log, request):
     factory, _, layer = make_log
+    # "redis": the log's script numbers the events and another channel layer sends them after it, so two processes'
+    # sends may cross (agentweb's settings never pair them: with Redis the layer is agentweb's, "redis-one-script").
+    in_order = request.node.callspec.params["make_log"] != "redis"
     threads = [uuid.uuid4() for _ in range(3)]
     followers = {}
     for thread in threads:
@@ -221,6 +228,8 @@ async def test_followers_in_two_processes_get_every_event_once_in_order_from_pub
 
     for thread, channel in followers.items():
         sent = [(await asyncio.wait_for(layer.receive(channel), 10))["text"] for _ in range(8)]
-        assert [event["seq"] for event in texts_of(sent)] == list(range(1, 9))
+        seqs = [event["seq"] for event in texts_of(sent)]
+        assert (seqs if in_order else sorted(seqs)) == list(range(1, 9))
         assert sorted(event["text"] for event in texts_of(sent)) == sorted(f"{n}" for n in range(4) for _ in range(2))
-        assert await second.read_after(thread, 5) == sent[5:]  # the tail keeps 5
+        tail = sent[5:] if in_order else sorted(sent, key=seq_of)[5:]
+        assert await second.read_after(thread, 5) == tail  # the tail keeps 5
