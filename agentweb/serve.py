@@ -90,10 +90,9 @@ def forget_handshake_request(channel: HTTPChannel) -> None:
 
     Twisted's HTTP channel stays the connection's producer for the socket's whole life, and it and its request
     point at each other: the request (its headers, its body's buffer, its addresses: ~24 objects) was kept as long
-    as the socket, then left as a reference cycle that only a full collection frees. Every socket that closed
-    left one, and with thousands closing (a reconnect storm) the full collection that freed them walked every
-    object of the process in one stop (docs/performance.md, P19). Called at the next turn of the loop: Daphne
-    still uses the request's channel once the websocket protocol is connected."""
+    as the socket, then left as a reference cycle that only a full collection frees: every socket that closed
+    left one (docs/performance.md, P19). Called at the next turn of the loop: Daphne still uses the request's
+    channel once the websocket protocol is connected."""
     for request in channel.requests:
         request.channel = None
     channel.requests = []
