@@ -12,11 +12,10 @@ next full collection walks only what came since. Freezing keeps an object alive 
 (everything else is freed by its reference count, frozen or not), and a closed socket left ~55 such objects
 (docs/performance.md; since P19 not its handshake's HTTP request, but sockets dropped in the middle of a stream
 still leave some: a reconnect storm's collection freed 16,000 objects in one process): the connections open at a
-freeze are counted, and once a quarter of them have closed (the
-same quarter Python waits for), everything is unfrozen, so that the next full collection frees what they left,
-after which its survivors are frozen again. Memory held by closed sockets is so bounded by a quarter of the
-sockets open at the last freeze, and a full walk of everything comes with that churn, not with every quarter's
-growth of anything.
+freeze are counted, and once a quarter of them have closed (the same quarter Python waits for), everything is
+unfrozen, so that the next full collection frees what they left, after which its survivors are frozen again.
+Memory held by closed sockets is so bounded by a quarter of the sockets open at the last freeze, and a full walk
+of everything comes with that churn, not with every quarter's growth of anything.
 """
 
 from __future__ import annotations
