@@ -24,9 +24,12 @@ import time
 from daphne.cli import CommandLineInterface
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
+from twisted.internet import defer
+from twisted.internet.protocol import connectionDone
+from twisted.python.failure import Failure
 from twisted.web.http import HTTPChannel
 
-from agentweb.heap import ConnectionFreezer
+from agentweb.heap import HeapFreezer
 from agentweb.tuning import tune_process
 
 logger = logging.getLogger("daphne.server")  # Daphne's own logger: its messages keep their name
@@ -69,6 +72,14 @@ class AppWebSocketProtocol(WebSocketProtocol):
             from twisted.internet import reactor
 
             reactor.callLater(0, forget_handshake_request, channel)
+
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
+        super().connectionLost(reason)
+        # autobahn resolves `is_closed` with the protocol itself, and the fired Deferred keeps its result: protocol and
+        # Deferred then point at each other, and with them everything the socket held (~30 objects: its queue, its
+        # validators, its traffic stats) waited for a full collection (docs/performance.md, P20). Whoever waited on it
+        # has been called by now; nothing in Daphne or agentweb reads it later.
+        self.is_closed = defer.succeed(None)
 
     # autobahn's dataReceived and sendData build a debug line's arguments (colours from click included) for every
     # chunk read and every frame written, whether debug logging is on or not: ~8 µs each (measured), paid per token
@@ -118,7 +129,7 @@ class AppServer(Server):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.freezer = ConnectionFreezer()
+        self.freezer = HeapFreezer()
 
     #: Daphne checks every connection's timeouts (and sends its pings) every 2 s in one turn of the event loop. With
     #: 5,000 sockets that turn took ~65 ms, and as sockets opened together are pinged together, every socket's ping
@@ -190,7 +201,6 @@ class AppServer(Server):
             instance = None
         if instance is None and disconnected:
             del self.connections[protocol]
-            self.freezer.closed(details)
 
     def report_failure(self, protocol, instance: asyncio.Future, still_open: bool) -> None:
         """What Daphne does with a consumer that raised: logged, and its socket closed with an error if still open
@@ -211,7 +221,7 @@ class AppServer(Server):
     def heap_checker(self):
         from twisted.internet import reactor
 
-        self.freezer.check(self.connections)
+        self.freezer.check()
         reactor.callLater(self.HEAP_CHECK_S, self.heap_checker)
 
     def run(self):

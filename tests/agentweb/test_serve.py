@@ -8,7 +8,7 @@ from twisted.internet import reactor
 from twisted.internet.address import IPv4Address
 from twisted.internet.testing import StringTransport
 
-from agentweb.heap import ConnectionFreezer
+from agentweb.heap import HeapFreezer
 from agentweb.serve import (
     PING_INTERVAL_S,
     AppServer,
@@ -96,7 +96,7 @@ def server(monkeypatch):
     server = AppServer.__new__(AppServer)
     server.connections = {}
     server.application_close_timeout = 10
-    server.freezer = ConnectionFreezer()
+    server.freezer = HeapFreezer()
     server.timers = []
     monkeypatch.setattr(reactor, "callLater", lambda delay, call, *args: server.timers.append((delay, call, args)))
     return server
@@ -227,5 +227,62 @@ def test_a_socket_lets_go_of_its_handshake_request_without_a_collection(monkeypa
         del channel
         transport.unregisterProducer()  # the socket closes: Twisted's connectionLost drops its producer
         assert channel_ref() is None  # not left in a reference cycle for a full collection to find
+    finally:
+        gc.enable()
+
+
+HANDSHAKE = (
+    b"GET /ws/chat/ HTTP/1.1\r\nHost: chat.example.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+async def consumer_that_accepts(scope, receive, send):
+    await receive()
+    await send({"type": "websocket.accept"})
+    while (await receive())["type"] != "websocket.disconnect":
+        pass
+
+
+async def test_a_socket_that_closes_is_freed_without_a_collection(monkeypatch):
+    import gc
+    import weakref
+
+    from daphne.http_protocol import HTTPFactory
+    from daphne.ws_protocol import WebSocketFactory
+    from twisted.internet.error import ConnectionLost
+    from twisted.internet.task import Clock
+    from twisted.python.failure import Failure
+
+    clock = Clock()
+    monkeypatch.setattr(reactor, "callLater", clock.callLater)
+    server = AppServer(consumer_that_accepts, endpoints=["tcp:0"])
+    server.connections = {}  # what run() sets up, without listening
+    server.http_factory = HTTPFactory(server)
+    server.ws_factory = WebSocketFactory(server, server="daphne")
+    server.ws_factory.protocol = with_factory_options(AppWebSocketProtocol, server.ws_factory)
+    peer = IPv4Address("TCP", "127.0.0.1", 5000)
+    transport = StringTransport(peerAddress=peer, hostAddress=IPv4Address("TCP", "127.0.0.1", 8000))
+    channel = server.http_factory.buildProtocol(peer)
+    channel.makeConnection(transport)
+    channel.dataReceived(HANDSHAKE)  # Daphne's HTTP channel upgrades the connection to a websocket
+    for _ in range(3):
+        await asyncio.sleep(0)  # the consumer accepts
+    socket = transport.protocol
+    assert isinstance(socket, AppWebSocketProtocol) and socket.state == socket.STATE_OPEN
+    clock.advance(0)
+
+    gc.disable()  # what is freed here is freed by reference counting, as soon as nothing uses it
+    try:
+        socket.connectionLost(Failure(ConnectionLost()))  # dropped, no close handshake
+        for _ in range(3):
+            await asyncio.sleep(0)  # the consumer hears of it and returns
+        clock.advance(server.application_close_timeout + 1)  # the server's own check that it did
+        assert server.connections == {}
+        transport.protocol = None  # Twisted lets go of a closed connection's protocol
+        closed = weakref.ref(socket)
+        del socket, channel
+
+        assert closed() is None  # not left in a reference cycle for a full collection to find
     finally:
         gc.enable()
