@@ -1,5 +1,5 @@
-"""Long-lived connections kept out of the cyclic collector's walks, so that a process holding thousands of sockets
-does not stop for half a second at a time.
+"""What a process holds for long (its open sockets' state, mostly) kept out of the cyclic collector's walks, so that
+a process holding thousands of sockets does not stop for half a second at a time.
 
 Python's full collection walks every tracked object the process holds. A Daphne process holding 5,000 open sockets
 holds most of its objects in those sockets' state, and a full collection then took 300-660 ms (logged with
@@ -9,53 +9,45 @@ that survived the younger ones grow by a quarter of those the last one kept, wha
 
 So after each full collection what survived it is frozen (`gc.freeze()`: moved where no collection walks it): the
 next full collection walks only what came since. Freezing keeps an object alive only if it is in a reference cycle
-(everything else is freed by its reference count, frozen or not), and a closed socket left ~55 such objects
-(docs/performance.md; since P19 not its handshake's HTTP request, but sockets dropped in the middle of a stream
-still leave some: a reconnect storm's collection freed 16,000 objects in one process): the connections open at a
-freeze are counted, and once a quarter of them have closed (the same quarter Python waits for), everything is
-unfrozen, so that the next full collection frees what they left, after which its survivors are frozen again.
-Memory held by closed sockets is so bounded by a quarter of the sockets open at the last freeze, and a full walk
-of everything comes with that churn, not with every quarter's growth of anything.
+(everything else is freed by its reference count, frozen or not). A socket that closes leaves none since P19 and
+P20 (docs/performance.md; it left ~55 objects in cycles before, and this module unfroze everything once a quarter
+of the sockets had closed, a full walk of the whole process in the middle of every reconnect storm). What a freeze
+can still hold is the few cycles that happened to be alive at that moment and died later (an exception's
+traceback, say: 50 to 400 objects in all, counted after a reconnect storm and after 200 streams with nothing ever
+unfrozen). Those are let go once an hour: everything is unfrozen, the next full collection walks it all and frees
+them, and what it keeps is frozen again.
 """
 
 from __future__ import annotations
 
 import gc
+import time
+from collections.abc import Callable
 
-#: Below this many closed connections, never unfrozen: a handful of sockets leave a few kilobytes.
-FEWEST_CLOSED_TO_UNFREEZE = 100
+#: How long a cycle caught by a freeze may be held; also how often one full collection walks everything.
+UNFREEZE_EVERY_S = 3600
 
 
-class ConnectionFreezer:
-    """Told of each full collection (`check`, often) and of each connection that closes (`closed`)."""
+class HeapFreezer:
+    """Checked often (`check`, each second): freezes what each full collection kept, and unfreezes hourly."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         self.full_collections = full_collections()
-        self.frozen_connections = 0
-        self.closed_since_freeze = 0
+        self.unfrozen_at = clock()
 
-    def check(self, connections: dict) -> None:
-        """Freezes what the latest full collection kept, if there was one since the last check; `connections`
-        (Daphne's, protocol → its details) are marked as frozen."""
+    def check(self) -> None:
+        now = self.clock()
+        if now - self.unfrozen_at >= UNFREEZE_EVERY_S:
+            self.unfrozen_at = now
+            if gc.get_freeze_count():
+                gc.unfreeze()
+                self.full_collections = full_collections()  # only a collection after this one walks it all
+                return
         done = full_collections()
-        if done == self.full_collections:
-            return
-        self.full_collections = done
-        gc.freeze()
-        for details in connections.values():
-            details["frozen"] = True
-        self.frozen_connections = len(connections)
-        self.closed_since_freeze = 0
-
-    def closed(self, details: dict) -> None:
-        """A connection is gone: once a quarter of those frozen are, everything is unfrozen."""
-        if not details.get("frozen") or not self.frozen_connections:
-            return
-        self.closed_since_freeze += 1
-        if self.closed_since_freeze >= max(FEWEST_CLOSED_TO_UNFREEZE, self.frozen_connections // 4):
-            gc.unfreeze()
-            self.frozen_connections = 0
-            self.closed_since_freeze = 0
+        if done != self.full_collections:
+            self.full_collections = done
+            gc.freeze()
 
 
 def full_collections() -> int:

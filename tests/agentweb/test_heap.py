@@ -3,92 +3,98 @@ import weakref
 
 import pytest
 
-from agentweb.heap import FEWEST_CLOSED_TO_UNFREEZE, ConnectionFreezer
+from agentweb.heap import UNFREEZE_EVERY_S, HeapFreezer
 
 
-class Socket:
-    """A connection's state as the collector meets it: an object in a reference cycle."""
+class Cycle:
+    """An object the collector must find: in a reference cycle, as an exception's traceback is."""
 
     def __init__(self):
         self.me = self
 
 
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @pytest.fixture
-def freezer():
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def freezer(clock):
     gc.unfreeze()
-    yield ConnectionFreezer()
+    yield HeapFreezer(clock)
     gc.unfreeze()  # what a test froze goes back to the collector
 
 
-def open_connections(count: int) -> dict:
-    return {Socket(): {} for _ in range(count)}
-
-
-def close(freezer: ConnectionFreezer, connections: dict, count: int) -> list[weakref.ref]:
-    gone = []
-    for socket in list(connections)[:count]:
-        gone.append(weakref.ref(socket))
-        freezer.closed(connections.pop(socket))
-    return gone
+def frozen_garbage(freezer: HeapFreezer) -> weakref.ref:
+    """A cycle alive at a freeze that then dies: a full collection kept it, the check froze it, and it was dropped."""
+    cycle = Cycle()
+    gc.collect()
+    freezer.check()
+    return weakref.ref(cycle)
 
 
 def test_what_a_full_collection_kept_is_frozen(freezer):
-    connections = open_connections(10)
+    kept = [Cycle() for _ in range(10)]
     gc.collect()
 
-    freezer.check(connections)
+    freezer.check()
 
-    assert gc.get_freeze_count() >= len(connections)
-    assert all(details["frozen"] for details in connections.values())
+    assert gc.get_freeze_count() >= len(kept)
 
 
 def test_nothing_is_frozen_without_a_full_collection_since(freezer):
-    freezer.check(open_connections(10))
+    freezer.check()
 
     assert gc.get_freeze_count() == 0
 
 
-def test_closed_connections_stay_frozen_until_a_quarter_have_closed(freezer):
-    connections = open_connections(8 * FEWEST_CLOSED_TO_UNFREEZE)
-    gc.collect()
-    freezer.check(connections)
+def test_a_cycle_that_dies_frozen_is_held_for_up_to_an_hour(freezer, clock):
+    cycle = frozen_garbage(freezer)
+    clock.now += UNFREEZE_EVERY_S - 1
 
-    gone = close(freezer, connections, len(connections) // 4 - 1)
-    gc.collect()
-
-    assert gc.get_freeze_count() > 0
-    assert all(ref() is not None for ref in gone)  # held by the freeze: a cycle no collection walks
-
-
-def test_once_a_quarter_have_closed_the_next_full_collection_frees_them(freezer):
-    connections = open_connections(8 * FEWEST_CLOSED_TO_UNFREEZE)
-    gc.collect()
-    freezer.check(connections)
-
-    gone = close(freezer, connections, len(connections) // 4)
+    freezer.check()
     gc.collect()
 
-    assert all(ref() is None for ref in gone)
-    freezer.check(connections)  # and what that collection kept is frozen again
-    assert gc.get_freeze_count() >= len(connections)
+    assert cycle() is not None  # no collection walks it yet
 
 
-def test_a_few_closed_connections_do_not_unfreeze(freezer):
-    connections = open_connections(8)
+def test_after_an_hour_the_next_full_collection_frees_what_a_freeze_held(freezer, clock):
+    cycle = frozen_garbage(freezer)
+    clock.now += UNFREEZE_EVERY_S
+
+    freezer.check()
     gc.collect()
-    freezer.check(connections)
 
-    close(freezer, connections, 8)
-
-    assert gc.get_freeze_count() > 0
+    assert cycle() is None
 
 
-def test_connections_opened_after_the_freeze_do_not_count(freezer):
-    frozen = open_connections(4 * FEWEST_CLOSED_TO_UNFREEZE)
+def test_what_that_collection_kept_is_frozen_again(freezer, clock):
+    frozen_garbage(freezer)
+    kept = [Cycle() for _ in range(10)]
+    clock.now += UNFREEZE_EVERY_S
+    freezer.check()
     gc.collect()
-    freezer.check(frozen)
-    later = open_connections(4 * FEWEST_CLOSED_TO_UNFREEZE)
 
-    close(freezer, later, len(later))
+    freezer.check()
 
-    assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() >= len(kept)
+
+
+def test_a_full_collection_before_the_hourly_unfreeze_does_not_freeze_it_all_again(freezer, clock):
+    cycle = frozen_garbage(freezer)
+    gc.collect()  # a collection the freezer has not seen yet, of what was not frozen
+    clock.now += UNFREEZE_EVERY_S
+
+    freezer.check()
+
+    assert gc.get_freeze_count() == 0  # so the next full collection still walks everything and frees the cycle
+    gc.collect()
+    assert cycle() is None
