@@ -204,21 +204,46 @@ local over = deliver(KEYS[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[
 return {last, over}
 """
 )
+# joined(): stream entries' texts as one string, joined by line breaks (a JSON text has none of its own), with their
+# count: one reply for redis-py to parse rather than four for each entry, whose parsing in Python made a reconnecting
+# tab's read of 80 events cost 1.5 ms of its process's CPU (docs/performance.md, P21).
+_JOINED_LUA = r"""
+local function joined(entries)
+  local texts = {}
+  for i, entry in ipairs(entries) do texts[i] = entry[2][2] end
+  return {#entries, table.concat(texts, '\n')}
+end
+"""
 # KEYS: the thread's stream. ARGV: the JSON text an event of the type sought begins with, how many entries to read
-# back at a time. The entries from the last such event on, or nil when the stream holds none.
-_FROM_LAST = """
+# back at a time. The entries from the last such event on, joined, or nil when the stream holds none.
+_FROM_LAST = (
+    _JOINED_LUA
+    + """
 local before = '+'
 while true do
   local entries = redis.call('XREVRANGE', KEYS[1], before, '-', 'COUNT', ARGV[2])
   for _, entry in ipairs(entries) do
     if string.sub(entry[2][2], 1, #ARGV[1]) == ARGV[1] then
-      return redis.call('XRANGE', KEYS[1], entry[1], '+')
+      return joined(redis.call('XRANGE', KEYS[1], entry[1], '+'))
     end
   end
   if #entries < tonumber(ARGV[2]) then return false end
   before = '(' .. entries[#entries][1]
 end
 """
+)
+# KEYS: the thread's counter, its stream. ARGV: the number after which the events are wanted. Returns the last number
+# given out (nil if none), the first number read (0 if none), and the entries from it on, joined.
+_AFTER = (
+    _JOINED_LUA
+    + """
+local last = redis.call('GET', KEYS[1])
+if not last then return false end
+local entries = redis.call('XRANGE', KEYS[2], string.format('%d', tonumber(ARGV[1]) + 1) .. '-0', '+')
+local first = entries[1] and string.match(entries[1][1], '^(%d+)') or 0
+return {last, first, joined(entries)}
+"""
+)
 # What Redis keeps of a thread nobody publishes to: its tail goes after a day (its counter stays).
 TAIL_SECONDS = 86_400
 
@@ -249,6 +274,7 @@ class RedisLog:
         # Every publish of the process, to any thread, shares its round trips with those made meanwhile.
         self._publish = BatchedScript(client, _PUBLISH_AND_SEND if self._layer else _PUBLISH)
         self._from_last = client.register_script(_FROM_LAST)
+        self._after = client.register_script(_AFTER)
         # The database's number for each thread, read once per process (Redis is asked to use it only when it
         # has no counter of the thread: a first publish, or after Redis lost its data).
         self._seeds: dict[uuid.UUID, int] = {}
@@ -308,25 +334,21 @@ class RedisLog:
         return lock
 
     async def read_after(self, thread_id: uuid.UUID, seq: int) -> list[str] | None:
-        counter, stream = self._keys(thread_id)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.get(counter)
-            pipe.xrange(stream, min=f"{seq + 1}-0", max="+")
-            last, entries = await pipe.execute()
-        if last is None or seq > int(last):
+        # One round trip (the script reads the counter and the stream together, as a transaction did).
+        reply = await self._after(keys=self._keys(thread_id), args=[seq])
+        if not reply or seq > int(reply[0]):
             return None
+        last, first, entries = reply
         if seq == int(last):
             return []
-        if not entries or _number(entries[0][0]) != seq + 1:
+        if int(first) != seq + 1:
             return None  # the stream was trimmed past it
-        return [_text(fields) for _, fields in entries]
+        return _split(entries)
 
     async def read_from_last(self, thread_id: uuid.UUID, event_type: str) -> list[str] | None:
         # One round trip, however far back the event is: the script reads the stream backwards in Redis.
         entries = await self._from_last(keys=self._keys(thread_id)[1:], args=[_type_prefix(event_type), 200])
-        if not entries:
-            return None
-        return [_text(dict(zip(fields[::2], fields[1::2], strict=True))) for _, fields in entries]
+        return _split(entries) if entries else None
 
     async def last_seq(self, thread_id: uuid.UUID) -> int:
         last = await self._client.get(self._keys(thread_id)[0])
@@ -347,11 +369,9 @@ def _type_prefix(event_type: str) -> str:
     return f'{{"type": {_dumps(event_type)}, '
 
 
-def _number(entry_id: bytes | str) -> int:
-    entry_id = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-    return int(entry_id.split("-", 1)[0])
-
-
-def _text(fields: dict) -> str:
-    text = fields.get(b"t", fields.get("t"))
-    return text.decode() if isinstance(text, bytes) else text
+def _split(entries: list) -> list[str] | None:
+    """The texts of what the scripts' joined() returned; None (the tab then takes a snapshot) were a text ever to hold
+    a line break, which JSON escapes."""
+    count, joined = entries
+    texts = (joined.decode() if isinstance(joined, bytes) else joined).split("\n")
+    return texts if len(texts) == count else None

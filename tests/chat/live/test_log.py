@@ -116,6 +116,17 @@ async def test_the_tail_holds_the_event_texts_a_follower_was_sent(make_log):
     }
 
 
+async def test_texts_with_line_breaks_come_back_whole(make_log):
+    factory, _, _ = make_log
+    thread = uuid.uuid4()
+    log = factory()
+    texts = ["a poem:\nline one\r\nline two\n", "\n", "\u2028 and \\n"]
+
+    await log.publish(thread, [events.message_delta(7, text) for text in texts])
+
+    assert [e["text"] for e in texts_of(await log.read_after(thread, 0))] == texts
+
+
 async def test_nothing_after_the_last_number_is_an_empty_tail(make_log):
     factory, _, _ = make_log
     thread = uuid.uuid4()
