@@ -18,7 +18,8 @@ Two implementations with one contract (tests/chat/live/test_log.py):
   whose entry ids are the events' numbers. A publish is one script, whatever the number of events, which also
   sends them to the thread's group when the channel layer is agentweb/redis_layer.py's; the publishes of every
   thread the process runs share their round trips (agentweb/batched_script.py). A stream's frames are coalesced before
-  they get here (chat/live/coalesce.py), so that is one script per frame at most, never one per token.
+  they get here (chat/live/coalesce.py), so that is one script per frame at most, never one per token. A read of
+  the tail is one script too, whose reply is the texts joined in one string (what a reconnecting tab missed).
 """
 
 from __future__ import annotations
