@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.support.processes import Daphne, Worker, manage
-from tests.support.production import POSTGRES_ADMIN_URL, REDIS_URL, postgres_database, production_environment, reachable
+from tests.support.production import (
+    POSTGRES_ADMIN_URL,
+    REDIS_URL,
+    forget_redis_prefix,
+    postgres_database,
+    production_environment,
+    reachable,
+)
 
 from ..app import make_users, setup_django
 
@@ -108,6 +115,8 @@ class ProductionApp:
     def __exit__(self, *exc) -> None:
         self.close_django()
         self._stack.close()
+        if getattr(self, "env", None):  # every benchmark's processes used a prefix made from this one
+            forget_redis_prefix(self.env["AGENTWEB_REDIS_PREFIX"])
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     @property

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from tests.support.processes import Daphne, Worker, app_environment, log_in, manage, model_server
-from tests.support.production import postgres_database, production_environment, require_servers
+from tests.support.production import forget_redis_prefix, postgres_database, production_environment, require_servers
 from tests.support.sockets import ChatSocket
 
 APPROVAL_SETUP = (
@@ -53,8 +53,17 @@ def environment(request, tmp_path):
         yield lambda **extra: app_environment(tmp_path, **extra)
         return
     require_servers()
+    prefixes = []
+
+    def environment(**extra):
+        env = production_environment(tmp_path, database_url, **extra)
+        prefixes.append(env["AGENTWEB_REDIS_PREFIX"])
+        return env
+
     with postgres_database() as database_url:
-        yield lambda **extra: production_environment(tmp_path, database_url, **extra)
+        yield environment
+    for prefix in prefixes:
+        forget_redis_prefix(prefix)
 
 
 @pytest.fixture

@@ -80,6 +80,21 @@ def production_environment(tmp_path: Path, database_url: str, **extra: str) -> d
     )
 
 
+def forget_redis_prefix(prefix: str) -> None:
+    """Delete what was kept on the Redis server under `prefix` (and the prefixes made from it: `prefix-…`), as a
+    test's database is dropped: the event log's counters never expire, and its tails and groups only after a day."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        for pattern in (f"{prefix}:*", f"{prefix}-*"):
+            keys = list(client.scan_iter(match=pattern, count=1000))
+            for start in range(0, len(keys), 1000):
+                client.unlink(*keys[start : start + 1000])
+    finally:
+        client.close()
+
+
 @dataclass
 class Cluster:
     env: dict[str, str]
@@ -97,6 +112,7 @@ def cluster(tmp_path: Path, *, daphnes: int = 2, setup: str = "", **extra: str):
     require_servers()
     with postgres_database() as database_url, ExitStack() as stack:
         env = production_environment(tmp_path, database_url, **extra)
+        stack.callback(forget_redis_prefix, env["AGENTWEB_REDIS_PREFIX"])  # last, once the processes have stopped
         manage(env, "migrate", "--noinput")
         if setup:
             manage(env, "shell", "-c", setup)
