@@ -2,7 +2,8 @@
 
 Each use gets a database of its own on the PostgreSQL server and a channel-layer prefix of its own on the
 Redis server, so test runs (and a developer's app) sharing those servers never see each other's rows or
-messages. Outside CI, tests skip when either server cannot be reached; in CI they fail.
+messages; both are removed afterwards (`forget_redis_prefix` for Redis). Outside CI, tests skip when either
+server cannot be reached; in CI they fail.
 """
 
 from __future__ import annotations
@@ -81,16 +82,16 @@ def production_environment(tmp_path: Path, database_url: str, **extra: str) -> d
 
 
 def forget_redis_prefix(prefix: str) -> None:
-    """Delete what was kept on the Redis server under `prefix` (and the prefixes made from it: `prefix-…`), as a
-    test's database is dropped: the event log's counters never expire, and its tails and groups only after a day."""
+    """Delete what was kept on the Redis server under `prefix` (the prefixes made from it, `prefix-…`, and the channel
+    layer's keys, `prefixspecific.…`, included), as a test's database is dropped: the event log's counters never
+    expire, and its tails and groups only after a day. Prefixes are all of one length, so no other's keys match."""
     import redis
 
     client = redis.Redis.from_url(REDIS_URL)
     try:
-        for pattern in (f"{prefix}:*", f"{prefix}-*"):
-            keys = list(client.scan_iter(match=pattern, count=1000))
-            for start in range(0, len(keys), 1000):
-                client.unlink(*keys[start : start + 1000])
+        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        for start in range(0, len(keys), 1000):
+            client.unlink(*keys[start : start + 1000])
     finally:
         client.close()
 
