@@ -119,3 +119,58 @@ async def test_a_layer_without_receive_many_gives_one_message_a_read():
 
     assert [m["type"] for m in seen] == ["a", "b", "stop"]
     assert [len(batch) for batch in reads.batches] == [1, 1, 1]
+
+
+async def test_a_handler_that_waits_holds_back_the_channels_messages_until_it_returns():
+    layer = InMemoryChannelLayer()
+    channel = await layer.new_channel()
+    socket, seen, release = Socket(), [], asyncio.Event()
+
+    async def dispatch(message):
+        seen.append(message["type"])
+        if message["type"] == "websocket.receive":  # a subscribe awaiting the database, say
+            await release.wait()
+        if message["type"] == "stop":
+            raise StopConsumer
+
+    socket.queue.put_nowait({"type": "websocket.receive"})
+    consumer = asyncio.ensure_future(dispatch_batches(socket.receive, Reads(layer, channel), dispatch))
+    await asyncio.sleep(0.01)
+    await layer.send(channel, {"type": "thread.event"})
+    await layer.send(channel, {"type": "stop"})
+    await asyncio.sleep(0.05)
+    assert seen == ["websocket.receive"]
+
+    release.set()
+    with pytest.raises(StopConsumer):
+        await asyncio.wait_for(consumer, 5)
+    assert seen == ["websocket.receive", "thread.event", "stop"]
+
+
+async def test_an_error_in_a_handler_is_raised_and_leaves_no_read_waiting():
+    layer = InMemoryChannelLayer()
+    channel = await layer.new_channel()
+    await layer.send(channel, {"type": "broken"})
+    before = asyncio.all_tasks()
+
+    async def dispatch(message):
+        raise ValueError(message["type"])
+
+    with pytest.raises(ValueError, match="broken"):
+        await asyncio.wait_for(dispatch_batches(Socket().receive, Reads(layer, channel), dispatch), 5)
+
+    assert asyncio.all_tasks() <= before
+
+
+async def test_a_consumer_cancelled_by_the_server_leaves_no_read_waiting():
+    layer = InMemoryChannelLayer()
+    channel = await layer.new_channel()
+    before = asyncio.all_tasks()
+    consumer = asyncio.ensure_future(dispatch_batches(Socket().receive, Reads(layer, channel), stopping_at("x", [])))
+    await asyncio.sleep(0.01)
+
+    consumer.cancel()  # as Daphne does to an application that outlives its socket
+    with pytest.raises(asyncio.CancelledError):
+        await consumer
+
+    assert asyncio.all_tasks() <= before

@@ -20,3 +20,16 @@ def test_production_bench_smoke_runs_every_benchmark():
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for name in BENCHMARKS:
         assert f"== {name}" in result.stdout
+
+
+def test_the_fanout_bench_delivers_every_frame_and_prints_its_figure():
+    # It needs neither PostgreSQL nor Redis: nothing is sent; it would hang were a frame not delivered to a socket.
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.production.fanout", "--sockets", "20", "--frames", "5", "--rounds", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "20 sockets × 5 frames, 1 rounds: CPU per frame per socket median" in result.stdout
