@@ -14,11 +14,12 @@ from agentweb.dispatch import ReceivesInBatches
 from attachments.services import AttachmentNotFound, ImagesNotSupported
 
 from . import rewind, runs, store
-from .access import NotFound, current_user, get_thread_for_user, signed_in_thread
+from .access import NotFound, current_user, get_thread_for_user
 from .broadcast import user_group_name
 from .frames import ClientError, frame_ref, parse_frame
 from .live import events
 from .ratelimit import send_limiter
+from .signed_in import read_signed_in_thread
 from .text import unstorable_message, unstorable_text
 from .usage import BudgetExhausted
 
@@ -117,12 +118,10 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         await self.send_event(events.pong())
 
     async def subscribe(self, frame):
-        # One hop to the database thread, the session's check included: in a reconnect storm a tab's wait is mostly
-        # that thread's queue, and each query in it waits for the busy event loop to let go of the GIL.
+        # One trip to the database thread, the session's check included, shared with the other sockets subscribing
+        # at that moment: in a reconnect storm a tab's wait is mostly that thread's queue (chat/signed_in.py).
         try:
-            user, thread = await database_sync_to_async(signed_in_thread)(
-                self.session_key(), self.scope["user"], frame["thread"]
-            )
+            user, thread = await read_signed_in_thread(self.session_key(), self.scope["user"], frame["thread"])
         except runs.SignedOut:
             await self.close(code=UNAUTHENTICATED)
             return
