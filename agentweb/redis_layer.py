@@ -6,8 +6,9 @@ per process and reads it one message at a time, each message four round trips to
 script, BZPOPMIN, the backup's ZADD, then the cleaner's ZPOPMIN, which the next read waits for). That one loop is
 all a process receives through: beside 200 streams over two processes it fell behind for good, and tokens reached
 their sockets 100 s late (docs/performance.md, "Production shape"). Here one reader per process takes every message
-waiting, up to `receive_batch`, with one ZPOPMIN, and puts each in its socket's queue; only when none waits does it
-block as channels_redis does (its BZPOPMIN with the backup queue). A socket's read is then a wait on its queue.
+waiting, up to `receive_batch`, and puts each in its socket's queue, with one BZMPOP that, when none waits, blocks
+until one comes (on a Redis before 7.0: a ZPOPMIN, then channels_redis's BZPOPMIN with its backup queue when none
+waited). A socket's read is then a wait on its queue.
 channels_redis made each waiting read two tasks (one for the process's read lock, one for its queue) and made them
 again for every message: CPU per message per socket, and objects the cyclic garbage collector walks (with 2,000
 idle sockets a full collection took 339 ms, now 284 ms on this machine: docs/performance.md). What the
@@ -38,6 +39,7 @@ import logging
 import random
 
 from channels_redis.core import RedisChannelLayer as ChannelsRedisChannelLayer
+from redis.exceptions import ResponseError
 
 from agentweb.batched_script import BatchedScript
 
@@ -131,6 +133,8 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
         # that stopped reading altogether, with the expiry.
         self.process_capacity = process_capacity or self.capacity * 50
         self.reader: asyncio.Task | None = None
+        # Whether Redis has BZMPOP (7.0), until it says it does not.
+        self.blocking_pop_many = True
         # Joining and leaving groups, in the event loop that runs them (see group_add).
         self.membership: dict[asyncio.AbstractEventLoop, tuple[BatchedScript, BatchedScript]] = {}
         self.prefix_length = kwargs.get("random_prefix_length", 12)
@@ -263,9 +267,7 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
         failures = 0
         while True:
             try:
-                batch = await self.take_waiting(process_channel)
-                if not batch:  # none waits: block until one comes, as channels_redis does (with its backup queue)
-                    batch = [await self.receive_single(process_channel)]
+                batch = await self.next_batch(process_channel)
                 failures = 0
             except asyncio.CancelledError:
                 raise
@@ -276,22 +278,47 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
                 continue
             self.buffer(batch)
 
+    async def next_batch(self, channel: str) -> list[Received]:
+        """The messages waiting on the process's channel (up to receive_batch), oldest first; if none waits, the
+        next to come (or none, after `brpop_timeout`).
+
+        One BZMPOP (Redis 7) does both in one round trip. Without it, a ZPOPMIN of what waits, and when nothing
+        did, channels_redis's blocking read: its backup script, BZPOPMIN, the backup's ZADD and the cleaner's
+        ZPOPMIN, four more round trips for each message that comes while the process's set is empty — which,
+        beside a few streams or none, is every message."""
+        if self.blocking_pop_many:
+            try:
+                return await self.pop_waiting(channel, block=True)
+            except ResponseError as error:
+                if "unknown command" not in str(error).lower():
+                    raise
+                self.blocking_pop_many = False  # a Redis before 7.0
+                logger.info("Redis has no BZMPOP (7.0): reading this process's messages the slower way")
+        batch = await self.pop_waiting(channel, block=False)
+        return batch or [await self.receive_single(channel)]
+
+    async def pop_waiting(self, channel: str, *, block: bool) -> list[Received]:
+        """What waits on the process's channel (up to receive_batch), oldest first: one round trip. With `block`, if
+        nothing waits, what comes first, or nothing after `brpop_timeout`."""
+        connection = self.connection(self.consistent_hash(channel))
+        key = self.prefix + channel
+        if block:
+            popped = await connection.bzmpop(self.brpop_timeout, 1, [key], min=True, count=self.receive_batch)
+            taken = popped[1] if popped else []
+        else:
+            taken = await connection.zpopmin(key, self.receive_batch)
+        out = []
+        for member, _ in taken:
+            message = self.deserialize(member)
+            out.append((message.pop("__asgi_channel__", channel), message))
+        return out
+
     async def close_pools(self) -> None:
         if self.reader is not None:
             self.reader.cancel()
             self.reader = None
         self.membership.clear()
         await super().close_pools()
-
-    async def take_waiting(self, channel: str) -> list[Received]:
-        """Every message waiting on the process's channel (up to receive_batch), oldest first: one round trip."""
-        connection = self.connection(self.consistent_hash(channel))
-        taken = await connection.zpopmin(self.prefix + channel, self.receive_batch)
-        out = []
-        for member, _ in taken:
-            message = self.deserialize(member)
-            out.append((message.pop("__asgi_channel__", channel), message))
-        return out
 
     def buffer(self, received: list[Received]) -> None:
         queues = self.receive_buffer

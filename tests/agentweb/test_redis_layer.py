@@ -3,6 +3,8 @@ what channels_redis promises: each channel's messages in order, none lost, none 
 127.0.0.1:6379, under a prefix no other test uses."""
 
 import asyncio
+import shutil
+import subprocess
 import uuid
 
 import pytest
@@ -10,6 +12,9 @@ import redis.asyncio as aioredis
 
 from agentweb.redis_layer import RedisChannelLayer
 from tests.support.redis import REDIS_URL, redis_client_or_skip
+
+#: The commands a process's reader may read its messages with (Redis 7's BZMPOP, or the older way's).
+READING = ("bzmpop", "zpopmin", "bzpopmin", "eval")
 
 
 @pytest.fixture
@@ -19,6 +24,11 @@ async def layer():
     yield made
     await made.flush()
     await made.close_pools()
+
+
+async def reads_so_far(client: aioredis.Redis) -> dict[str, int]:
+    stats = await client.info("commandstats")
+    return {name: stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in READING}
 
 
 async def test_many_sockets_of_a_process_get_each_of_their_events_once_and_in_order(layer):
@@ -146,3 +156,90 @@ async def test_a_socket_behind_its_stream_takes_its_backlog_in_few_reads_in_orde
 
     assert [m["text"] for batch in batches for m in batch] == [str(n) for n in range(30)]
     assert len(batches) < 30
+
+
+async def test_a_message_that_comes_while_nothing_waits_is_read_in_one_command(layer):
+    """channels_redis read it in five (a ZPOPMIN finding nothing, its backup script, BZPOPMIN, the backup's ZADD and
+    the cleaner's ZPOPMIN): beside few streams, or none, that was every message a process received."""
+    watcher = aioredis.from_url(REDIS_URL)
+    channel = await layer.new_channel()
+    reading = asyncio.ensure_future(layer.receive(channel))
+    await asyncio.sleep(0.2)  # the process's reader waits in Redis
+    before = await reads_so_far(watcher)
+
+    for n in range(5):
+        await layer.send(channel, {"type": "x", "n": n})
+        assert (await asyncio.wait_for(reading, 10))["n"] == n
+        reading = asyncio.ensure_future(layer.receive(channel))
+        await asyncio.sleep(0.05)
+    after = await reads_so_far(watcher)
+
+    assert {name: after[name] - before[name] for name in READING} == {
+        "bzmpop": 5,
+        "zpopmin": 0,
+        "bzpopmin": 0,
+        "eval": 0,
+    }
+    reading.cancel()
+    await watcher.aclose()
+
+
+@pytest.fixture
+async def redis_before_7():
+    """A real Redis of its own that does not know BZMPOP (renamed away), as Redis 6 does not."""
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("no redis-server to start")
+    socket = f"/tmp/agentweb-test-redis-{uuid.uuid4().hex[:8]}.sock"
+    process = subprocess.Popen(
+        [
+            server,
+            "--port",
+            "0",
+            "--unixsocket",
+            socket,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--rename-command",
+            "BZMPOP",
+            "",
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"unix://{socket}"
+    client = aioredis.from_url(url)
+    for _ in range(100):
+        try:
+            await client.ping()
+            break
+        except Exception:
+            await asyncio.sleep(0.05)
+    yield url
+    await client.aclose()
+    process.terminate()
+    process.wait(10)
+
+
+async def test_on_a_redis_without_bzmpop_every_message_still_arrives_in_order(redis_before_7):
+    layer = RedisChannelLayer(hosts=[redis_before_7], prefix="agentweb-test")
+    channels = [await layer.new_channel() for _ in range(3)]
+    for channel in channels:
+        await layer.group_add("thread.x", channel)
+    late = asyncio.ensure_future(layer.receive(channels[0]))
+    await asyncio.sleep(0.2)  # the reader has found BZMPOP missing and waits the older way
+
+    for n in range(20):
+        await layer.group_send("thread.x", {"type": "thread.event", "text": str(n)})
+
+    async def read(channel, first=None):
+        got = [first] if first else []
+        while len(got) < 20:
+            got.append(await layer.receive(channel))
+        return [m["text"] for m in got]
+
+    got = await asyncio.wait_for(asyncio.gather(read(channels[0], await late), *(read(c) for c in channels[1:])), 10)
+    assert got == [[str(n) for n in range(20)]] * 3
+    assert not layer.blocking_pop_many
+    await layer.close_pools()
