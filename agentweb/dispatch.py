@@ -8,7 +8,8 @@ behind its thread's stream, as thousands do in a reconnect storm or beside hundr
 per frame just when the process had least to spare. Here a read of the channel returns the message and every one
 waiting behind it (the layer's `receive_many`; a layer without it gives one at a time), and they are dispatched in
 one go: Daphne sends their frames to the socket together. A socket that keeps up gets one message a read, as before.
-Order, and what a handler raising or StopConsumer does, are channels' own.
+Order, and what a handler raising or StopConsumer does, are channels' own. A consumer that is idle may be handed
+a message by the layer without its loop waking at all (agentweb/take_now.py; `Dispatcher.idle` says when).
 """
 
 from __future__ import annotations
@@ -23,20 +24,32 @@ from channels.layers import get_channel_layer
 
 
 class ReceivesInBatches:
-    """Mixed into an AsyncConsumer (before it): channels' `__call__`, with the loop below."""
+    """Mixed into an AsyncConsumer (before it): channels' `__call__`, with the loop below. A consumer with a
+    `take_now(message) -> bool` method is offered its channel's messages by the layer while it is idle, if the layer
+    can (agentweb/take_now.py)."""
 
     async def __call__(self, scope, receive, send):
         self.scope = scope
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.base_send = send
+        dispatcher = Dispatcher(self.dispatch)
+        takes = False
         if self.channel_layer is None:
             receive_batch = None
         else:
             self.channel_name = await self.channel_layer.new_channel()
             self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
             receive_batch = batch_reader(self.channel_layer, self.channel_name)
-        with contextlib.suppress(StopConsumer):  # the consumer's clean exit
-            await dispatch_batches(receive, receive_batch, self.dispatch)
+            take_now = getattr(self, "take_now", None)
+            takes = take_now is not None and hasattr(self.channel_layer, "take_now_for")
+            if takes:
+                self.channel_layer.take_now_for(self.channel_name, dispatcher.taker(take_now))
+        try:
+            with contextlib.suppress(StopConsumer):  # the consumer's clean exit
+                await dispatcher.run(receive, receive_batch)
+        finally:
+            if takes:
+                self.channel_layer.forget_taker(self.channel_name)
 
 
 def batch_reader(layer, channel: str) -> Callable[[], Awaitable[list[dict]]]:
@@ -55,35 +68,72 @@ async def dispatch_batches(
     receive_batch: Callable[[], Awaitable[list[dict]]] | None,
     dispatch: Callable[[dict], Awaitable[None]],
 ) -> None:
+    await Dispatcher(dispatch).run(receive, receive_batch)
+
+
+class Dispatcher:
     """channels' await_many_dispatch for a consumer's two sources, the channel's giving lists of messages.
 
     Each source is read by a loop of its own that lives as long as the consumer; a lock lets one handler run at a
     time, in the order the messages came, as channels' loop does. (A new read task and an asyncio.wait over both
     sources for every message were half of what a frame cost a socket: docs/performance.md, P22.) The first
-    loop to stop, by StopConsumer or an error, stops the other and its exception is raised here."""
-    turn = asyncio.Lock()
+    loop to stop, by StopConsumer or an error, stops the other and its exception is raised from `run`."""
 
-    async def socket_loop() -> None:
+    def __init__(self, dispatch: Callable[[dict], Awaitable[None]]):
+        self.dispatch = dispatch
+        self.turn = asyncio.Lock()
+        # Messages taken from either source whose handling has not finished: a handler running, or waiting for the
+        # lock. (The lock alone does not say it: released, it is free before the waiter it woke has taken it.)
+        self.holding = 0
+
+    @property
+    def idle(self) -> bool:
+        """No handler runs and none waits to run: what is handled now overtakes nothing."""
+        return not self.holding
+
+    def taker(self, take_now: Callable[[dict], bool]) -> Callable[[dict], bool]:
+        """`take_now`, called only while this consumer is idle and from its own event loop (agentweb/take_now.py)."""
+        loop = asyncio.get_running_loop()
+
+        def taker(message: dict) -> bool:
+            return not self.holding and asyncio.get_running_loop() is loop and take_now(message)
+
+        return taker
+
+    async def run(
+        self,
+        receive: Callable[[], Awaitable[dict]],
+        receive_batch: Callable[[], Awaitable[list[dict]]] | None,
+    ) -> None:
+        loops = [asyncio.ensure_future(self.socket_loop(receive))]
+        if receive_batch is not None:
+            loops.append(asyncio.ensure_future(self.channel_loop(receive_batch)))
+        try:
+            done, _ = await asyncio.wait(loops, return_when=asyncio.FIRST_COMPLETED)
+            for loop in done:
+                loop.result()
+        finally:
+            for loop in loops:
+                loop.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)  # their reads gone; what ended them was raised above
+
+    async def socket_loop(self, receive: Callable[[], Awaitable[dict]]) -> None:
         while True:
             message = await receive()
-            async with turn:
-                await dispatch(message)
+            self.holding += 1
+            try:
+                async with self.turn:
+                    await self.dispatch(message)
+            finally:
+                self.holding -= 1
 
-    async def channel_loop() -> None:
+    async def channel_loop(self, receive_batch: Callable[[], Awaitable[list[dict]]]) -> None:
         while True:
             messages = await receive_batch()
-            async with turn:
-                for message in messages:
-                    await dispatch(message)
-
-    loops = [asyncio.ensure_future(socket_loop())]
-    if receive_batch is not None:
-        loops.append(asyncio.ensure_future(channel_loop()))
-    try:
-        done, _ = await asyncio.wait(loops, return_when=asyncio.FIRST_COMPLETED)
-        for loop in done:
-            loop.result()
-    finally:
-        for loop in loops:
-            loop.cancel()
-        await asyncio.gather(*loops, return_exceptions=True)  # their reads gone; what ended them was raised above
+            self.holding += len(messages)
+            try:
+                async with self.turn:
+                    for message in messages:
+                        await self.dispatch(message)
+            finally:
+                self.holding -= len(messages)

@@ -19,10 +19,12 @@ from copy import deepcopy
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer as ChannelsInMemoryChannelLayer
 
+from agentweb.take_now import TakesNow
+
 IMMUTABLE = (str, bytes, int, float, bool, type(None))
 
 
-class InMemoryChannelLayer(ChannelsInMemoryChannelLayer):
+class InMemoryChannelLayer(TakesNow, ChannelsInMemoryChannelLayer):
     clean_interval = 1.0
 
     def __init__(self, *args, **kwargs):
@@ -41,6 +43,8 @@ class InMemoryChannelLayer(ChannelsInMemoryChannelLayer):
         self.require_valid_channel_name(channel)
         assert "__asgi_channel__" not in message
         queue = self.channels.get(channel)
+        if (queue is None or queue.empty()) and self.taken_now(channel, message):  # agentweb/take_now.py
+            return
         if queue is None:
             queue = self.channels.setdefault(channel, self._new_queue(channel))
         copied = dict(message) if all(isinstance(v, IMMUTABLE) for v in message.values()) else deepcopy(message)

@@ -42,6 +42,7 @@ from channels_redis.core import RedisChannelLayer as ChannelsRedisChannelLayer
 from redis.exceptions import ResponseError
 
 from agentweb.batched_script import BatchedScript
+from agentweb.take_now import TakesNow
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +123,7 @@ return 1
 _GROUP_DISCARD = "return redis.call('ZREM', KEYS[1], ARGV[1])"
 
 
-class RedisChannelLayer(ChannelsRedisChannelLayer):
+class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
     def __init__(self, *args, receive_batch: int = 500, process_capacity: int | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.receive_batch = receive_batch
@@ -241,6 +242,7 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
         except asyncio.CancelledError:
             # Its socket went away (channels cancels a consumer's read only then): what comes for it now is dropped.
             self.receive_buffer.pop(channel, None)
+            self.forget_taker(channel)
             raise
 
     async def receive_many(self, channel: str, most: int = 64) -> list[dict]:
@@ -325,5 +327,7 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
         for channels, message in received:
             for channel in channels if isinstance(channels, list) else (channels,):
                 queue = queues.get(channel)
-                if queue is not None:  # None: its socket is gone (channels_redis kept up to `capacity` for it)
+                if queue is None:  # its socket is gone (channels_redis kept up to `capacity` for it)
+                    continue
+                if not queue.empty() or not self.taken_now(channel, message):  # agentweb/take_now.py
                     queue.put_nowait(message)

@@ -21,6 +21,7 @@ import os
 import sys
 import time
 
+from autobahn.websocket.protocol import PreparedMessage
 from daphne.cli import CommandLineInterface
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
@@ -30,6 +31,7 @@ from twisted.python.failure import Failure
 from twisted.web.http import HTTPChannel
 
 from agentweb.heap import HeapFreezer
+from agentweb.take_now import SEND_NOW
 from agentweb.tuning import tune_process
 
 logger = logging.getLogger("daphne.server")  # Daphne's own logger: its messages keep their name
@@ -64,6 +66,22 @@ class AppWebSocketProtocol(WebSocketProtocol):
             self.endMessage()
             return
         super().sendMessage(payload, isBinary, fragmentSize, sync, doNotCompress)
+
+    def send_text_now(self, text: str) -> bool:
+        """Daphne's reply {"type": "websocket.send", "text": text}, written at once rather than by the await of
+        Daphne's send coroutine; False, and nothing sent, unless the socket is open and its consumer's (then the
+        reply goes Daphne's way, which knows what to do with it).
+
+        A thread's event goes to every socket of the process that follows the thread, one after the other (see
+        agentweb/take_now.py): its frame is made once for all of them (server frames are not masked), not once per
+        socket by autobahn's sendMessage."""
+        if self.state != self.STATE_OPEN:
+            return False
+        details = self.server.connections.get(self)
+        if details is None or details.get("disconnected"):
+            return False
+        self.sendPreparedMessage(self.server.frame_of(text))
+        return True
 
     def connectionMade(self) -> None:
         super().connectionMade()
@@ -125,11 +143,21 @@ def with_factory_options(protocol: type, factory) -> type:
 class AppServer(Server):
     """Daphne's server with AppWebSocketProtocol, a close frame (1009) for a message over the limit, its timeout
     checks spread out, its consumers reaped by event rather than by a walk over every connection, what full
-    collections keep frozen (agentweb/heap.py), and the process tuned (agentweb/tuning.py) once the app is loaded."""
+    collections keep frozen (agentweb/heap.py), the process tuned (agentweb/tuning.py) once the app is loaded, and a
+    websocket's scope carrying `send_now` (SEND_NOW)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.freezer = HeapFreezer()
+        self.last_frame: tuple[str | None, PreparedMessage | None] = (None, None)
+
+    def frame_of(self, text: str) -> PreparedMessage:
+        """`text`'s websocket frame: made again only when the text is another (not merely equal) string."""
+        last_text, frame = self.last_frame
+        if text is not last_text or frame is None:
+            frame = self.ws_factory.prepareMessage(text.encode("utf8"))
+            self.last_frame = (text, frame)
+        return frame
 
     #: Daphne checks every connection's timeouts (and sends its pings) every 2 s in one turn of the event loop. With
     #: 5,000 sockets that turn took ~65 ms, and as sockets opened together are pinged together, every socket's ping
@@ -156,6 +184,8 @@ class AppServer(Server):
     REAP_SWEEP_S = 10
 
     def create_application(self, protocol, scope):
+        if isinstance(protocol, AppWebSocketProtocol):
+            scope["extensions"] = {**scope.get("extensions", {}), SEND_NOW: protocol.send_text_now}
         queue = super().create_application(protocol, scope)
         instance = self.connections.get(protocol, {}).get("application_instance")
         if instance is not None:

@@ -11,6 +11,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from agentweb.dispatch import ReceivesInBatches
+from agentweb.take_now import SEND_NOW
 from attachments.services import AttachmentNotFound, ImagesNotSupported
 
 from . import rewind, runs, store
@@ -31,11 +32,17 @@ SEND_LIMIT = send_limiter(settings)
 
 
 class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
-    # ReceivesInBatches: a socket behind its stream takes its backlog in one wake-up (agentweb/dispatch.py).
+    # ReceivesInBatches: a socket behind its stream takes its backlog in one wake-up (agentweb/dispatch.py), and an
+    # idle one is handed its thread's events by the channel layer (take_now).
+
+    #: The server's send of a text frame, at once (agentweb/take_now.py's SEND_NOW); None under another server.
+    send_now = None
+
     async def connect(self):
         self.groups_joined: set[str] = set()
         # Per thread, the last seq a subscribe sent: events of the thread's group up to it were sent already.
         self.sent_up_to: dict[str, int] = {}
+        self.send_now = self.scope.get("extensions", {}).get(SEND_NOW)
         await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
@@ -67,11 +74,10 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         if message["type"] == "thread.event":
             # A thread's event (or a person's thread-list event), already serialised once by its sender: nearly
             # all a socket gets.
-            if self.sent_up_to and self.sent_already(message["text"]):
-                return
-            if message.get("unless_following") not in self.groups_joined:
+            text = self.event_text(message)
+            if text is not None and not (self.send_now is not None and self.send_now(text)):
                 # Straight to the server's send: AsyncWebsocketConsumer.send only builds this message.
-                await self.base_send({"type": "websocket.send", "text": message["text"]})
+                await self.base_send({"type": "websocket.send", "text": text})
             return
         if message["type"] == "websocket.receive" and message.get("text") == PING_FRAME:
             # The page's keep-alive, from every open tab every 25 s: answered here, without parsing it.
@@ -81,6 +87,23 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
+
+    def take_now(self, message: dict) -> bool:
+        """The channel layer's offer of a message while this consumer is idle (agentweb/take_now.py): a thread's
+        event is sent now, as dispatch would send it, without waking the consumer's loop; anything else is queued."""
+        if message["type"] != "thread.event" or self.send_now is None:
+            return False
+        text = self.event_text(message)
+        return text is None or self.send_now(text)
+
+    def event_text(self, message: dict) -> str | None:
+        """The text of a thread's event to send this socket; None if a subscribe sent it already, or if it is for
+        sockets that do not follow the thread it names (`unless_following`)."""
+        if self.sent_up_to and self.sent_already(message["text"]):
+            return None
+        if message.get("unless_following") in self.groups_joined:
+            return None
+        return message["text"]
 
     def sent_already(self, text: str) -> bool:
         """An event that a subscribe sent (in its snapshot or its tail) before the group delivered it. Read only

@@ -6,7 +6,7 @@ import asyncio
 import pytest
 from channels.exceptions import StopConsumer
 
-from agentweb.dispatch import batch_reader, dispatch_batches
+from agentweb.dispatch import Dispatcher, ReceivesInBatches, batch_reader, dispatch_batches
 from agentweb.layers import InMemoryChannelLayer
 
 
@@ -174,3 +174,64 @@ async def test_a_consumer_cancelled_by_the_server_leaves_no_read_waiting():
         await consumer
 
     assert asyncio.all_tasks() <= before
+
+
+async def test_an_event_offered_while_an_earlier_one_waits_its_turn_is_refused():
+    layer = InMemoryChannelLayer()
+    channel = await layer.new_channel()
+    socket, seen, release = Socket(), [], asyncio.Event()
+
+    async def dispatch(message):
+        seen.append(message["type"])
+        if message["type"] == "websocket.receive":  # a subscribe awaiting the database, say
+            await release.wait()
+
+    dispatcher = Dispatcher(dispatch)
+    offered = []
+    taker = dispatcher.taker(lambda message: offered.append(message) or True)
+    running = asyncio.ensure_future(dispatcher.run(socket.receive, Reads(layer, channel)))
+    socket.queue.put_nowait({"type": "websocket.receive"})
+    await asyncio.sleep(0.01)
+    assert not taker({"type": "thread.event"})  # a handler runs
+    await layer.send(channel, {"type": "thread.event"})
+    await asyncio.sleep(0.01)  # the channel's loop has it, and waits for the handler's turn
+
+    release.set()
+    refused_until_dispatched = []
+    while seen.count("thread.event") < 1:
+        refused_until_dispatched.append(taker({"type": "thread.event"}))
+        await asyncio.sleep(0)
+
+    assert refused_until_dispatched and not any(refused_until_dispatched)
+    assert offered == []
+    await asyncio.sleep(0)
+    assert dispatcher.idle and taker({"type": "thread.event"})  # nothing held: taken
+    running.cancel()
+
+
+async def test_a_consumer_that_takes_now_is_offered_its_channels_messages_until_it_stops(monkeypatch):
+    from channels.consumer import AsyncConsumer
+
+    import agentweb.dispatch
+
+    taken = []
+
+    class Taking(ReceivesInBatches, AsyncConsumer):
+        def take_now(self, message):
+            taken.append(message["n"])
+            return True
+
+        async def websocket_disconnect(self, message):
+            raise StopConsumer
+
+    layer = InMemoryChannelLayer()
+    monkeypatch.setattr(agentweb.dispatch, "get_channel_layer", lambda alias: layer)
+    socket, consumer = Socket(), Taking()
+    running = asyncio.ensure_future(consumer({"type": "websocket"}, socket.receive, None))
+    await asyncio.sleep(0.01)
+    await layer.send(consumer.channel_name, {"type": "thread.event", "n": 1})
+    socket.queue.put_nowait({"type": "websocket.disconnect"})
+    await asyncio.wait_for(running, 5)
+
+    assert taken == [1]
+    assert consumer.channel_name not in layer.takers

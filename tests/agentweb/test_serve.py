@@ -17,6 +17,7 @@ from agentweb.serve import (
     forget_handshake_request,
     with_factory_options,
 )
+from agentweb.take_now import SEND_NOW
 
 
 def test_daphne_limits_received_messages_and_frames_to_the_frame_limit():
@@ -286,3 +287,76 @@ async def test_a_socket_that_closes_is_freed_without_a_collection(monkeypatch):
         assert closed() is None  # not left in a reference cycle for a full collection to find
     finally:
         gc.enable()
+
+
+def open_socket(server: AppServer, port: int) -> tuple[AppWebSocketProtocol, StringTransport]:
+    """A connection through Daphne's own HTTP channel, upgraded to a websocket (its consumer not yet run)."""
+    peer = IPv4Address("TCP", "127.0.0.1", port)
+    transport = StringTransport(peerAddress=peer, hostAddress=IPv4Address("TCP", "127.0.0.1", 8000))
+    channel = server.http_factory.buildProtocol(peer)
+    channel.makeConnection(transport)
+    channel.dataReceived(HANDSHAKE)
+    return transport.protocol, transport
+
+
+def listening(server: AppServer) -> AppServer:
+    """What run() sets up, without listening."""
+    from daphne.http_protocol import HTTPFactory
+
+    server.connections = {}
+    server.http_factory = HTTPFactory(server)
+    server.ws_factory = WebSocketFactory(server, server="daphne")
+    server.ws_factory.protocol = with_factory_options(AppWebSocketProtocol, server.ws_factory)
+    return server
+
+
+def text_frames(wire: bytes) -> list[str]:
+    """The unmasked text frames (each under 126 bytes) after the handshake's response."""
+    frames, at = [], wire.index(b"\r\n\r\n") + 4
+    while at < len(wire):
+        assert wire[at] == 0x81 and wire[at + 1] < 126  # FIN, text; not masked
+        length = wire[at + 1]
+        frames.append(wire[at + 2 : at + 2 + length].decode())
+        at += 2 + length
+    return frames
+
+
+async def test_a_consumer_sends_a_text_now_to_its_open_socket_through_its_scope():
+    sends = []
+
+    async def consumer(scope, receive, send):
+        sends.append(scope["extensions"][SEND_NOW])
+        await receive()
+        await send({"type": "websocket.accept"})
+        while (await receive())["type"] != "websocket.disconnect":
+            pass
+
+    server = listening(AppServer(consumer, endpoints=["tcp:0"]))
+    first_wire, second_wire = open_socket(server, 5000)[1], open_socket(server, 5001)[1]
+    for _ in range(3):
+        await asyncio.sleep(0)  # the consumers accept
+    text = '{"type":"message.delta","seq":7,"text":"héllo"}'
+
+    assert all(send(text) for send in sends)
+
+    assert text_frames(first_wire.value()) == [text] and text_frames(second_wire.value()) == [text]
+
+
+async def test_a_text_is_not_sent_now_to_a_socket_not_yet_accepted_or_gone():
+    sends = []
+
+    async def consumer(scope, receive, send):
+        sends.append(scope["extensions"][SEND_NOW])
+        await asyncio.Event().wait()  # never accepts
+
+    server = listening(AppServer(consumer, endpoints=["tcp:0"]))
+    socket, wire = open_socket(server, 5000)
+    await asyncio.sleep(0)
+    [send_now] = sends
+
+    assert not send_now('{"type":"pong"}')  # Daphne's own send says why (not accepted)
+    assert b"pong" not in wire.value()
+    server.protocol_disconnected(socket)
+    socket.state = socket.STATE_OPEN  # as though it had been accepted: gone is still gone
+    assert not send_now('{"type":"pong"}')
+    assert b"pong" not in wire.value()
