@@ -18,6 +18,7 @@ import asyncio
 import inspect
 import logging
 import os
+import socket
 import sys
 import time
 
@@ -26,6 +27,7 @@ from daphne.cli import CommandLineInterface
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
 from twisted.internet import defer
+from twisted.internet.interfaces import ISSLTransport, ISystemHandle
 from twisted.internet.protocol import connectionDone
 from twisted.python.failure import Failure
 from twisted.web.http import HTTPChannel
@@ -84,6 +86,9 @@ class AppWebSocketProtocol(WebSocketProtocol):
         return True
 
     def connectionMade(self) -> None:
+        handle = self.transport.getHandle() if ISystemHandle.providedBy(self.transport) else None
+        if isinstance(handle, socket.socket) and not ISSLTransport.providedBy(self.transport):
+            self.system_socket = handle  # (under TLS the handle is the TLS connection; Twisted writes everything)
         super().connectionMade()
         channel = getattr(self.transport, "producer", None)
         if isinstance(channel, HTTPChannel):
@@ -107,11 +112,41 @@ class AppWebSocketProtocol(WebSocketProtocol):
         self._dataReceived(data)
 
     def sendData(self, data: bytes, sync: bool = False, chopsize: int | None = None) -> None:
-        if sync or chopsize or self.send_queue or self.logOctets or self.state != self.STATE_OPEN:
+        if sync or chopsize or self.send_queue or self.logOctets:
+            self.system_socket = None  # Twisted's buffer may hold what autobahn writes: it writes everything now
             super().sendData(data, sync, chopsize)  # the rare cases, autobahn's way
             return
+        self.write_through(data)
+        if self.state == self.STATE_OPEN:
+            self.trafficStats.outgoingOctetsWireLevel += len(data)
+        elif self.state == self.STATE_CONNECTING:
+            self.trafficStats.preopenOutgoingOctetsWireLevel += len(data)
+
+    #: The connection's socket while every byte written to it so far went out at once (none waits in Twisted's
+    #: buffer); None once Twisted has had to keep some, or for a connection that is not a plain socket (TLS).
+    system_socket: socket.socket | None = None
+
+    def write_through(self, data: bytes) -> None:
+        """`transport.write(data)`, sent at once while Twisted holds nothing for this socket.
+
+        Twisted's write keeps the bytes and asks the event loop to say when the socket can take them (an epoll_ctl),
+        sends them at the loop's next turn, then stops asking (another): for every frame of every socket. A third of
+        a Daphne process's loop went there in the reconnect storm's profile (docs/performance.md, P26). Here the
+        bytes go to the socket straight away; what it cannot take (its buffer full: a tab far behind, or gone) goes
+        to Twisted's write, and so does everything after it, for good, so that nothing overtakes what Twisted keeps.
+        Every byte autobahn writes comes through sendData (the handshake's response included), so until then
+        Twisted's buffer is empty."""
+        handle = self.system_socket
+        if handle is not None and self.transport.connected:
+            try:
+                sent = handle.send(data)
+            except OSError:  # its buffer full (EAGAIN), or the connection broken: Twisted's write finds out its way
+                sent = 0
+            if sent == len(data):
+                return
+            data = data[sent:]
+            self.system_socket = None
         self.transport.write(data)
-        self.trafficStats.outgoingOctetsWireLevel += len(data)
 
 
 def forget_handshake_request(channel: HTTPChannel) -> None:

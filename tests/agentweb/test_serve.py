@@ -360,3 +360,47 @@ async def test_a_text_is_not_sent_now_to_a_socket_not_yet_accepted_or_gone():
     socket.state = socket.STATE_OPEN  # as though it had been accepted: gone is still gone
     assert not send_now('{"type":"pong"}')
     assert b"pong" not in wire.value()
+
+
+def test_frames_keep_their_order_when_the_socket_cannot_take_them_all():
+    import socket
+
+    from twisted.internet import tcp
+
+    class Accepted(tcp.Connection):  # what tcp.Server is, without its listening port
+        def getPeer(self):
+            return IPv4Address("TCP", "127.0.0.1", 5000)
+
+        def getHost(self):
+            return IPv4Address("TCP", "127.0.0.1", 8000)
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    ours = socket.create_connection(listener.getsockname())
+    theirs, _ = listener.accept()
+    ours.setblocking(False)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    factory = WebSocketFactory(server_class=None)
+    factory.protocol = with_factory_options(AppWebSocketProtocol, factory)
+    connection = factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 5000))
+    transport = Accepted(ours, connection, reactor)
+    transport.connected = True
+    connection.makeConnection(transport)
+    chunks = [bytes([65 + n % 26]) * 1000 for n in range(350)]  # far more than the socket takes unread
+    try:
+        for chunk in chunks[:300]:
+            connection.sendData(chunk)
+        received = theirs.recv(20_000)  # the socket has room again, while Twisted still keeps bytes
+        for chunk in chunks[300:]:
+            connection.sendData(chunk)
+        theirs.settimeout(0.2)
+        while len(received) < 350_000:
+            try:
+                received += theirs.recv(65536)
+            except TimeoutError:
+                transport.doWrite()  # the event loop's turn: Twisted sends what it kept
+
+        assert received == b"".join(chunks)
+    finally:
+        transport.stopWriting()
+        for each in (ours, theirs, listener):
+            each.close()
