@@ -7,7 +7,9 @@ once every consumer had the one before. Prints the process's CPU per frame per s
     python -m bench.production.fanout [--sockets 1000] [--frames 200] [--rounds 5]
 
 Nothing is sent to Redis (the reader's round trip is left out). docs/performance.md (P22) quotes it; the reconnect
-storm and many-streams measure the same work inside the whole app.
+storm and many-streams measure the same work inside the whole app. Since P25 that is the way of a frame for a
+consumer that is busy when it comes; an idle one is handed the frame by the reader (agentweb/take_now.py), which
+these consumers, with no server's send_now, never are.
 """
 
 from __future__ import annotations
