@@ -69,20 +69,25 @@ class AppWebSocketProtocol(WebSocketProtocol):
             return
         super().sendMessage(payload, isBinary, fragmentSize, sync, doNotCompress)
 
-    def send_text_now(self, text: str) -> bool:
-        """Daphne's reply {"type": "websocket.send", "text": text}, written at once rather than by the await of
-        Daphne's send coroutine; False, and nothing sent, unless the socket is open and its consumer's (then the
-        reply goes Daphne's way, which knows what to do with it).
+    def send_text_now(self, *texts: str) -> bool:
+        """Daphne's reply {"type": "websocket.send", "text": text} for each of `texts`, written at once rather than by
+        the await of Daphne's send coroutine; False, and nothing sent, unless the socket is open and its consumer's
+        (then the replies go Daphne's way, which knows what to do with them).
 
         A thread's event goes to every socket of the process that follows the thread, one after the other (see
         agentweb/take_now.py): its frame is made once for all of them (server frames are not masked), not once per
-        socket by autobahn's sendMessage."""
+        socket by autobahn's sendMessage. Several texts (a resuming tab's missed events) go out in one write."""
         if self.state != self.STATE_OPEN:
             return False
         details = self.server.connections.get(self)
         if details is None or details.get("disconnected"):
             return False
-        self.sendPreparedMessage(self.server.frame_of(text))
+        if len(texts) == 1 or self.websocket_extensions_in_use:  # (compressed, each message is framed on its own)
+            for text in texts:
+                self.sendPreparedMessage(self.server.frame_of(text))
+        elif texts:
+            prepare = self.factory.prepareMessage
+            self.sendData(b"".join(prepare(text.encode("utf8")).payloadHybi for text in texts))
         return True
 
     def connectionMade(self) -> None:

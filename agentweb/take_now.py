@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 #: The scope's extension (ASGI's `scope["extensions"]`) through which agentweb's server (agentweb/serve.py) gives a
-#: websocket's consumer `send_now(text) -> bool`: a text frame written to the socket at once, or False if it cannot be.
+#: websocket's consumer `send_now(*texts) -> bool`: text frames written to the socket at once (together), or False if
+#: they cannot be.
 SEND_NOW = "agentweb.send_now"
 
 #: Called with a message for the channel; True if it took the message (which is then not queued).

@@ -119,8 +119,11 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
 
     async def send_texts(self, thread: str, texts: list[str]) -> None:
         """A subscribe's snapshot or tail; what the group delivers of them later is dropped (sent_already)."""
-        if texts:
-            self.sent_up_to[thread] = json.loads(texts[-1])["seq"]
+        if not texts:
+            return
+        self.sent_up_to[thread] = json.loads(texts[-1])["seq"]
+        if self.send_now is not None and self.send_now(*texts):  # in one write (agentweb/serve.py)
+            return
         for text in texts:
             await self.send(text_data=text)
 

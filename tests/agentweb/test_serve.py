@@ -342,6 +342,27 @@ async def test_a_consumer_sends_a_text_now_to_its_open_socket_through_its_scope(
     assert text_frames(first_wire.value()) == [text] and text_frames(second_wire.value()) == [text]
 
 
+async def test_several_texts_sent_now_arrive_as_frames_of_their_own_in_order():
+    sends = []
+
+    async def consumer(scope, receive, send):
+        sends.append(scope["extensions"][SEND_NOW])
+        await receive()
+        await send({"type": "websocket.accept"})
+        while (await receive())["type"] != "websocket.disconnect":
+            pass
+
+    server = listening(AppServer(consumer, endpoints=["tcp:0"]))
+    wire = open_socket(server, 5000)[1]
+    for _ in range(3):
+        await asyncio.sleep(0)
+    texts = [f'{{"type":"message.delta","seq":{n},"text":"tok {n}"}}' for n in range(5)]
+
+    assert sends[0](*texts)
+
+    assert text_frames(wire.value()) == texts
+
+
 async def test_a_text_is_not_sent_now_to_a_socket_not_yet_accepted_or_gone():
     sends = []
 
