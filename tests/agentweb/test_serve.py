@@ -321,8 +321,8 @@ def text_frames(wire: bytes) -> list[str]:
     return frames
 
 
-async def test_a_consumer_sends_a_text_now_to_its_open_socket_through_its_scope():
-    sends = []
+def accepting_with_send_now(sends: list):
+    """A consumer that accepts its socket, its scope's send_now put in `sends`."""
 
     async def consumer(scope, receive, send):
         sends.append(scope["extensions"][SEND_NOW])
@@ -331,7 +331,12 @@ async def test_a_consumer_sends_a_text_now_to_its_open_socket_through_its_scope(
         while (await receive())["type"] != "websocket.disconnect":
             pass
 
-    server = listening(AppServer(consumer, endpoints=["tcp:0"]))
+    return consumer
+
+
+async def test_a_consumer_sends_a_text_now_to_its_open_socket_through_its_scope():
+    sends = []
+    server = listening(AppServer(accepting_with_send_now(sends), endpoints=["tcp:0"]))
     first_wire, second_wire = open_socket(server, 5000)[1], open_socket(server, 5001)[1]
     for _ in range(3):
         await asyncio.sleep(0)  # the consumers accept
@@ -344,15 +349,7 @@ async def test_a_consumer_sends_a_text_now_to_its_open_socket_through_its_scope(
 
 async def test_several_texts_sent_now_arrive_as_frames_of_their_own_in_order():
     sends = []
-
-    async def consumer(scope, receive, send):
-        sends.append(scope["extensions"][SEND_NOW])
-        await receive()
-        await send({"type": "websocket.accept"})
-        while (await receive())["type"] != "websocket.disconnect":
-            pass
-
-    server = listening(AppServer(consumer, endpoints=["tcp:0"]))
+    server = listening(AppServer(accepting_with_send_now(sends), endpoints=["tcp:0"]))
     wire = open_socket(server, 5000)[1]
     for _ in range(3):
         await asyncio.sleep(0)
