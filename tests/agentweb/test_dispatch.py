@@ -121,17 +121,25 @@ async def test_a_layer_without_receive_many_gives_one_message_a_read():
     assert [len(batch) for batch in reads.batches] == [1, 1, 1]
 
 
+def holding_on_a_receive(seen: list, release: asyncio.Event):
+    """A dispatch that records each message's type, holds a socket's message until `release` (a subscribe awaiting
+    the database, say), and stops at "stop"."""
+
+    async def dispatch(message):
+        seen.append(message["type"])
+        if message["type"] == "websocket.receive":
+            await release.wait()
+        if message["type"] == "stop":
+            raise StopConsumer
+
+    return dispatch
+
+
 async def test_a_handler_that_waits_holds_back_the_channels_messages_until_it_returns():
     layer = InMemoryChannelLayer()
     channel = await layer.new_channel()
     socket, seen, release = Socket(), [], asyncio.Event()
-
-    async def dispatch(message):
-        seen.append(message["type"])
-        if message["type"] == "websocket.receive":  # a subscribe awaiting the database, say
-            await release.wait()
-        if message["type"] == "stop":
-            raise StopConsumer
+    dispatch = holding_on_a_receive(seen, release)
 
     socket.queue.put_nowait({"type": "websocket.receive"})
     consumer = asyncio.ensure_future(dispatch_batches(socket.receive, Reads(layer, channel), dispatch))
@@ -180,11 +188,7 @@ async def test_an_event_offered_while_an_earlier_one_waits_its_turn_is_refused()
     layer = InMemoryChannelLayer()
     channel = await layer.new_channel()
     socket, seen, release = Socket(), [], asyncio.Event()
-
-    async def dispatch(message):
-        seen.append(message["type"])
-        if message["type"] == "websocket.receive":  # a subscribe awaiting the database, say
-            await release.wait()
+    dispatch = holding_on_a_receive(seen, release)
 
     dispatcher = Dispatcher(dispatch)
     offered = []
