@@ -201,7 +201,43 @@ async def _render(tool: Tool, value: Any) -> tuple[Capped, Any]:
         value, artifact = value
     if isinstance(value, str) and artifact is None:
         return capture(value), None  # two slices: cheap enough for the loop whatever the size
+    if _small((value, artifact)):
+        # A thread's round trip costs more than encoding a few rows (half a millisecond of an MCP call's).
+        return _render_in_thread(tool, value, artifact)
     return await TOOL_THREADS.run(tool.name, tool.timeout, _render_in_thread, tool, value, artifact)
+
+
+#: A result at most this big is rendered on the event loop: its encoding takes microseconds.
+SMALL_NODES = 256
+SMALL_CHARS = 16 * 1024
+
+
+def _small(value: Any) -> bool:
+    """Whether ``value`` is plain JSON data within SMALL_NODES values and SMALL_CHARS characters of text.
+
+    The walk stops at the first value over either limit or of another type, so a 50 MB result costs no more
+    to look at than a small one."""
+    nodes, chars, pending = 0, 0, [value]
+    while pending:
+        item = pending.pop()
+        nodes += 1
+        if nodes > SMALL_NODES:
+            return False
+        if isinstance(item, str):
+            chars += len(item)
+            if chars > SMALL_CHARS:
+                return False
+        elif isinstance(item, dict):
+            for key, member in item.items():
+                if not isinstance(key, str):
+                    return False
+                chars += len(key)
+                pending.append(member)
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        elif not (item is None or isinstance(item, bool | int | float)):
+            return False
+    return chars <= SMALL_CHARS
 
 
 def _render_in_thread(tool: Tool, value: Any, artifact: Any) -> tuple[Capped, Any]:

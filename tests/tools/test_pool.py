@@ -76,6 +76,31 @@ async def test_calls_running_past_their_timeout_are_listed_until_they_end(hangin
     assert [entry for entry in TOOL_THREADS.stuck() if entry.tool == "hang"] == []
 
 
+@pytest.fixture
+def one_thread():
+    """The whole pool one thread, as AGENTWEB_TOOL_THREADS=1 makes it; the sizes restored afterwards."""
+    before = (TOOL_THREADS.threads, TOOL_THREADS.per_tool)
+    TOOL_THREADS.configure(threads=1, per_tool=1)
+    yield
+    TOOL_THREADS.configure(threads=before[0], per_tool=before[1])
+
+
+async def test_an_async_tools_small_result_needs_no_thread_while_a_sync_tool_holds_them_all(one_thread, hanging):
+    hang, _ = hanging
+
+    @tool(timeout=2, response_format="content_and_artifact")
+    async def lookup(city: str) -> tuple[str, dict]:
+        """Look a city up (as an MCP tool answers: text and a small structured result)."""
+        return f"{city}: 12 °C", {"structuredContent": {"city": city, "celsius": 12}}
+
+    registry = ToolRegistry([hang, lookup])
+    await execute_tool(registry, "hang", {})  # timed out, still holding the pool's one thread
+
+    result = await execute_tool(registry, "lookup", {"city": "Oslo"})
+    assert (result.status, result.content) == ("success", "Oslo: 12 °C")
+    assert result.artifact == {"structuredContent": {"city": "Oslo", "celsius": 12}}
+
+
 def test_the_pool_refuses_sizes_that_are_not_positive():
     with pytest.raises(ValueError, match="AGENTWEB_TOOL_THREADS"):
         TOOL_THREADS.configure(threads=0, per_tool=1)
