@@ -3,6 +3,12 @@
 A fast model server sends thousands of tokens a second; a browser needs at most one frame per
 display refresh. Each stream (a message's text, a tool call's arguments) sends its first piece at
 once and then at most one frame per `window` seconds, carrying everything that arrived meanwhile.
+
+The window counts from when a frame has gone out (its send returned), and no frame starts while another is
+being sent: what arrives meanwhile waits for the next one. A send slower than the window (a busy Redis, a busy
+worker) then makes frames bigger, never more of them. Counted from when a send started, every piece that came
+after a slow send went out alone, and the reader waited for it: each stream moved one piece per round trip, and
+beside 200 streams the round trips grew until the streams ran seconds late (docs/performance.md, P28).
 """
 
 from __future__ import annotations
@@ -34,12 +40,13 @@ class DeltaCoalescer:
             return
         last = self._last_sent.get(key)
         now = time.monotonic()
-        if last is None or now - last >= self._window:
-            self._last_sent[key] = now
-            await self._send(key, text)
+        if (last is None or now - last >= self._window) and not self._lock.locked():
+            async with self._lock:
+                await self._send(key, text)
+                self._last_sent[key] = time.monotonic()
             return
         self._pending[key] = [text]
-        self._schedule(last + self._window - now)
+        self._schedule(0.0 if last is None else last + self._window - now)
 
     async def flush(self) -> None:
         """Send everything pending now (before an event that must come after these deltas)."""
@@ -48,11 +55,9 @@ class DeltaCoalescer:
                 self._timer.cancel()
                 self._timer = None
             pending, self._pending = self._pending, {}
-            now = time.monotonic()
-            for key in pending:
-                self._last_sent[key] = now
             for key, pieces in pending.items():
                 await self._send(key, "".join(pieces))
+                self._last_sent[key] = time.monotonic()
 
     def forget(self, key: Hashable) -> None:
         """The stream `key` has ended (call flush first)."""

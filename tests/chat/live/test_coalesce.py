@@ -62,3 +62,31 @@ async def test_empty_pieces_send_nothing():
     coalescer = DeltaCoalescer(frames, window=10)
     await coalescer.push("m", "")
     assert frames.sent == []
+
+
+class SlowFrames(Frames):
+    """A send that returns only when the test lets it (a busy Redis)."""
+
+    def __init__(self):
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def __call__(self, key, text):
+        self.sent.append((key, text))
+        await self.release.wait()
+
+
+async def test_what_arrives_while_a_frame_is_being_sent_goes_in_the_next_frame():
+    frames = SlowFrames()
+    coalescer = DeltaCoalescer(frames, window=0)
+    first = asyncio.create_task(coalescer.push("m", "a"))
+    await asyncio.sleep(0)
+    async with asyncio.timeout(5):  # a push that waited for the send would wait for ever
+        for piece in ["b", "c", "d"]:
+            await coalescer.push("m", piece)  # returns at once: the reader goes on reading
+    assert frames.sent == [("m", "a")]
+
+    frames.release.set()
+    await first
+    await coalescer.flush()
+    assert frames.sent == [("m", "a"), ("m", "bcd")]
