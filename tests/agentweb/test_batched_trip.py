@@ -7,6 +7,9 @@ import pytest
 
 from agentweb.batched_trip import BatchedTrip
 
+# channels' database_sync_to_async closes the thread's old connections around each trip: database access.
+pytestmark = pytest.mark.django_db
+
 
 class Doubler:
     """read_all: doubles each number, counts its trips, and can be held on the database thread."""

@@ -213,6 +213,7 @@ async def test_an_event_offered_while_an_earlier_one_waits_its_turn_is_refused()
     running.cancel()
 
 
+@pytest.mark.django_db  # channels closes old database connections around a consumer's handlers
 async def test_a_consumer_that_takes_now_is_offered_its_channels_messages_until_it_stops(monkeypatch):
     from channels.consumer import AsyncConsumer
 
