@@ -451,7 +451,7 @@ function handleListChange(ev) {
     if (id === state.threadId && title) document.title = `${title} · agentweb`;
   } else {
     sidebar.remove(id);
-    if (id === state.threadId) window.location.assign($("new-chat")?.getAttribute("href") || "/");
+    sidebarActions.leaveIfGone(id);
   }
 }
 

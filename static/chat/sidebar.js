@@ -428,6 +428,16 @@ export class SidebarActions {
     }
     li.remove();
     if (!this.list.children.length) this.list.hidden = true;
-    if (id === this.currentId()) window.location.assign(this.homeUrl);
+    this.leaveIfGone(id);
+  }
+
+  /**
+   * The thread `id` is gone (deleted in this tab, or another tab says so): if it is the one open, go home, once.
+   * Both happen in the tab that deletes; a second navigation would cancel the first halfway.
+   */
+  leaveIfGone(id) {
+    if (id !== this.currentId() || this.leaving) return;
+    this.leaving = true;
+    window.location.assign(this.homeUrl);
   }
 }

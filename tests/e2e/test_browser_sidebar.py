@@ -164,6 +164,26 @@ def test_another_tab_sees_a_new_chat_its_new_title_and_its_deletion(app, page, t
     context.close()
 
 
+def test_deleting_the_open_chat_goes_home_in_one_navigation(page, two_threads):
+    _, second = two_threads  # the chat open now
+    thread_id = second.rstrip("/").rsplit("/", 1)[1]
+    connected(page)
+    documents = []
+    page.on("request", lambda request: documents.append(request.url) if request.resource_type == "document" else None)
+
+    item = item_in(page, thread_id)
+    item.hover()
+    item.locator(".thread-delete").click()
+    page.locator("dialog.app-dialog .app-dialog-confirm").click()
+    page.wait_for_url(lambda url: "/t/" not in url)
+    page.wait_for_load_state()
+    connected(page)  # the home page is up, its socket open: the deleted event has been seen by then too
+
+    # The delete's answer and the socket's thread.deleted both say the open chat went; a second navigation
+    # cancelled the first one halfway.
+    assert len(documents) == 1 and "/t/" not in documents[0]
+
+
 def ask_in_open_chat(page, text, answer):
     """Send `text` in the chat the page shows and wait until the answer containing `answer` has ended."""
     connected(page)
