@@ -203,8 +203,8 @@ async def _render(tool: Tool, value: Any) -> tuple[Capped, Any]:
         return capture(value), None  # two slices: cheap enough for the loop whatever the size
     if _small((value, artifact)):
         # A thread's round trip costs more than encoding a few rows (half a millisecond of an MCP call's).
-        return _render_in_thread(tool, value, artifact)
-    return await TOOL_THREADS.run(tool.name, tool.timeout, _render_in_thread, tool, value, artifact)
+        return _render_value(tool, value, artifact)
+    return await TOOL_THREADS.run(tool.name, tool.timeout, _render_value, tool, value, artifact)
 
 
 #: A result at most this big is rendered on the event loop: its encoding takes microseconds.
@@ -227,20 +227,23 @@ def _small(value: Any) -> bool:
             chars += len(item)
             if chars > SMALL_CHARS:
                 return False
-        elif isinstance(item, dict):
-            for key, member in item.items():
-                if not isinstance(key, str):
-                    return False
-                chars += len(key)
-                pending.append(member)
-        elif isinstance(item, list | tuple):
-            pending.extend(item)
+        elif isinstance(item, dict | list | tuple):
+            if nodes + len(pending) + len(item) > SMALL_NODES:  # before looking inside: a huge one is not walked
+                return False
+            if isinstance(item, dict):
+                for key, member in item.items():
+                    if not isinstance(key, str):
+                        return False
+                    chars += len(key)
+                    pending.append(member)
+            else:
+                pending.extend(item)
         elif not (item is None or isinstance(item, bool | int | float)):
             return False
     return chars <= SMALL_CHARS
 
 
-def _render_in_thread(tool: Tool, value: Any, artifact: Any) -> tuple[Capped, Any]:
+def _render_value(tool: Tool, value: Any, artifact: Any) -> tuple[Capped, Any]:
     return capture(value), _json_artifact(tool, artifact)
 
 
