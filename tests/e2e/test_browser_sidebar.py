@@ -164,10 +164,10 @@ def test_another_tab_sees_a_new_chat_its_new_title_and_its_deletion(app, page, t
     context.close()
 
 
-def test_deleting_the_open_chat_goes_home_in_one_navigation(page, two_threads):
-    _, second = two_threads  # the chat open now
-    thread_id = second.rstrip("/").rsplit("/", 1)[1]
-    connected(page)
+def test_deleting_the_open_chat_goes_home_in_one_navigation(app, page):
+    page.goto(f"{app}/")
+    ask(page, "a chat to delete")
+    thread_id = page.url.rstrip("/").rsplit("/", 1)[1]
     documents = []
     page.on("request", lambda request: documents.append(request.url) if request.resource_type == "document" else None)
 
