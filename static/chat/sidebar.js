@@ -88,6 +88,7 @@ export class SidebarActions {
     this.archived = root.querySelector("#archived-list");
     this.archivedBox = root.querySelector("#archived-threads");
     this.searchSeq = 0;
+    this.leaving = false; // set once this tab is on its way home from a chat that is gone (leaveIfGone)
     this.timer = null;
     this.buildSearch();
     for (const li of list.children) this.decorate(li);
