@@ -202,8 +202,12 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
     def group_delivery(self, group: str) -> tuple[str, list]:
         """The group's key and DELIVER_LUA's deliver() arguments from `group_expiry` to `mark`."""
         assert self.require_valid_group_name(group), "Group name not valid"
+        return self.group_key(group), self.delivery_args()
+
+    def delivery_args(self) -> list:
+        """DELIVER_LUA's deliver() arguments from `group_expiry` to `mark`, for any valid group (a new token each)."""
         token = f"{random.getrandbits(32):08x}"  # the prefix's first 8 bytes; the message's index is the other 4
-        return self.group_key(group), [
+        return [
             self.group_expiry,
             self.expiry,
             self.process_capacity,

@@ -25,11 +25,12 @@ Two implementations with one contract (tests/chat/live/test_log.py):
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from channels.layers import get_channel_layer
 
@@ -249,6 +250,14 @@ return {last, first, joined(entries)}
 TAIL_SECONDS = 86_400
 
 
+class _Route(NamedTuple):
+    """Where a thread's publishes go: its id as text, its group, the script's keys (counter, stream[, group])."""
+
+    thread: str
+    group: str
+    keys: list[str]
+
+
 class RedisLog:
     """The log that every process shares through Redis."""
 
@@ -281,36 +290,45 @@ class RedisLog:
         self._seeds: dict[uuid.UUID, int] = {}
         # This process's publishes to a thread go out one at a time, in the order of their numbers.
         self._locks: dict[uuid.UUID, asyncio.Lock] = {}
+        # What every publish to a thread sends the same (every frame of a stream is a publish).
+        self._routes: dict[uuid.UUID, _Route] = {}
 
     def _keys(self, thread_id: uuid.UUID) -> list[str]:
         base = f"{self._prefix}:log:{thread_id}"
         return [f"{base}:seq", f"{base}:events"]
 
+    def _route(self, thread_id: uuid.UUID) -> _Route:
+        route = self._routes.get(thread_id)
+        if route is None:
+            group, keys = group_name(thread_id), self._keys(thread_id)
+            if self._layer is not None:
+                keys.append(self._layer.group_delivery(group)[0])
+            route = self._routes[thread_id] = _Route(str(thread_id), group, keys)
+        return route
+
     async def publish(self, thread_id: uuid.UUID, events: list[Event]) -> int:
         seed = self._seeds.get(thread_id)
         if seed is None:
             seed = self._seeds[thread_id] = await self._seed(thread_id)
-        key = str(thread_id)
+        route = self._route(thread_id)
         parts: list[str] = []
         for type_, fields in events:
-            parts += _halves(type_, key, fields)
+            parts += _halves(type_, route.thread, fields)
         async with self._lock(thread_id):
             if self._layer is not None:
-                last = await self._publish_and_send(thread_id, seed, parts)
+                last = await self._publish_and_send(route, seed, parts)
             else:
-                last = await self._publish(self._keys(thread_id), [seed, self._keep, TAIL_SECONDS, *parts])
+                last = await self._publish(route.keys, [seed, self._keep, TAIL_SECONDS, *parts])
                 await self._send(thread_id, last, parts)
             if last > self._seeds[thread_id]:  # the ceiling this process last knew of (see CEILING_STEP)
                 self._seeds[thread_id] = next_ceiling(last)
                 await self._record(thread_id, self._seeds[thread_id])
         return last
 
-    async def _publish_and_send(self, thread_id: uuid.UUID, seed: int, parts: list[str]) -> int:
-        group = group_name(thread_id)
-        group_key, delivery = self._layer.group_delivery(group)
-        keys = [*self._keys(thread_id), group_key]
-        last, over = await self._publish(keys, [seed, self._keep, TAIL_SECONDS, *delivery, *parts])
-        self._layer.note_not_fitting(group, over)
+    async def _publish_and_send(self, route: _Route, seed: int, parts: list[str]) -> int:
+        delivery = self._layer.delivery_args()
+        last, over = await self._publish(route.keys, [seed, self._keep, TAIL_SECONDS, *delivery, *parts])
+        self._layer.note_not_fitting(route.group, over)
         return last
 
     async def _send(self, thread_id: uuid.UUID, last: int, parts: list[str]) -> None:
@@ -361,8 +379,12 @@ class RedisLog:
 
 def _halves(type_: str, thread: str, fields: dict[str, Any]) -> tuple[str, str]:
     """The event's JSON text before its number and after it: the same text MemoryLog writes in one piece."""
-    rest = _dumps(fields)
-    return f'{{"type": {_dumps(type_)}, "thread": "{thread}", "seq": ', (f", {rest[1:]}" if fields else "}")
+    return _before_number(type_, thread), (f", {_dumps(fields)[1:]}" if fields else "}")
+
+
+@functools.lru_cache(maxsize=4096)  # the same for every frame of a stream
+def _before_number(type_: str, thread: str) -> str:
+    return f'{{"type": {_dumps(type_)}, "thread": "{thread}", "seq": '
 
 
 def _type_prefix(event_type: str) -> str:
