@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from redis.exceptions import NoScriptError
 
-Call = tuple[list[str], list[Any], asyncio.Future]
+#: A call's arguments, or a function that gives them when the call goes out (None: the call has nothing to do).
+Args = list[Any] | Callable[[], list[Any] | None]
+Call = tuple[list[str], Args, asyncio.Future]
 
 
 class BatchedScript:
@@ -31,15 +34,23 @@ class BatchedScript:
 
     async def __call__(self, keys: list[str], args: list[Any]) -> Any:
         """The script's result for these keys and arguments (its error raised here, as a lone call's would be)."""
+        return await self.submit(keys, args)
+
+    def submit(self, keys: list[str], args: Args) -> asyncio.Future:
+        """Queue a call now, behind every call queued before it; its result's future. `args` may be a function, called
+        when the call goes out: what it gives then is sent (None: nothing is, and the result is None)."""
         future = asyncio.get_running_loop().create_future()
         self._waiting.append((keys, args, future))
         if self._sender is None or self._sender.done():
             self._sender = asyncio.ensure_future(self._send_waiting())
-        return await future
+        return future
 
     async def _send_waiting(self) -> None:
         while self._waiting:
             batch, self._waiting = self._waiting[: self._most], self._waiting[self._most :]
+            batch = _made(batch)
+            if not batch:
+                continue
             try:
                 results = await self._run(batch)
             except asyncio.CancelledError:
@@ -69,3 +80,23 @@ class BatchedScript:
             for i, result in zip(missing, again, strict=True):
                 results[i] = result
         return results
+
+
+def _made(batch: list[Call]) -> list[Call]:
+    """The batch's calls with their arguments in hand: a function's are made now; a call that has nothing to do (or
+    whose function failed) is answered here and left out."""
+    made = []
+    for keys, args, future in batch:
+        if callable(args):
+            try:
+                args = args()
+            except Exception as error:
+                if not future.done():
+                    future.set_exception(error)
+                continue
+            if args is None:
+                if not future.done():
+                    future.set_result(None)
+                continue
+        made.append((keys, args, future))
+    return made

@@ -28,7 +28,7 @@ from tools.executor import ToolResult
 from . import live, store
 from .agent import StepResult
 from .live import events
-from .live.coalesce import DeltaCoalescer
+from .live.coalesce import DeltaCoalescer, Take
 from .models import ToolCall
 from .text import storable, storable_value
 from .usage import Meter
@@ -343,17 +343,34 @@ class RunRecorder:
         self.last_order += 1
         return self.last_order
 
-    async def _send_delta(self, key: tuple[str, Any], text: str) -> None:
+    def _send_delta(self, key: tuple[str, Any], take: Take) -> asyncio.Future:
+        """Queue a stream's frame with the log (chat/live/coalesce.py): its text is taken when it goes out."""
         kind, ident = key
-        if kind == "message":
-            self.emitted.append(text)
-            shown = len(self.emitted)
-            self._seq = await self._log.publish(self.thread_id, [events.message_delta(ident, text)])
-            self._shown = shown
-        elif kind == "reasoning":
-            self._seq = await self._log.publish(self.thread_id, [events.message_reasoning_delta(ident, text)])
-        else:
-            self._seq = await self._log.publish(self.thread_id, [events.tool_call_args_delta(ident, text)])
+        shown: int | None = None
+
+        def make() -> list[events.Event]:
+            nonlocal shown
+            text = take()
+            if not text:
+                return []
+            if kind == "message":
+                self.emitted.append(text)
+                shown = len(self.emitted)
+                return [events.message_delta(ident, text)]
+            if kind == "reasoning":
+                return [events.message_reasoning_delta(ident, text)]
+            return [events.tool_call_args_delta(ident, text)]
+
+        def published(sent: asyncio.Future) -> None:
+            if sent.cancelled() or sent.exception() is not None or sent.result() is None:
+                return
+            self._seq = sent.result()
+            if shown is not None:
+                self._shown = shown
+
+        sent = self._log.publish_later(self.thread_id, make)
+        sent.add_done_callback(published)
+        return sent
 
     async def save_now(self) -> None:
         """Write the text sent so far and the calls as they are (crash safety: see the module's docstring)."""

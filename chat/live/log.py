@@ -48,6 +48,8 @@ TAIL_EVENTS = 5000
 THREADS_KEPT = 1000
 
 Seed = Callable[[uuid.UUID], Awaitable[int]]
+#: publish_later's events, made when the publish goes out.
+Make = Callable[[], list[Event]]
 Record = Callable[[uuid.UUID, int], Awaitable[None]]
 
 #: The database keeps, per thread, a number no event has reached yet (Thread.last_seq): a log seeded from it after
@@ -111,6 +113,10 @@ class MemoryLog:
                 thread.ceiling = next_ceiling(thread.seq)
                 await self._record(thread_id, thread.ceiling)
             return thread.seq
+
+    def publish_later(self, thread_id: uuid.UUID, make: Make) -> asyncio.Future:
+        """`publish` of the events `make` gives, in a task of its own: see RedisLog.publish_later."""
+        return asyncio.ensure_future(_publish_made(self, thread_id, make))
 
     async def read_after(self, thread_id: uuid.UUID, seq: int) -> list[str] | None:
         thread = self._threads.get(thread_id)
@@ -292,6 +298,9 @@ class RedisLog:
         self._locks: dict[uuid.UUID, asyncio.Lock] = {}
         # What every publish to a thread sends the same (every frame of a stream is a publish).
         self._routes: dict[uuid.UUID, _Route] = {}
+        # Publishes to each thread under way through `publish` (publish_later queues behind them, in turn).
+        self._busy: dict[uuid.UUID, int] = {}
+        self._recording: set[asyncio.Future] = set()
 
     def _keys(self, thread_id: uuid.UUID) -> list[str]:
         base = f"{self._prefix}:log:{thread_id}"
@@ -307,6 +316,56 @@ class RedisLog:
         return route
 
     async def publish(self, thread_id: uuid.UUID, events: list[Event]) -> int:
+        self._busy[thread_id] = self._busy.get(thread_id, 0) + 1
+        try:
+            return await self._publish_now(thread_id, events)
+        finally:
+            self._busy[thread_id] -= 1
+
+    def publish_later(self, thread_id: uuid.UUID, make: Make) -> asyncio.Future:
+        """Queue a publish now, behind every one made before, whose events `make` gives when it goes out to Redis:
+        what a stream sends meanwhile joins it (chat/live/coalesce.py). The future of its last number (None when
+        `make` gave no events). Queued at once when nothing else of the thread's is under way (a publish waiting for
+        its number, the thread's counter being read); else in a task of its own, in turn."""
+        if self._busy.get(thread_id) or self._layer is None or thread_id not in self._seeds:
+            self._busy[thread_id] = self._busy.get(thread_id, 0) + 1
+            made = asyncio.ensure_future(_publish_made(self, thread_id, make, publish=self._publish_now))
+            made.add_done_callback(lambda _: self._busy.__setitem__(thread_id, self._busy[thread_id] - 1))
+            return made
+        route = self._route(thread_id)
+
+        def args() -> list[Any] | None:
+            parts: list[str] = []
+            for type_, fields in make():
+                parts += _halves(type_, route.thread, fields)
+            if not parts:
+                return None
+            return [self._seeds[thread_id], self._keep, TAIL_SECONDS, *self._layer.delivery_args(), *parts]
+
+        sent = self._publish.submit(route.keys, args)
+        last = sent.get_loop().create_future()
+        sent.add_done_callback(lambda sent: self._landed(thread_id, route, sent, last))
+        return last
+
+    def _landed(self, thread_id: uuid.UUID, route: _Route, sent: asyncio.Future, last: asyncio.Future) -> None:
+        """publish_later's reply in: its number to `last`, and the ceiling raised if the numbers reached it."""
+        if sent.cancelled():
+            last.cancel()
+        elif sent.exception() is not None:
+            last.set_exception(sent.exception())
+        elif sent.result() is None:
+            last.set_result(None)
+        else:
+            number, over = sent.result()
+            self._layer.note_not_fitting(route.group, over)
+            if number > self._seeds[thread_id]:  # rare: once every CEILING_STEP events
+                self._seeds[thread_id] = next_ceiling(number)
+                recording = asyncio.ensure_future(self._record(thread_id, self._seeds[thread_id]))
+                self._recording.add(recording)
+                recording.add_done_callback(self._recording.discard)
+            last.set_result(number)
+
+    async def _publish_now(self, thread_id: uuid.UUID, events: list[Event]) -> int:
         seed = self._seeds.get(thread_id)
         if seed is None:
             seed = self._seeds[thread_id] = await self._seed(thread_id)
@@ -375,6 +434,11 @@ class RedisLog:
             return int(last)
         seed = self._seeds.get(thread_id)
         return seed if seed is not None else await self._seed(thread_id)
+
+
+async def _publish_made(log, thread_id: uuid.UUID, make: Make, *, publish=None) -> int | None:
+    events = make()
+    return await (publish or log.publish)(thread_id, events) if events else None
 
 
 def _halves(type_: str, thread: str, fields: dict[str, Any]) -> tuple[str, str]:

@@ -89,3 +89,36 @@ async def test_redis_out_of_reach_fails_every_waiting_call_with_its_error():
 
     assert all(isinstance(result, ConnectionError) for result in results)
     await unreachable.aclose()
+
+
+async def test_a_call_s_arguments_may_be_made_when_it_goes_out(client, key):
+    script = BatchedScript(client, APPEND)
+    value = ["made at submit"]
+
+    length = script.submit([key], lambda: [value[0]])
+    value[0] = "made when sent"
+
+    assert await length == 1
+    assert await client.lrange(key, 0, -1) == [b"made when sent"]
+
+
+async def test_a_call_with_nothing_to_do_sends_nothing_and_the_next_goes_on(client, key):
+    script = BatchedScript(client, APPEND)
+
+    nothing, then = script.submit([key], lambda: None), script.submit([key], ["v"])
+
+    assert (await nothing, await then) == (None, 1)
+    assert await client.lrange(key, 0, -1) == [b"v"]
+
+
+async def test_arguments_that_fail_to_be_made_fail_only_their_caller(client, key):
+    script = BatchedScript(client, APPEND)
+
+    def broken():
+        raise ValueError("no arguments")
+
+    failed, then = script.submit([key], broken), script.submit([key], ["v"])
+
+    with pytest.raises(ValueError, match="no arguments"):
+        await failed
+    assert await then == 1

@@ -244,3 +244,45 @@ async def test_followers_in_two_processes_get_every_event_once_in_order_from_pub
         assert sorted(event["text"] for event in texts_of(sent)) == sorted(f"{n}" for n in range(4) for _ in range(2))
         tail = sent[5:] if in_order else sorted(sent, key=seq_of)[5:]
         assert await second.read_after(thread, 5) == tail  # the tail keeps 5
+
+
+async def test_publish_later_takes_its_events_when_it_goes_out_after_those_published_before(make_log):
+    factory, _, layer = make_log
+    thread = uuid.uuid4()
+    follower = await layer.new_channel()
+    await layer.group_add(group_name(thread), follower)
+    log = factory()
+    await log.publish(thread, [events.run_note(1, "before")])
+    pieces = ["a"]
+
+    later = log.publish_later(thread, lambda: [events.message_delta(7, "".join(pieces))])
+    pieces.append("b")  # arrives while the publish waits to go out: it goes with it
+
+    assert await later == 2
+    sent = [json.loads((await asyncio.wait_for(layer.receive(follower), 10))["text"]) for _ in range(2)]
+    assert [(event["seq"], event["text"]) for event in sent] == [(1, "before"), (2, "ab")]
+
+
+async def test_publish_later_with_nothing_to_send_numbers_nothing(make_log):
+    factory, _, _ = make_log
+    thread = uuid.uuid4()
+    log = factory()
+    await log.publish(thread, [events.run_note(1, "first")])
+
+    assert await log.publish_later(thread, lambda: []) is None
+    assert await log.publish(thread, [events.run_note(1, "next")]) == 2
+
+
+async def test_publish_later_goes_after_the_publishes_already_waiting_their_turn(make_log):
+    factory, _, _ = make_log
+    thread = uuid.uuid4()
+    log = factory()
+    await log.publish(thread, [events.run_note(1, "first")])
+
+    # the second waits for the first's answer (a process's publishes to a thread go one at a time, in order)
+    waiting = [asyncio.ensure_future(log.publish(thread, [events.run_note(1, text)])) for text in ("a", "b")]
+    await asyncio.sleep(0)
+    later = log.publish_later(thread, lambda: [events.message_delta(7, "then")])
+
+    assert [await w for w in waiting] + [await later] == [2, 3, 4]
+    assert [event.get("text") for event in texts_of(await log.read_after(thread, 0))] == ["first", "a", "b", "then"]
