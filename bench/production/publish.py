@@ -17,7 +17,8 @@ import os
 import time
 import uuid
 
-from agentweb.redis_client import client as redis_client
+import redis.asyncio as aioredis
+
 from agentweb.redis_layer import RedisChannelLayer
 from chat.live.log import RedisLog, group_name
 
@@ -31,7 +32,7 @@ async def no_seed(thread_id: uuid.UUID) -> int:
 
 async def publish_bench(threads: int, seconds: float) -> dict:
     prefix = f"agentweb-bench-{uuid.uuid4().hex[:8]}"
-    client = redis_client(REDIS_URL)
+    client = aioredis.from_url(REDIS_URL)
     layer = RedisChannelLayer(hosts=[REDIS_URL], prefix=prefix)
     log = RedisLog(client, no_seed, prefix=prefix, layer=layer)
     ids = [uuid.uuid4() for _ in range(threads)]

@@ -47,9 +47,9 @@ def log() -> MemoryLog | RedisLog:
         return _memory
     loop = asyncio.get_running_loop()
     if _redis is None or _redis[0] is not loop:  # a Redis client belongs to the loop that opened it
-        from agentweb.redis_client import client as redis_client
+        import redis.asyncio as aioredis
 
-        client = redis_client(settings.REDIS_URL)
+        client = aioredis.from_url(settings.REDIS_URL)
         layer = get_channel_layer()
         if getattr(layer, "hosts", None) != [{"address": settings.REDIS_URL}]:
             layer = None  # not agentweb/redis_layer.py's on this Redis: its script cannot send to its groups
