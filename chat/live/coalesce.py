@@ -8,7 +8,7 @@ A frame is queued with the event log as soon as it may go (chat/live/log.py, pub
 it goes out to Redis: what arrives while it waits there joins it. So a stream has at most one frame waiting, and the
 reader of the model's stream never waits for a send. Beside 200 streams a frame waits for the worker's publish in
 flight: earlier, a stream's next frame started only once its last one had been answered, and the window counted from
-then, so a token waited for a whole round trip and a window before its own (docs/performance.md, P28 and P30).
+then, so a token waited for a whole round trip and a window before its own (docs/performance.md, P28 and P29).
 """
 
 from __future__ import annotations

@@ -330,7 +330,7 @@ class RedisLog:
         if self._busy.get(thread_id) or self._layer is None or thread_id not in self._seeds:
             self._busy[thread_id] = self._busy.get(thread_id, 0) + 1
             made = asyncio.ensure_future(_publish_made(self, thread_id, make, publish=self._publish_now))
-            made.add_done_callback(lambda _: self._busy.__setitem__(thread_id, self._busy[thread_id] - 1))
+            made.add_done_callback(functools.partial(self._done_with, thread_id))
             return made
         route = self._route(thread_id)
 
@@ -346,6 +346,9 @@ class RedisLog:
         last = sent.get_loop().create_future()
         sent.add_done_callback(lambda sent: self._landed(thread_id, route, sent, last))
         return last
+
+    def _done_with(self, thread_id: uuid.UUID, _: asyncio.Future) -> None:
+        self._busy[thread_id] -= 1
 
     def _landed(self, thread_id: uuid.UUID, route: _Route, sent: asyncio.Future, last: asyncio.Future) -> None:
         """publish_later's reply in: its number to `last`, and the ceiling raised if the numbers reached it."""
