@@ -98,11 +98,17 @@ async def test_events_are_numbered_one_by_one_from_the_database_s_last_number(ma
     assert [e["seq"] for e in texts_of(await log.read_after(thread, 41))] == [42, 43, 44]
 
 
-async def test_the_tail_holds_the_event_texts_a_follower_was_sent(make_log):
-    factory, _, layer = make_log
+async def followed_thread(layer):
+    """A new thread, and the channel of a socket that follows it."""
     thread = uuid.uuid4()
     channel = await layer.new_channel()
     await layer.group_add(group_name(thread), channel)
+    return thread, channel
+
+
+async def test_the_tail_holds_the_event_texts_a_follower_was_sent(make_log):
+    factory, _, layer = make_log
+    thread, channel = await followed_thread(layer)
     log = factory()
     await log.publish(thread, [events.message_delta(7, "héllo"), events.tool_call_cancelled("c1")])
     sent = [(await layer.receive(channel))["text"], (await layer.receive(channel))["text"]]
@@ -248,9 +254,7 @@ async def test_followers_in_two_processes_get_every_event_once_in_order_from_pub
 
 async def test_publish_later_takes_its_events_when_it_goes_out_after_those_published_before(make_log):
     factory, _, layer = make_log
-    thread = uuid.uuid4()
-    follower = await layer.new_channel()
-    await layer.group_add(group_name(thread), follower)
+    thread, follower = await followed_thread(layer)
     log = factory()
     await log.publish(thread, [events.run_note(1, "before")])
     pieces = ["a"]
