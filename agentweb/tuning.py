@@ -15,10 +15,21 @@ import sys
 # streamed). 1 ms lets it back in sooner, at the price of a few more switches.
 SWITCH_INTERVAL = 0.001
 
+# Python collects its youngest generation each time the objects it tracks, allocated minus freed, grow by 700 (its
+# default), and what a collection finds alive moves on to an older generation. A worker streaming 200 answers holds
+# thousands of short-lived objects at any moment (frames queued for Redis, their futures, timers), so at 700 it
+# collected dozens of times a second, moved whatever was in flight on towards the oldest generation, and a full
+# collection followed every ~1.7 s, walking the live runs' ~65,000 objects: 20-70 ms each, every stream of the
+# process stopped (logged with gc.callbacks; docs/performance.md P30). Objects freed by their reference count,
+# nearly all of them, never count towards the threshold: what reaches it is what stays alive or in cycles, so garbage
+# in cycles waits for at most this many objects more before a collection frees it.
+YOUNG_COLLECTION_THRESHOLD = 50_000
+
 
 def tune_process() -> None:
     import_every_view()
     freeze_what_start_up_loaded()
+    collect_young_objects_less_often()
     sys.setswitchinterval(SWITCH_INTERVAL)
 
 
@@ -36,3 +47,9 @@ def freeze_what_start_up_loaded() -> None:
     60 ms: a page's whole latency budget, and every stream of the process stalled for as long."""
     gc.collect()
     gc.freeze()
+
+
+def collect_young_objects_less_often() -> None:
+    """The older generations keep Python's thresholds (each collected after 10 of the next younger one's)."""
+    _, middle, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, oldest)
