@@ -65,9 +65,13 @@ class DeltaCoalescer:
         self._last_taken.pop(key, None)
 
     def close(self) -> None:
+        """The run has ended: no timer is left, and `send` is let go. It is the recorder's bound method, and the
+        recorder holds this coalescer: kept, the two (and the run's text) would wait in a reference cycle for a
+        garbage collection, which a worker makes rare (agentweb/tuning.py)."""
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        self._send = _closed
 
     def _on_timer(self, key: Hashable) -> None:
         del self._timers[key]
@@ -92,3 +96,7 @@ class DeltaCoalescer:
         if self._failed is not None:
             failed, self._failed = self._failed, None
             raise failed
+
+
+def _closed(key: Hashable, take: Take) -> Awaitable[None]:
+    raise RuntimeError(f"a piece of {key!r} came after its coalescer was closed")

@@ -72,6 +72,10 @@ class InputRequest:
         return {"request": self.id, "message": self.message, "schema": self.schema}
 
 
+async def _tell_nothing(key: Hashable, value: Any) -> None:
+    """A discarded LatestValue's send: what a call reports once its run has ended goes nowhere."""
+
+
 class LatestValue:
     """Per key, the first value sent at once, then at most one per `window` seconds: the latest that arrived."""
 
@@ -117,6 +121,12 @@ class LatestValue:
     def close(self) -> None:
         for key in list(self._timers):
             self.forget(key)
+
+    def discard(self) -> None:
+        """Closed for good: nothing more is sent, and `send` is let go (the run's interaction holds this and `send` is
+        its bound method: kept, the two and the run's recorder would wait in a reference cycle for a collection)."""
+        self.close()
+        self._send = _tell_nothing
 
 
 class RunInteraction:
@@ -262,7 +272,7 @@ class RunInteraction:
 
     def discard(self) -> None:
         """The run's task has ended: nothing is told any more; a request still waited on gets `cancel`."""
-        self.progress.close()
+        self.progress.discard()
         for request in self.requests.values():
             if not request.answer.done():
                 request.answer.set_result(ElicitationAnswer("cancel"))

@@ -1,5 +1,7 @@
 """Runs against a real local OpenAI-compatible server: the loop, tool errors and model-server failures."""
 
+import asyncio
+import gc
 import json
 
 import pytest
@@ -7,7 +9,11 @@ from channels.db import database_sync_to_async
 from django.test import Client as PageClient
 from django.urls import reverse
 
+from chat.live.coalesce import DeltaCoalescer
 from chat.models import Message, Run, ToolCall
+from chat.recorder import RunRecorder
+from chat.runs import ACTIVE_RUNS
+from chat.runs.interaction import RunInteraction
 from providers.budget import estimate
 from providers.types import ChatMessage
 from tests.support.model_server import (
@@ -410,3 +416,24 @@ async def test_a_conversation_too_long_for_the_model_fails_with_what_to_do(conne
     assert events[-1]["error"].startswith("This conversation no longer fits the model's context (2048 tokens).")
     assert "Start a new chat" in events[-1]["error"]
     assert len(model_server.requests) == 1
+
+
+async def test_a_finished_run_is_freed_as_it_ends_not_by_a_garbage_collection(connect, owner, model_server):
+    """Its recorder, coalescer and interaction (and the answer's text they hold) are in no reference cycle, so they do
+    not wait for a collection, which a worker makes rare (agentweb/tuning.py)."""
+    model_server.enqueue(calls(("c1", "calculator", {"expression": "2+3"})), answer("Five, " * 100))
+    client = await connect(owner)
+    gc.collect()
+    gc.disable()
+    try:
+        await client.ask("a sum")
+        events = await client.run_to_end()
+        while ACTIVE_RUNS:  # the run's task ends just after its last event
+            await asyncio.sleep(0.01)
+        left = [
+            type(o).__name__ for o in gc.get_objects() if isinstance(o, RunRecorder | DeltaCoalescer | RunInteraction)
+        ]
+    finally:
+        gc.enable()
+    assert events[-1]["type"] == "run.completed"
+    assert left == []

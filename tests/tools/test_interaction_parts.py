@@ -166,3 +166,18 @@ async def test_progress_sends_the_first_value_at_once_then_the_latest_per_window
     throttle.forget("a")  # the call ended: what is pending is dropped
     await asyncio.sleep(0.1)
     assert sent[3:] == [("a", 1000)]
+
+
+async def test_progress_after_the_run_ended_is_told_nobody():
+    sent = []
+
+    async def send(key, value):
+        sent.append((key, value))
+
+    throttle = LatestValue(send, window=0.05)
+    await throttle.push("a", 0)
+    throttle.discard()
+    await throttle.push("b", 0)
+    await throttle.push("a", 1)
+    await asyncio.sleep(0.1)
+    assert sent == [("a", 0)]

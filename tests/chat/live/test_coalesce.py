@@ -121,3 +121,13 @@ async def test_a_frame_that_failed_to_go_out_fails_the_streams_next_piece():
 
     with pytest.raises(ConnectionError, match="Redis is gone"):
         await coalescer.push("m", "b")
+
+
+async def test_a_piece_after_close_is_refused_rather_than_sent():
+    outbox = Outbox(at_once=True)
+    coalescer = DeltaCoalescer(outbox, window=10)
+    await coalescer.push("m", "Hel")
+    coalescer.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        await coalescer.push("n", "lo")
+    assert outbox.sent == [("m", "Hel")]
