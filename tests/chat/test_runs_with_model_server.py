@@ -428,7 +428,9 @@ async def test_a_finished_run_is_freed_as_it_ends_not_by_a_garbage_collection(co
     try:
         await client.ask("a sum")
         events = await client.run_to_end()
-        while ACTIVE_RUNS:  # the run's task ends just after its last event
+        for _ in range(500):  # the run's task ends just after its last event
+            if not ACTIVE_RUNS:
+                break
             await asyncio.sleep(0.01)
         left = [
             type(o).__name__ for o in gc.get_objects() if isinstance(o, RunRecorder | DeltaCoalescer | RunInteraction)
