@@ -19,7 +19,7 @@ SWITCH_INTERVAL = 0.001
 # default), and what a collection finds alive moves on to an older generation. A worker streaming 200 answers holds
 # thousands of short-lived objects at any moment (frames queued for Redis, their futures, timers), so at 700 it
 # collected dozens of times a second, moved whatever was in flight on towards the oldest generation, and a full
-# collection followed every ~1.7 s, walking the live runs' ~65,000 objects: 20-70 ms each, every stream of the
+# collection followed every 1-2 s, walking the live runs' ~65,000 objects: 11-70 ms each, every stream of the
 # process stopped (logged with gc.callbacks; docs/performance.md P30). Objects freed by their reference count,
 # nearly all of them, never count towards the threshold: what reaches it is what stays alive or in cycles, so garbage
 # in cycles waits for at most this many objects more before a collection frees it.
