@@ -35,6 +35,7 @@ With several Redis hosts, or encryption, sending and groups are channels_redis's
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import random
 
@@ -124,9 +125,21 @@ _GROUP_DISCARD = "return redis.call('ZREM', KEYS[1], ARGV[1])"
 
 
 class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
-    def __init__(self, *args, receive_batch: int = 500, process_capacity: int | None = None, **kwargs):
+    def __init__(
+        self,
+        *args,
+        receive_batch: int = 500,
+        shared_receive_batch: int = 16,
+        process_capacity: int | None = None,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.receive_batch = receive_batch
+        # A channel every worker reads (the runs'): how many of its waiting messages one read takes. Enough that a
+        # burst of turns is taken in a few round trips, few enough that a second worker still gets its share.
+        self.shared_receive_batch = shared_receive_batch
+        # What a read of a shared channel took beyond the message it returned, for the next reads.
+        self.shared_taken: dict[str, collections.deque[dict]] = collections.defaultdict(collections.deque)
         # One set holds what every socket of a process is sent, so it cannot have one socket's capacity: 1,000
         # (the sockets' capacity) filled in 0.2 s beside 100 streams, or a few seconds of a reconnect storm, and
         # every socket of the process then lost the same events. Each socket's own queue in the process keeps
@@ -236,8 +249,8 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
         return channel
 
     async def receive(self, channel: str) -> dict:
-        if "!" not in channel:  # a channel every process reads (the runs' channel): channels_redis's own way
-            return await super().receive(channel)
+        if "!" not in channel:  # a channel every process reads (the runs' channel)
+            return await self.receive_shared(channel)
         assert self.require_valid_channel_name(channel), "Channel name not valid"
         queue = self.receive_buffer[channel]
         self.keep_reading(self.non_local_name(channel))
@@ -248,6 +261,35 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
             self.receive_buffer.pop(channel, None)
             self.forget_taker(channel)
             raise
+
+    async def receive_shared(self, channel: str) -> dict:
+        """The next message of a channel that several processes read (the runs' channel, chat/worker.py).
+
+        channels_redis reads such a channel one message at a time, four round trips to Redis each in turn (its
+        backup script, BZPOPMIN, the backup's ZADD, the cleaner's ZPOPMIN). On a worker busy with 200 streams each
+        round trip waited its turn on the event loop: 200 turns sent at once reached the worker over 12-16 s, and
+        the last ones failed as taken by no worker (AGENTWEB_RUN_HANDOVER_SECONDS). Here one BZMPOP takes up to
+        `shared_receive_batch` of the messages waiting (or, if none waits, the next to come), and the reads after
+        it return them in order. A message taken by a process that then dies is not read again (channels_redis's
+        backup would give it to the next read): a handed-over run that no worker starts fails after the handover's
+        wait with a message saying so (chat/runs/start.py), as it would with no worker running."""
+        assert self.require_valid_channel_name(channel, receive=True), "Channel name invalid"
+        if len(self.hosts) != 1 or not self.blocking_pop_many:  # sharded channels, or a Redis before 7.0
+            return await super().receive(channel)
+        taken = self.shared_taken[channel]
+        while not taken:
+            connection = self.connection(0)
+            try:
+                popped = await connection.bzmpop(
+                    self.brpop_timeout, 1, [self.prefix + channel], min=True, count=self.shared_receive_batch
+                )
+            except ResponseError as error:
+                if "unknown command" not in str(error).lower():
+                    raise
+                self.blocking_pop_many = False
+                return await super().receive(channel)
+            taken.extend(self.deserialize(member) for member, _ in (popped[1] if popped else ()))
+        return taken.popleft()
 
     async def receive_many(self, channel: str, most: int = 64) -> list[dict]:
         """The channel's next message and those waiting behind it (up to `most`), oldest first.

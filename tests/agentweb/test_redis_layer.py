@@ -243,3 +243,70 @@ async def test_on_a_redis_without_bzmpop_every_message_still_arrives_in_order(re
     assert got == [[str(n) for n in range(20)]] * 3
     assert not layer.blocking_pop_many
     await layer.close_pools()
+
+
+async def test_a_burst_on_a_channel_every_worker_reads_arrives_in_order_in_a_few_commands(layer):
+    """The runs' channel (chat/worker.py): channels_redis read it one message at a time, four commands each (its
+    backup script, BZPOPMIN, the backup's ZADD, the cleaner's ZPOPMIN), each waiting its turn on a busy worker."""
+    watcher = aioredis.from_url(REDIS_URL)
+    before = await reads_so_far(watcher)
+    for n in range(40):
+        await layer.send("runs-test", {"type": "run.launch", "n": n})
+
+    got = [(await asyncio.wait_for(layer.receive("runs-test"), 10))["n"] for _ in range(40)]
+    after = await reads_so_far(watcher)
+
+    assert got == list(range(40))
+    assert {name: after[name] - before[name] for name in READING} == {
+        "bzmpop": 3,  # 16 + 16 + 8 (shared_receive_batch)
+        "zpopmin": 0,
+        "bzpopmin": 0,
+        "eval": 0,
+    }
+    await watcher.aclose()
+
+
+async def test_two_workers_reading_one_channel_take_each_message_once(layer):
+    other = RedisChannelLayer(hosts=[REDIS_URL], prefix=layer.prefix)
+    for n in range(50):
+        await layer.send("runs-test", {"type": "run.launch", "n": n})
+
+    async def read(reader, into):
+        while True:
+            into.append((await reader.receive("runs-test"))["n"])
+
+    firsts, seconds = [], []
+    readers = [asyncio.ensure_future(read(layer, firsts)), asyncio.ensure_future(read(other, seconds))]
+    for _ in range(200):
+        if len(firsts) + len(seconds) == 50:
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.2)  # nothing more comes
+    for reader in readers:
+        reader.cancel()
+
+    assert sorted(firsts + seconds) == list(range(50))
+    assert firsts == sorted(firsts) and seconds == sorted(seconds)
+    await other.close_pools()
+
+
+async def test_a_message_on_a_channel_every_worker_reads_waits_for_its_reader(layer):
+    reading = asyncio.ensure_future(layer.receive("runs-test"))
+    await asyncio.sleep(0.2)  # the read waits in Redis
+    assert not reading.done()
+
+    await layer.send("runs-test", {"type": "run.launch", "n": 1})
+
+    assert (await asyncio.wait_for(reading, 10))["n"] == 1
+
+
+async def test_on_a_redis_without_bzmpop_a_channel_every_worker_reads_still_arrives_in_order(redis_before_7):
+    layer = RedisChannelLayer(hosts=[redis_before_7], prefix="agentweb-test")
+    for n in range(20):
+        await layer.send("runs-test", {"type": "run.launch", "n": n})
+
+    got = [(await asyncio.wait_for(layer.receive("runs-test"), 10))["n"] for _ in range(20)]
+
+    assert got == list(range(20))
+    assert not layer.blocking_pop_many
+    await layer.close_pools()
