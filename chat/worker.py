@@ -12,7 +12,7 @@ import logging
 import os
 import signal
 
-from channels.consumer import AsyncConsumer
+from channels.consumer import AsyncConsumer, get_handler_name
 
 from agentweb.tuning import tune_process
 
@@ -22,6 +22,16 @@ log = logging.getLogger("agentweb.runs")
 
 
 class RunWorker(AsyncConsumer):
+    async def dispatch(self, message):
+        # channels closes stale database connections before every handler, in a hop to the one database thread
+        # that the runs already started queue their reads and writes on: 200 turns sent at once were all in Redis
+        # within 2.3 s but reached run_launch over 12 s, one behind another's trips. A run's own trips
+        # (database_sync_to_async) close stale connections themselves.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
     async def run_launch(self, message):
         prepare_process()
         # Started, not awaited: channels gives this consumer the channel's messages one at a time, and a run's start

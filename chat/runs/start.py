@@ -210,9 +210,9 @@ async def _fail_if_untaken(thread_id: uuid.UUID, run_id: int, seconds: float) ->
 
 async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:
     """A worker starts a run a Daphne process handed over (see launch_run)."""
-    thread = await Thread.objects.aget(pk=message["thread"])
-    run = await Run.objects.aget(pk=message["run"])
-    resume = await db(store.approved_calls)(run_id=run.pk) if message["resume"] else None
+    thread, run, resume = await db(read_handed_over)(
+        thread_id=message["thread"], run_id=message["run"], resume=message["resume"]
+    )
     turn = store.TurnStart(
         thread,
         run,
@@ -221,3 +221,11 @@ async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:
         answer_message_id=message.get("answer"),
     )
     return await start_here(turn, resume=resume)
+
+
+def read_handed_over(*, thread_id: str, run_id: int, resume: bool) -> tuple[Thread, Run, list[ToolCall] | None]:
+    """A handed-over run's thread (with its owner, whom prepare_run reads), the run, and the calls it resumes with:
+    one trip to the worker's database thread, which every run's reads and writes share."""
+    thread = Thread.objects.select_related("owner").get(pk=thread_id)
+    run = Run.objects.get(pk=run_id)
+    return thread, run, store.approved_calls(run_id=run.pk) if resume else None
