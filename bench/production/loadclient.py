@@ -72,11 +72,14 @@ async def one_stream(target: dict, start_at: float) -> dict:
                         seqs.append(seq)
                         latencies.append(latency)
                 elif kind in TERMINAL:
+                    ended = event
                     break
                 elif kind == "error":
                     return {"error": event}
         return {
             "status": kind,
+            # Why a run failed (run.failed's error), for the report's list of streams that did not complete.
+            **({"reason": ended["error"]} if ended.get("error") else {}),
             "tokens": len(set(seqs)),
             "duplicates": len(seqs) - len(set(seqs)),
             "in_order": seqs == sorted(seqs),
