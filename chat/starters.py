@@ -36,11 +36,14 @@ def suggestions(tools: set[str] | frozenset[str], *, demo: bool) -> list[str]:
     return [prompt for needs, prompt in table if needs <= tools][:SHOWN]
 
 
-def empty_chat_starters(user, agents: list[dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+def empty_chat_starters(
+    user, agents: list[dict[str, Any]], *, stamp: str | None = None
+) -> dict[str, dict[str, list[str]]]:
     """What the empty chat offers, by agent slug ("" for no agent): `agent`, the agent's own prompts, when it has
     some; else `demo` and `model`, the suggestions for its tools with the demo model and with a real one.
-    `agents`: the picker's entries (agents.services.agents_for_picker), which carry their prompts."""
-    toolset = toolset_for_page(user)
+    `agents`: the picker's entries (agents.services.agents_for_picker), which carry their prompts. `stamp`: the
+    settings stamp the page read (tools.services.settings_stamp), if it did."""
+    toolset = toolset_for_page(user, stamp=stamp)
     mine = set(toolset.registry.names())
     found: dict[str, dict[str, list[str]]] = {
         "": {"demo": suggestions(mine, demo=True), "model": suggestions(mine, demo=False)}

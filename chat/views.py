@@ -10,6 +10,7 @@ from agents.services import step_limit as agent_step_limit
 from modelconfig.services import available_models
 from providers.demo import CONNECT_HELP
 from sharing.markdown import render_markdown
+from tools.services import settings_stamp
 
 from . import store
 from .access import NotFound, get_thread_for_user
@@ -62,13 +63,15 @@ def thread_page(request: HttpRequest, thread_id) -> HttpResponse:
 def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     get_token(request)  # sets the CSRF cookie the sidebar's rename and delete requests send back
     agents = agents_for_picker(request.user)
+    # Read once: the model configurations and the person's tools are then this process's, as of that stamp.
+    stamp = settings_stamp()
     context = {
         "thread": thread,
         "threads": store.list_threads(user=request.user),
         "archived_threads": store.list_archived_threads(user=request.user),
-        "model_info": store.thread_model_info(thread),
+        "model_info": store.thread_model_info(thread, stamp=stamp),
         # The picker's entries: ids, names and labels, never a key.
-        "available_models": available_models(),
+        "available_models": available_models(stamp=stamp),
         "connect_help": CONNECT_HELP,
         # The demo notice, once dismissed in this browser (static/chat/models.js sets the cookie), stays hidden.
         "demo_notice_dismissed": request.COOKIES.get(DEMO_NOTICE_COOKIE) == "dismissed",
@@ -79,7 +82,7 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
         # The agents the empty chat offers (the admin's and the person's own), and the thread's (docs/agents.md).
         "agents": agents,
         # The empty chat's starting prompts, by agent (chat/starters.py); a stored thread has none to show.
-        "starters": empty_chat_starters(request.user, agents) if thread is None else None,
+        "starters": empty_chat_starters(request.user, agents, stamp=stamp) if thread is None else None,
         "thread_agent": store.thread_agent_info(thread) if thread is not None else None,
         "user_agents": settings.AGENTWEB_USER_AGENTS,
         **_first_screen(thread),

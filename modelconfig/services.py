@@ -52,8 +52,23 @@ def default_row() -> ModelConfiguration | None:
     return _enabled().filter(is_default=True).first()
 
 
-def available_models() -> list[dict[str, Any]]:
-    """The picker's entries: the enabled configurations, and the environment's model while no row is the default."""
+# The picker's entries as of one settings stamp (tools.models.SettingsStamp), as config_for keeps its answers.
+_listed: dict[str, Any] = {"stamp": None, "entries": []}
+
+
+def available_models(*, stamp: str | None = None) -> list[dict[str, Any]]:
+    """The picker's entries: the enabled configurations, and the environment's model while no row is the default.
+
+    `stamp`: the settings stamp the caller read (every save or delete of a configuration changes it): the entries
+    are then kept in this process while it stays the same, and a page view reads no configuration. None: read now."""
+    if stamp is None:
+        return _available_models()
+    if _listed["stamp"] != stamp:
+        _listed["entries"], _listed["stamp"] = _available_models(), stamp
+    return [dict(entry) for entry in _listed["entries"]]
+
+
+def _available_models() -> list[dict[str, Any]]:
     rows = list(_enabled())
     entries = [row.public_info() for row in rows]
     if not any(row.is_default for row in rows):

@@ -277,15 +277,20 @@ def toolset_for_stamp(*, user, groups: frozenset[str], stamp: str | None) -> Too
     return dataclasses.replace(found, user_id=user.pk, username=user.get_username())
 
 
-def toolset_for_page(user) -> ToolSet:
-    """toolset_for_stamp with the settings' stamp and `user`'s groups read now: what a page shows of the tools
-    (the empty chat's starting prompts) without building them again for every page view (two statements instead of
-    the seven of a build)."""
+def settings_stamp() -> str | None:
+    """The settings' stamp now (None before the first migration made it): one statement, under which this process
+    keeps what it built from the settings (toolset_for_stamp, modelconfig.services.config_for)."""
+    return SettingsStamp.objects.filter(pk=1).values_list("stamp", flat=True).first()
+
+
+def toolset_for_page(user, *, stamp: str | None = None) -> ToolSet:
+    """toolset_for_stamp with `user`'s groups read now and the settings' stamp (read now unless given): what a page
+    shows of the tools (the empty chat's starting prompts) without building them again for every page view (two
+    statements, or one, instead of the seven of a build)."""
     if user is None or not user.is_authenticated:
         return toolset_for_user(user=user)
     groups = frozenset(user.groups.values_list("name", flat=True))
-    stamp = SettingsStamp.objects.filter(pk=1).values_list("stamp", flat=True).first()
-    return toolset_for_stamp(user=user, groups=groups, stamp=stamp)
+    return toolset_for_stamp(user=user, groups=groups, stamp=stamp if stamp is not None else settings_stamp())
 
 
 def mcp_tools(*, taken: frozenset[str]):

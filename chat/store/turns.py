@@ -202,12 +202,13 @@ def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Threa
     return thread
 
 
-def thread_model_info(thread: Thread | None) -> dict[str, Any]:
+def thread_model_info(thread: Thread | None, *, stamp: str | None = None) -> dict[str, Any]:
     """What a browser may see of the model the thread uses (the default for no thread): never the key. The thread's
-    agent's model unless the person picked one (agents/services.py model_choice)."""
+    agent's model unless the person picked one (agents/services.py model_choice). `stamp`: the settings stamp the
+    caller read, under which the configuration is kept in this process (modelconfig.services.config_for)."""
     if thread is None:
-        return config_for(None)[1]
-    return config_for(agent_model_choice(thread.model_choice, thread_agent(thread)))[1]
+        return config_for(None, stamp=stamp)[1]
+    return config_for(agent_model_choice(thread.model_choice, thread_agent(thread)), stamp=stamp)[1]
 
 
 def thread_agent(thread: Thread) -> AgentSpec | None:

@@ -1,10 +1,13 @@
 """The chat page's first screen: a thread's last messages in the HTML, escaped and sanitised."""
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from chat.models import Message, Thread, ToolCall
 from chat.views import FIRST_SCREEN_MESSAGES
+from modelconfig.models import ModelConfiguration
 
 pytestmark = pytest.mark.django_db
 
@@ -72,3 +75,34 @@ def test_first_screen_shows_a_turns_model_calls_as_one_answer(owner):
 def test_an_empty_thread_shows_the_loading_note(owner):
     thread = Thread.objects.create(owner=owner, title="empty")
     assert "Loading the conversation" in page_of(owner, thread)
+
+
+def model_row(name: str) -> ModelConfiguration:
+    """A configuration an admin saved (its save gives the settings a new stamp, as the admin's does)."""
+    return ModelConfiguration.objects.create(name=name, api="openai", base_url="http://127.0.0.1:9/v1", model="m")
+
+
+def test_a_page_reads_no_model_configuration_while_the_settings_stay_the_same(owner):
+    model_row(name="Work model")
+    client = Client()
+    client.force_login(owner)
+    client.get("/")  # this process reads them once, under the settings' stamp
+
+    with CaptureQueriesContext(connection) as page:
+        assert "Work model" in client.get("/").content.decode()
+
+    assert not [q["sql"] for q in page.captured_queries if "modelconfig_modelconfiguration" in q["sql"]]
+
+
+def test_a_model_configuration_saved_is_in_the_next_pages_picker(owner):
+    client = Client()
+    client.force_login(owner)
+    assert "Work model" not in client.get("/").content.decode()
+
+    row = model_row(name="Work model")
+    assert "Work model" in client.get("/").content.decode()
+
+    row.name = "Team model"
+    row.save()
+    html = client.get("/").content.decode()
+    assert "Team model" in html and "Work model" not in html
