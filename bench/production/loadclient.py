@@ -58,6 +58,7 @@ async def one_stream(target: dict, start_at: float) -> dict:
     ws = await open_socket(target)
     try:
         await asyncio.sleep(max(0.0, start_at - time.time()))
+        sent_ns = time.time_ns()
         await ws.send(send_frame(target["thread"], target["message"]))
         seqs, latencies, delta_ns = [], [], []
         async with asyncio.timeout(target.get("timeout", 600)):
@@ -85,6 +86,7 @@ async def one_stream(target: dict, start_at: float) -> dict:
             "in_order": seqs == sorted(seqs),
             "latency_us": latencies,
             "frames": len(delta_ns),
+            "sent_ns": sent_ns,
             "first_ns": delta_ns[0] if delta_ns else None,
             "last_ns": delta_ns[-1] if delta_ns else None,
         }

@@ -59,6 +59,8 @@ async def many_streams(app: ProductionApp, result: Result, smoke: bool) -> None:
         for latency, sent in zip(busy["latencies_ms"], busy["sent_ns"], strict=True)
         if flowing_from <= sent <= flowing_until
     ]
+    # The turns all go at once: how long each person waits for the answer's first token while the others start.
+    first_waits = [(s["first_ns"] - s["sent_ns"]) / 1e6 for s in streams if s.get("first_ns") and s.get("sent_ns")]
     (floor_run,) = await asyncio.to_thread(floor, app, Spec(tokens=tokens, rate=rate), 1, sockets)
     app_ms = summary_ms(latencies)
     added = app_ms["p99"] - floor_run["latency_ms"]["p99"] if latencies else None
@@ -77,6 +79,7 @@ async def many_streams(app: ProductionApp, result: Result, smoke: bool) -> None:
         floor_run=floor_run,
         latency_ms=app_ms,
         page_ms=summary_ms([v * 1000 for v in during]),
+        first_token_ms=summary_ms([wait * 1000 for wait in first_waits]),
         page_all_ms=summary_ms([v * 1000 for v in busy["latencies_ms"]]),
         page_idle_ms=summary_ms([v * 1000 for v in idle["latencies_ms"]]),
         frames=sum(s.get("frames", 0) for s in streams),
@@ -108,6 +111,13 @@ async def many_streams(app: ProductionApp, result: Result, smoke: bool) -> None:
         floor=percentile(idle["latencies_ms"], 99),
         passed=page99 is not None and page99 <= 100,
         note=f"GET / every 100 ms from another process, {len(during)} sent while all streams flowed; floor: idle",
+    )
+    first = result.details["first_token_ms"]
+    result.add(
+        "first token after the turn, the slowest",
+        first["max"],
+        "ms",
+        note=f"all {sockets} turns sent at once, each waiting while the others start: p50 {fmt(first['p50'], 'ms')}",
     )
     for name, used in per_token.items():
         share = cpu[name] / seconds * 100
