@@ -35,6 +35,7 @@ from ..summaries import Summariser, apply_strategy
 from ..usage import Meter
 from . import recovery
 from .cancel import read_inbox
+from .heartbeat import beat_while_running, stop_beating
 from .interaction import InteractiveToolbox, RunInteraction, for_recorder
 from .recovery import single_process
 from .registry import ACTIVE_RUNS, ActiveRun, run_group, stopped_before_start
@@ -194,7 +195,7 @@ async def execute_run(
 ) -> None:
     emit = recorder.emit
     interaction = interaction or for_recorder(recorder)
-    heartbeat = asyncio.create_task(_beat(run.pk))
+    beat_while_running(run.pk)
     try:
         if announce:
             agent = getattr(thread, "agent_spec", None)
@@ -263,7 +264,7 @@ async def execute_run(
         log.exception("run %s failed", run.pk)
         await _fail(recorder, f"The run stopped on an internal error ({type(error).__name__}); see the server log.")
     finally:
-        heartbeat.cancel()
+        stop_beating(run.pk)
         recorder.coalescer.close()
         interaction.discard()
         active = ACTIVE_RUNS.get(thread.pk)
@@ -360,12 +361,6 @@ def meter_for(
 def _prepare_resume(recorder: RunRecorder, approved: list[ToolCall]) -> list[DecidedCall]:
     recorder.resume_with(approved)
     return [DecidedCall(c.index, ToolCallRequest(c.call_id, c.name, c.args)) for c in approved]
-
-
-async def _beat(run_id: int) -> None:
-    while True:
-        await asyncio.sleep(settings.AGENTWEB_HEARTBEAT_SECONDS)
-        await db(store.heartbeat)(run_id=run_id)
 
 
 async def _pause(recorder: RunRecorder) -> None:

@@ -181,8 +181,9 @@ def pause_run(*, run_id: int, steps: int, usage: list[Usage] = (), totals: dict 
 # --- runs whose process died ----------------------------------------------------------------
 
 
-def heartbeat(*, run_id: int) -> None:
-    Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
+def heartbeat(*, run_ids: list[int]) -> None:
+    """The runs of a process that is alive (chat/runs/heartbeat.py), those still running: one statement."""
+    Run.objects.filter(pk__in=run_ids, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
 
 
 def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID | None = None) -> list[uuid.UUID]:
