@@ -27,8 +27,8 @@ def beat_while_running(run_id: int) -> None:
     """`run_id` is beaten for from now until stop_beating."""
     loop = asyncio.get_running_loop()
     found = _beating.get(loop)
-    if found is None or found[1].done():
-        runs: set[int] = set()
+    if found is None or found[1].done():  # none yet, or its task was cancelled: the runs it beat for go on
+        runs: set[int] = found[0] if found is not None else set()
         _beating[loop] = found = (runs, loop.create_task(_beat(runs), name="runs-heartbeat"))
     found[0].add(run_id)
 
