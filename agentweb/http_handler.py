@@ -11,6 +11,10 @@ persistent connection; PostgreSQL: the pool's) from one request to the next, as 
 workers do. A request still has its thread to itself while it runs, which is what Django's thread-sensitive
 mode asks for; when all threads are lent, the next request waits for one. Why it is kept rather than Django's
 own handler: docs/performance.md, "What we keep and why".
+
+And a request makes one trip to that thread, not Django's three or four: the request signal, the middleware chain
+(built synchronous, as a WSGI server's), the view and the response's close all run there at once; only the body's
+read and the response's send stay on the event loop. Under load each trip back had waited for the loop's turn.
 """
 
 from __future__ import annotations
@@ -19,8 +23,12 @@ import asyncio
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
-from asgiref.sync import ThreadSensitiveContext
-from django.core.handlers.asgi import ASGIHandler
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.core.signals import request_started
+from django.http import FileResponse, HttpResponseBase
+from django.urls import set_script_prefix
 
 
 class ThreadLender:
@@ -57,8 +65,14 @@ class ThreadLender:
 
 
 class PooledThreadASGIHandler(ASGIHandler):
+    """Each request in one trip to its lent thread: Django's ASGI handler made 3 or 4 (the request signal, the
+    middleware, the view inside the async part of the middleware chain, the response's close), and under load each
+    trip back waited for the event loop's turn (docs/performance.md, P34)."""
+
     def __init__(self, threads: int) -> None:
         super().__init__()
+        # The middleware chain as a WSGI server runs it: every middleware and the view in the calling thread.
+        self.load_middleware(is_async=False)
         self.lender = ThreadLender(threads)
 
     async def __call__(self, scope, receive, send):
@@ -70,3 +84,33 @@ class PooledThreadASGIHandler(ASGIHandler):
                 await self.handle(scope, receive, send)
         finally:
             self.lender.give_back(executor)
+
+    async def handle(self, scope, receive, send):
+        """As Django's, less its watch for a disconnect while the view runs: a view in a thread cannot be stopped."""
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(get_script_prefix(scope))
+        try:
+            response = await sync_to_async(self.respond, thread_sensitive=True)(scope, body_file)
+            try:
+                await self.send_response(response, send)
+            finally:
+                if response.streaming:  # its content (a file, say) was open until sent
+                    await sync_to_async(response.close, thread_sensitive=True)()
+        finally:
+            body_file.close()
+
+    def respond(self, scope, body_file) -> HttpResponseBase:
+        """On the lent thread: the request signal, the middleware and view, and (unless the content streams) the
+        response's close, whose signal gives the database connection back."""
+        request_started.send(sender=self.__class__, scope=scope)
+        request, response = self.create_request(scope, body_file)
+        if request is not None:
+            response = self.get_response(request)
+            if isinstance(response, FileResponse):
+                response.block_size = self.chunk_size  # the server chunks the body itself
+        if not response.streaming:
+            response.close()
+        return response

@@ -1,12 +1,16 @@
 """Page views on kept threads (agentweb/http_handler.py): one request at a time per thread, the same thread (and
-so the same database connection) from one request to the next, and a request beyond the limit waits."""
+so the same database connection) from one request to the next, each request in one trip to it, and a request beyond
+the limit waits."""
 
 import asyncio
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+from asgiref.sync import ThreadSensitiveContext
 from asgiref.testing import ApplicationCommunicator
 from django.core.handlers.asgi import ASGIHandler
-from django.core.signals import request_started
+from django.core.signals import request_finished, request_started
 
 from agentweb.http_handler import PooledThreadASGIHandler, ThreadLender
 
@@ -29,12 +33,40 @@ def scope(path: str) -> dict:
 
 
 async def get(app, path: str = "/accounts/login/") -> int:
+    status, _ = await get_with_body(app, path)
+    return status
+
+
+async def get_with_body(app, path: str) -> tuple[int, bytes]:
     communicator = ApplicationCommunicator(app, scope(path))
     await communicator.send_input({"type": "http.request", "body": b""})
     start = await communicator.receive_output(10)
-    await communicator.receive_output(10)  # the body
+    body = b""
+    while True:
+        message = await communicator.receive_output(10)
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
     await communicator.wait(10)
-    return start["status"]
+    return start["status"], body
+
+
+class CountedExecutor(ThreadPoolExecutor):
+    """One thread, counting the work sent to it: each is a trip from the event loop and back."""
+
+    def __init__(self):
+        super().__init__(max_workers=1)
+        self.trips = 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.trips += 1
+        return super().submit(fn, *args, **kwargs)
+
+
+def handler_lending(executor: ThreadPoolExecutor) -> PooledThreadASGIHandler:
+    handler = PooledThreadASGIHandler(threads=1)
+    handler.lender.give_back(executor)  # lent first, before any thread of its own is made
+    return handler
 
 
 async def threads_of_requests(app, count: int) -> list[threading.Thread]:
@@ -63,6 +95,61 @@ async def test_djangos_own_handler_made_a_thread_per_request():
     """What the pool replaces (and what makes the test above able to fail)."""
     seen = await threads_of_requests(ASGIHandler(), 3)
     assert len(set(seen)) == 3
+
+
+async def test_a_page_view_is_one_trip_from_the_event_loop_to_its_thread_and_back():
+    executor = CountedExecutor()
+
+    assert await get(handler_lending(executor)) == 200
+    assert executor.trips == 1
+
+
+async def test_djangos_own_handler_made_several_trips_on_the_same_thread():
+    """What the one trip replaces: each was a wait for the event loop's turn under load."""
+    executor = CountedExecutor()
+    django_handler = ASGIHandler()
+
+    async def before(scope, receive, send):  # this handler as it was: Django's handle() on a lent thread
+        async with ThreadSensitiveContext(executor=executor):
+            await django_handler.handle(scope, receive, send)
+
+    assert await get(before) == 200
+    assert executor.trips >= 3
+
+
+async def test_a_page_view_is_finished_on_its_thread_before_its_response_is_sent():
+    """request_finished gives the request's database connection back: on the thread that used it."""
+    finished_on = []
+
+    def note_thread(**_):
+        finished_on.append(threading.current_thread())
+
+    request_finished.connect(note_thread)
+    try:
+        seen = await threads_of_requests(PooledThreadASGIHandler(threads=1), 1)
+    finally:
+        request_finished.disconnect(note_thread)
+    assert finished_on == seen
+
+
+@pytest.mark.urls("tests.agentweb.handler_urls")
+async def test_a_download_is_sent_whole_then_its_file_closed():
+    from tests.agentweb.handler_urls import FILES
+
+    FILES.clear()
+    status, body = await get_with_body(PooledThreadASGIHandler(threads=1), "/download/")
+
+    assert status == 200
+    assert body == b"x" * 200_000
+    assert [handle.closed for handle in FILES] == [True]
+
+
+@pytest.mark.urls("tests.agentweb.handler_urls")
+async def test_a_view_that_fails_gets_the_500_page(caplog):
+    status, body = await get_with_body(PooledThreadASGIHandler(threads=1), "/fails/")
+
+    assert status == 500
+    assert b"Something went wrong" in body and b"a bug in a view" not in body
 
 
 async def test_requests_at_once_get_threads_of_their_own():
