@@ -102,16 +102,19 @@ def visible_to(user):
 def agents_for_picker(user) -> list[dict[str, Any]]:
     """What the empty chat shows: slug, name, description, whether it is the default and the person's own, and its
     starting prompts."""
+    rows = visible_to(user).order_by("-is_default", "owner_id", "name")
     return [
         {
-            "slug": a.slug,
-            "name": a.name,
-            "description": a.description,
-            "is_default": a.is_default,
-            "own": a.owner_id is not None,
-            "starter_prompts": list(a.starter_prompts or []),
+            "slug": slug,
+            "name": name,
+            "description": description,
+            "is_default": is_default,
+            "own": owner_id is not None,
+            "starter_prompts": list(starter_prompts or []),
         }
-        for a in visible_to(user).order_by("-is_default", "owner_id", "name")
+        for slug, name, description, is_default, owner_id, starter_prompts in rows.values_list(
+            "slug", "name", "description", "is_default", "owner_id", "starter_prompts"
+        )
     ]
 
 

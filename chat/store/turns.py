@@ -232,15 +232,19 @@ def set_thread_model(*, user, thread_id: object, model_choice: str) -> Thread:
     return thread
 
 
+# What the sidebar shows of a thread (templates/chat/thread_item.html): a page reads no more of its columns.
+SIDEBAR_FIELDS = ("id", "title", "pinned_at", "archived_at", "updated_at", "agent__slug")
+
+
 def list_threads(*, user) -> list[Thread]:
     """The sidebar's chats: the pinned ones first (newest pin first), then the rest by activity; not the archived."""
-    threads = Thread.objects.filter(owner=user, archived_at__isnull=True).select_related("agent")
+    threads = Thread.objects.filter(owner=user, archived_at__isnull=True).select_related("agent").only(*SIDEBAR_FIELDS)
     return list(threads.order_by(F("pinned_at").desc(nulls_last=True), "-updated_at")[:200])
 
 
 def list_archived_threads(*, user) -> list[Thread]:
     """The sidebar's "Archived" group: the last archived first."""
-    threads = Thread.objects.filter(owner=user, archived_at__isnull=False).select_related("agent")
+    threads = Thread.objects.filter(owner=user, archived_at__isnull=False).select_related("agent").only(*SIDEBAR_FIELDS)
     return list(threads.order_by("-archived_at")[:100])
 
 

@@ -106,3 +106,35 @@ def test_a_model_configuration_saved_is_in_the_next_pages_picker(owner):
     row.save()
     html = client.get("/").content.decode()
     assert "Team model" in html and "Work model" not in html
+
+
+def statements_of_home_page(user) -> tuple[int, str]:
+    client = Client()
+    client.force_login(user)
+    client.get("/")  # what a process reads once (the settings under their stamp)
+    with CaptureQueriesContext(connection) as page:
+        html = client.get("/").content.decode()
+    return len(page.captured_queries), html
+
+
+def test_a_sidebar_of_many_chats_costs_the_page_no_more_statements_than_one(owner):
+    from django.utils import timezone
+
+    from agents.models import Agent
+
+    agent = Agent.objects.create(slug="maths", name="Maths")
+    Thread.objects.create(owner=owner, title="only chat")
+    one, _ = statements_of_home_page(owner)
+
+    for n in range(30):
+        Thread.objects.create(
+            owner=owner,
+            title=f"chat {n}",
+            agent=agent if n % 3 == 0 else None,
+            pinned_at=timezone.now() if n % 5 == 0 else None,
+            archived_at=timezone.now() if n % 4 == 0 else None,
+        )
+    many, html = statements_of_home_page(owner)
+
+    assert many == one
+    assert "chat 29" in html and 'data-agent="maths"' in html and 'data-archived="true"' in html
