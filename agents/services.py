@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from providers.config import ModelConfig
 from tools.registry import ToolRegistry
+from tools.stamped import StampedAnswers
 
 from .models import APPROVAL_VALUES, MAX_STARTER_PROMPTS, REQUIRE, STARTER_PROMPT_CHARS, Agent
 
@@ -99,9 +100,20 @@ def visible_to(user):
     return Agent.objects.filter(Q(owner__isnull=True) | Q(owner_id=user.pk))
 
 
-def agents_for_picker(user) -> list[dict[str, Any]]:
+# The picker's entries of each person who opened a page, under the settings' stamp (every save or delete of an agent
+# gives a new one: agents/apps.py).
+_picker = StampedAnswers(size=4096)
+
+
+def agents_for_picker(user, *, stamp: str | None = None) -> list[dict[str, Any]]:
     """What the empty chat shows: slug, name, description, whether it is the default and the person's own, and its
-    starting prompts."""
+    starting prompts. `stamp`: the settings' stamp the page read (tools.services.settings_stamp): the entries are
+    then kept in this process while it stays the same. None: read now."""
+    entries = _picker.get(stamp, user.pk, lambda: _read_picker(user))
+    return [{**entry, "starter_prompts": list(entry["starter_prompts"])} for entry in entries]
+
+
+def _read_picker(user) -> list[dict[str, Any]]:
     rows = visible_to(user).order_by("-is_default", "owner_id", "name")
     return [
         {

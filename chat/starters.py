@@ -50,7 +50,9 @@ def empty_chat_starters(
     }
     if not agents:
         return found
-    specs = {agent.slug: AgentSpec.of(agent) for agent in visible_to(user).filter(slug__in=[a["slug"] for a in agents])}
+    # Only the agents without prompts of their own need their tools worked out (an agent's row each).
+    tooled = [entry["slug"] for entry in agents if not entry.get("starter_prompts")]
+    specs = {agent.slug: AgentSpec.of(agent) for agent in visible_to(user).filter(slug__in=tooled)} if tooled else {}
     for entry in agents:
         if entry.get("starter_prompts"):
             found[entry["slug"]] = {"agent": list(entry["starter_prompts"])[:SHOWN]}

@@ -62,9 +62,10 @@ def thread_page(request: HttpRequest, thread_id) -> HttpResponse:
 
 def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     get_token(request)  # sets the CSRF cookie the sidebar's rename and delete requests send back
-    agents = agents_for_picker(request.user)
-    # Read once: the model configurations and the person's tools are then this process's, as of that stamp.
+    # Read once, first: the model configurations, the agents and the person's tools and groups are then this
+    # process's, as of that stamp.
     stamp = settings_stamp()
+    agents = agents_for_picker(request.user, stamp=stamp)
     context = {
         "thread": thread,
         "threads": store.list_threads(user=request.user),

@@ -79,5 +79,8 @@ def connect_settings_stamp() -> None:
         uid = f"tools.settings_stamp.{model._meta.label_lower}"
         post_save.connect(bump, sender=model, weak=False, dispatch_uid=uid + ".save")
         post_delete.connect(bump, sender=model, weak=False, dispatch_uid=uid + ".delete")
-    for through in (ToolSetting.groups.through, HttpTool.groups.through):
+    # A person's groups too: a page keeps them under the stamp (tools/services.py groups_of).
+    from django.contrib.auth import get_user_model
+
+    for through in (ToolSetting.groups.through, HttpTool.groups.through, get_user_model().groups.through):
         m2m_changed.connect(bump, sender=through, weak=False, dispatch_uid=f"tools.settings_stamp.{through.__name__}")

@@ -36,6 +36,7 @@ from tools.models import (
     normalise_host,
 )
 from tools.registry import ToolRegistry, default_registry
+from tools.stamped import StampedAnswers
 from tools.store import DatabaseStore
 
 __all__ = [
@@ -289,8 +290,18 @@ def toolset_for_page(user, *, stamp: str | None = None) -> ToolSet:
     statements, or one, instead of the seven of a build)."""
     if user is None or not user.is_authenticated:
         return toolset_for_user(user=user)
-    groups = frozenset(user.groups.values_list("name", flat=True))
-    return toolset_for_stamp(user=user, groups=groups, stamp=stamp if stamp is not None else settings_stamp())
+    stamp = stamp if stamp is not None else settings_stamp()
+    return toolset_for_stamp(user=user, groups=groups_of(user, stamp=stamp), stamp=stamp)
+
+
+# The groups of each person who opened a page, under the settings' stamp (a change of anyone's groups gives a new
+# one: tools/apps.py).
+_groups = StampedAnswers(size=4096)
+
+
+def groups_of(user, *, stamp: str | None) -> frozenset[str]:
+    """The names of `user`'s groups, kept in this process under `stamp` (None: read now)."""
+    return _groups.get(stamp, user.pk, lambda: frozenset(user.groups.values_list("name", flat=True)))
 
 
 def mcp_tools(*, taken: frozenset[str]):

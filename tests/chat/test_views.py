@@ -138,3 +138,33 @@ def test_a_sidebar_of_many_chats_costs_the_page_no_more_statements_than_one(owne
 
     assert many == one
     assert "chat 29" in html and 'data-agent="maths"' in html and 'data-archived="true"' in html
+
+
+def test_a_page_reads_no_agent_or_group_while_the_settings_stay_the_same(owner):
+    from django.contrib.auth.models import Group
+
+    from agents.models import Agent
+
+    Agent.objects.create(slug="maths", name="Maths", starter_prompts=["What is 2 + 2?"])
+    owner.groups.add(Group.objects.create(name="staff"))
+    client = Client()
+    client.force_login(owner)
+    client.get("/")
+
+    with CaptureQueriesContext(connection) as page:
+        html = client.get("/").content.decode()
+
+    assert "Maths" in html
+    read = [q["sql"] for q in page.captured_queries if 'FROM "agents_agent"' in q["sql"] or '"auth_group"' in q["sql"]]
+    assert not read
+
+
+def test_an_agent_saved_is_in_the_next_pages_picker(owner):
+    from agents.models import Agent
+
+    client = Client()
+    client.force_login(owner)
+    assert "Maths" not in client.get("/").content.decode()
+
+    Agent.objects.create(slug="maths", name="Maths", owner=owner)
+    assert "Maths" in client.get("/").content.decode()
