@@ -133,6 +133,7 @@ async def test_a_page_view_is_finished_on_its_thread_before_its_response_is_sent
 
 
 @pytest.mark.urls("tests.agentweb.handler_urls")
+@pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume")  # Django's, for any file served over ASGI
 async def test_a_download_is_sent_whole_then_its_file_closed():
     from tests.agentweb.handler_urls import FILES
 
