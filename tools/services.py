@@ -285,9 +285,9 @@ def settings_stamp() -> str | None:
 
 
 def toolset_for_page(user, *, stamp: str | None = None) -> ToolSet:
-    """toolset_for_stamp with `user`'s groups read now and the settings' stamp (read now unless given): what a page
-    shows of the tools (the empty chat's starting prompts) without building them again for every page view (two
-    statements, or one, instead of the seven of a build)."""
+    """toolset_for_stamp with the settings' stamp (read now unless given) and `user`'s groups as of it (groups_of):
+    what a page shows of the tools (the empty chat's starting prompts) without building them again for every page
+    view (one statement, or none, instead of the seven of a build)."""
     if user is None or not user.is_authenticated:
         return toolset_for_user(user=user)
     stamp = stamp if stamp is not None else settings_stamp()
