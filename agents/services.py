@@ -73,7 +73,8 @@ class AgentSpec:
 
 # --- reading ----------------------------------------------------------------------------------------
 
-_found: dict[str, Any] = {"stamp": None, "specs": {}}
+# The agents runs read, by id, under the settings' stamp.
+_found = StampedAnswers(size=4096)
 
 
 def agent_spec(agent_id: int | None, *, stamp: str | None = None) -> AgentSpec | None:
@@ -81,13 +82,7 @@ def agent_spec(agent_id: int | None, *, stamp: str | None = None) -> AgentSpec |
     stamp the caller read; the answer is then kept in this process while it stays the same. None: read now."""
     if agent_id is None:
         return None
-    if stamp is None:
-        return _read(agent_id)
-    if _found["stamp"] != stamp:
-        _found["stamp"], _found["specs"] = stamp, {}
-    if agent_id not in _found["specs"]:
-        _found["specs"][agent_id] = _read(agent_id)
-    return _found["specs"][agent_id]
+    return _found.get(stamp, agent_id, lambda: _read(agent_id))
 
 
 def _read(agent_id: int) -> AgentSpec | None:

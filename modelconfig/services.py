@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from providers.config import ModelConfig
+from tools.stamped import StampedAnswers
 
 from .models import ModelConfiguration
 
@@ -53,7 +54,7 @@ def default_row() -> ModelConfiguration | None:
 
 
 # The picker's entries as of one settings stamp (tools.models.SettingsStamp), as config_for keeps its answers.
-_listed: dict[str, Any] = {"stamp": None, "entries": []}
+_listed = StampedAnswers(size=1)
 
 
 def available_models(*, stamp: str | None = None) -> list[dict[str, Any]]:
@@ -61,11 +62,7 @@ def available_models(*, stamp: str | None = None) -> list[dict[str, Any]]:
 
     `stamp`: the settings stamp the caller read (every save or delete of a configuration changes it): the entries
     are then kept in this process while it stays the same, and a page view reads no configuration. None: read now."""
-    if stamp is None:
-        return _available_models()
-    if _listed["stamp"] != stamp:
-        _listed["entries"], _listed["stamp"] = _available_models(), stamp
-    return [dict(entry) for entry in _listed["entries"]]
+    return [dict(entry) for entry in _listed.get(stamp, "entries", _available_models)]
 
 
 def _available_models() -> list[dict[str, Any]]:
@@ -77,7 +74,7 @@ def _available_models() -> list[dict[str, Any]]:
 
 
 # What config_for found, by model id, for the rows as of one settings stamp (tools.models.SettingsStamp).
-_found: dict[str, Any] = {"stamp": None, "configs": {}}
+_found = StampedAnswers(size=256)
 
 
 def config_for(model_id: str | None, *, stamp: str | None = None) -> tuple[ModelConfig, dict[str, Any]]:
@@ -85,14 +82,8 @@ def config_for(model_id: str | None, *, stamp: str | None = None) -> tuple[Model
 
     `stamp`: the settings stamp the caller read (every save or delete of a configuration changes it, see
     tools/apps.py): the answer is then kept in this process while the stamp stays the same. None: read now."""
-    if stamp is None:
-        return _config_for(model_id)
-    if _found["stamp"] != stamp:
-        _found["stamp"], _found["configs"] = stamp, {}
-    found = _found["configs"].get(model_id)
-    if found is None:
-        found = _found["configs"][model_id] = _config_for(model_id)
-    return found[0], dict(found[1])
+    config, info = _found.get(stamp, model_id, lambda: _config_for(model_id))
+    return config, dict(info)
 
 
 def _config_for(model_id: str | None) -> tuple[ModelConfig, dict[str, Any]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -248,9 +247,7 @@ def toolset_for_user(*, user, registry: ToolRegistry | None = None, groups: froz
 
 
 # The tool sets this process built, by the user's groups, for the settings as of one stamp (SettingsStamp).
-_built: dict[str, Any] = {"stamp": None, "sets": {}}
-_built_lock = threading.Lock()
-MAX_BUILT = 256
+_built = StampedAnswers(size=256)
 
 
 def toolset_for_stamp(*, user, groups: frozenset[str], stamp: str | None) -> ToolSet:
@@ -262,17 +259,7 @@ def toolset_for_stamp(*, user, groups: frozenset[str], stamp: str | None) -> Too
     if stamp is None or user is None or not user.is_authenticated:
         return toolset_for_user(user=user, groups=groups)
     stamp = f"{stamp}:{default_manager().generation}"
-    with _built_lock:
-        if _built["stamp"] != stamp:
-            _built["stamp"], _built["sets"] = stamp, {}
-        found = _built["sets"].get(groups)
-    if found is None:
-        found = toolset_for_user(user=user, groups=groups)
-        with _built_lock:
-            if _built["stamp"] == stamp:
-                if len(_built["sets"]) >= MAX_BUILT:
-                    _built["sets"].clear()
-                _built["sets"][groups] = found
+    found = _built.get(stamp, groups, lambda: toolset_for_user(user=user, groups=groups))
     if found.user_id == user.pk:
         return found
     return dataclasses.replace(found, user_id=user.pk, username=user.get_username())
