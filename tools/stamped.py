@@ -2,8 +2,9 @@
 
 Every save or delete of what the settings are made of gives the stamp a new value in the same transaction
 (tools/apps.py, agents/apps.py), so an answer read after the stamp and kept under it is never older than the stamp
-says: a page that read the stamp can take it from here rather than from the database. A new stamp forgets every
-answer; so does reaching `size` of them (a bound, not an eviction policy: they are rebuilt as asked)."""
+says: a run or a page that read the stamp can take it from here rather than from the database (tool sets, agents,
+model configurations, a person's groups and picker). A new stamp forgets every answer; so does reaching `size` of
+them (a bound, not an eviction policy: they are rebuilt as asked)."""
 
 from __future__ import annotations
 
