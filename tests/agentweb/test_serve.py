@@ -422,3 +422,97 @@ def test_frames_keep_their_order_when_the_socket_cannot_take_them_all():
         transport.stopWriting()
         for each in (ours, theirs, listener):
             each.close()
+
+
+def masked_text_frame(text: str) -> bytes:
+    """A client's text frame (under 126 bytes), masked as clients must."""
+    payload, mask = text.encode(), b"\x01\x02\x03\x04"
+    return bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+class Clock:
+    """time.time, moved by the test."""
+
+    def __init__(self, now: float):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def checked_server(monkeypatch):
+    """A listening AppServer pinging after 30 s of silence, its timers recorded (not run), the time the test's."""
+    import time
+
+    clock = Clock(1_000_000.0)
+    monkeypatch.setattr(time, "time", clock)
+    from twisted.internet.task import Clock as Timers
+
+    monkeypatch.setattr(reactor, "callLater", Timers().callLater)
+    server = listening(AppServer(consumer_that_accepts, endpoints=["tcp:0"], ping_interval=30))
+    server.clock = clock
+    return server
+
+
+def check_every_slice(server: AppServer) -> None:
+    for _ in range(AppServer.TIMEOUT_SLICES):
+        server.timeout_checker()
+
+
+def pings(wire: StringTransport) -> int:
+    """The ping frames the server wrote after the handshake's response (each under 126 bytes, not masked)."""
+    data = wire.value()
+    count, at = 0, data.index(b"\r\n\r\n") + 4
+    while at < len(data):
+        count += data[at] == 0x89  # FIN, ping
+        at += 2 + data[at + 1]
+    return count
+
+
+async def test_a_silent_socket_is_pinged_once_its_interval_has_passed_and_not_before(checked_server):
+    socket, wire = open_socket(checked_server, 5000)
+    for _ in range(3):
+        await asyncio.sleep(0)  # the consumer accepts
+    check_every_slice(checked_server)
+
+    checked_server.clock.now += 29
+    check_every_slice(checked_server)
+    assert pings(wire) == 0
+
+    checked_server.clock.now += 2
+    check_every_slice(checked_server)
+    assert pings(wire) == 1
+
+
+async def test_a_frame_from_the_socket_puts_off_its_ping_after_it_was_checked(checked_server):
+    socket, wire = open_socket(checked_server, 5000)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    check_every_slice(checked_server)  # nothing due for 30 s
+
+    checked_server.clock.now += 20
+    socket.dataReceived(masked_text_frame('{"type":"ping"}'))
+    checked_server.clock.now += 11  # 31 s since it opened, 11 since it spoke
+    check_every_slice(checked_server)
+    assert pings(wire) == 0
+
+    checked_server.clock.now += 20  # 31 s since it spoke
+    check_every_slice(checked_server)
+    assert pings(wire) == 1
+
+
+async def test_a_handshake_the_app_never_answers_is_refused_after_the_connect_timeout(checked_server):
+    async def consumer_that_never_accepts(scope, receive, send):
+        await asyncio.Event().wait()
+
+    checked_server.application = consumer_that_never_accepts
+    socket, wire = open_socket(checked_server, 5000)
+    await asyncio.sleep(0)
+    check_every_slice(checked_server)
+    assert socket.state == socket.STATE_CONNECTING
+
+    checked_server.clock.now += checked_server.websocket_connect_timeout + 1
+    check_every_slice(checked_server)
+
+    assert b"403" in wire.value().split(b"\r\n")[0]
