@@ -471,7 +471,7 @@ def pings(wire: StringTransport) -> int:
 
 
 async def test_a_silent_socket_is_pinged_once_its_interval_has_passed_and_not_before(checked_server):
-    socket, wire = open_socket(checked_server, 5000)
+    _, wire = open_socket(checked_server, 5000)
     for _ in range(3):
         await asyncio.sleep(0)  # the consumer accepts
     check_every_slice(checked_server)
