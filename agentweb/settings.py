@@ -196,7 +196,7 @@ if BEHIND_TLS_PROXY:
 # debug off too, and a browser would not send such cookies back to it (no login).
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", BEHIND_TLS_PROXY or SECURE_SSL_REDIRECT)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-# The proxy or Daphne answers /healthz over plain HTTP inside the network.
+# /healthz (agentweb/health.py) answers over plain HTTP: health checks run inside the network.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
 # Every line is printed once, by the root logger's one handler: loggers only set their level and propagate.

@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from agentweb.health import healthz
+
 # The admin says whose it is (Django's default is "Django administration").
 admin.site.site_header = "agentweb administration"
 admin.site.site_title = "agentweb admin"
@@ -9,6 +11,7 @@ admin.site.index_title = "Models, agents, tools and chats"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
     # Changing one's password, in the app's own pages (the admin keeps its own): ahead of Django's auth URLs,
     # which answer the same addresses with the admin's templates.
     path(
