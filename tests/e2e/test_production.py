@@ -530,6 +530,13 @@ def test_page_views_borrow_pooled_connections_rather_than_open_one_each(app):
     assert opened <= 3  # what the pool may add while it grows; 30 without it
 
 
+def test_each_daphne_process_answers_its_health_check_once_postgresql_and_redis_answer(app):
+    for url in (app["first"], app["second"]):
+        response = httpx.get(f"{url}/healthz")
+
+        assert (response.status_code, response.text) == (200, "ok\n")
+
+
 def test_a_worker_stopped_cleanly_mid_answer_keeps_all_the_text_it_streamed(app):
     running = app["cluster"]
     script(app, {"text": " ".join(f"word{i}" for i in range(2000)), "delay_ms": 50})
