@@ -53,6 +53,9 @@ async def test_an_image_is_the_artifact_and_its_summary_the_content(manager, rec
 
 
 async def test_the_servers_timeout_cancels_the_request_on_the_server(manager, record):
+    # Connected under a longer timeout first: the server's timeout bounds connecting too, and a Python server can
+    # take over a second to start on a loaded machine. A change of the timeout alone keeps the connection.
+    await registry_for(manager, stdio_config("srv", record, timeout=30))
     registry = await registry_for(manager, stdio_config("srv", record, timeout=1))
     result = await execute_tool(registry, "srv__slow", {"seconds": 30})
     assert result.status == "error" and "timed out after 1 s" in result.content
