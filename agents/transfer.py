@@ -36,6 +36,8 @@ FIELDS = (
     "default",
 )
 REQUIRED = ("slug", "name")
+#: The largest file `agents import` reads: thousands of agents fit; it is refused, unread, beyond.
+MAX_FILE_BYTES = 2 * 1024 * 1024
 
 
 class TransferError(Exception):
@@ -62,6 +64,37 @@ def _yaml():
     except ImportError:  # pragma: no cover - pinned in requirements.txt
         raise TransferError(["YAML needs PyYAML (pip install PyYAML); JSON works without it."]) from None
     return yaml
+
+
+def read_file(path: str) -> str:
+    """The file's text, refused (TransferError) before it is read when it is larger than MAX_FILE_BYTES."""
+    try:
+        with open(path, "rb") as source:
+            data = source.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise TransferError([f"{path}: {error.strerror}"]) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise TransferError([f"The file is larger than {MAX_FILE_BYTES:,} bytes; split it into several."])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TransferError(["The file is not UTF-8 text."]) from None
+
+
+def _safe_yaml(text: str) -> Any:
+    """YAML without anchors and aliases: an alias repeats a node without its text growing, so a few hundred bytes of
+    nested aliases ("billion laughs") would expand to more than memory holds. No agent file needs them."""
+    yaml = _yaml()
+
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                refused = "anchors and aliases (&name, *name) are not accepted; write the values out"
+                raise yaml.composer.ComposerError(None, None, refused, event.start_mark)
+            return super().compose_node(parent, index)
+
+    return yaml.load(text, Loader=NoAliasLoader)  # a SafeLoader
 
 
 # --- export ----------------------------------------------------------------------------------------
@@ -105,7 +138,7 @@ def dumps(entries: list[dict[str, Any]], *, yaml: bool = False) -> str:
 
 def loads(text: str, *, yaml: bool = False) -> list[Any]:
     try:
-        document = _yaml().safe_load(text) if yaml else json.loads(text)
+        document = _safe_yaml(text) if yaml else json.loads(text)
     except TransferError:
         raise
     except Exception as error:  # json.JSONDecodeError, yaml.YAMLError
