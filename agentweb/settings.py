@@ -272,6 +272,9 @@ AGENTWEB_LLM_SUPPORTS_IMAGES = env_bool("AGENTWEB_LLM_SUPPORTS_IMAGES", False)
 # Tokens (input and output, every model call) a person may spend per day (UTC) before new runs are refused with
 # error budget_exhausted; a run in progress finishes. 0: no budget (docs/usage.md).
 AGENTWEB_DAILY_TOKEN_BUDGET = env_int("AGENTWEB_DAILY_TOKEN_BUDGET", 0)
+# The tokens of a person's budget each of their runs still running holds back until its usage is written: a new run
+# starts only while the budget is above what is spent plus that (docs/usage.md).
+AGENTWEB_BUDGET_RUN_RESERVE = env_int("AGENTWEB_BUDGET_RUN_RESERVE", 4000)
 # People may make their own agents from the chat page (docs/agents.md); admins always can, in the admin.
 AGENTWEB_USER_AGENTS = env_bool("AGENTWEB_USER_AGENTS", False)
 AGENTWEB_SYSTEM_PROMPT = env_str(
