@@ -165,9 +165,10 @@ def import_entries(entries: list[Any]) -> ImportReport:
         problems += found
         if agent is None:
             continue
-        if agent.slug in seen:
-            problems.append(f"{where}: the slug is also that of {seen[agent.slug]}.")
-        seen[agent.slug] = where
+        key = (agent.owner_id, agent.slug)  # a slug is unique among the shared agents and among each person's own
+        if key in seen:
+            problems.append(f"{where}: the slug is also that of {seen[key]}.")
+        seen[key] = where
         if agent.is_default:
             defaults.append(where)
         agents.append(agent)
@@ -190,7 +191,15 @@ def _agent(entry: Any, where: str, users) -> tuple[Agent | None, list[str]]:
     problems += [f"{where}: {key!r} is required." for key in REQUIRED if not entry.get(key)]
     if problems:
         return None, problems
-    agent = Agent.objects.filter(slug=entry["slug"]).first() or Agent(slug=entry["slug"])
+    owner = entry.get("owner")
+    found_owner = None
+    if owner is not None:
+        found_owner = users.objects.filter(**{users.USERNAME_FIELD: owner}).first() if isinstance(owner, str) else None
+        if found_owner is None:
+            return None, [f"{where}: no user is named {owner!r}."]
+    # By slug among the agents of the same owner (or the shared ones): another person's agent of that slug is theirs.
+    agent = Agent.objects.filter(slug=entry["slug"], owner=found_owner).first() or Agent(slug=entry["slug"])
+    agent.owner = found_owner
     texts = ("name", "description", "system_prompt")
     for key in texts:
         value = entry.get(key, "" if key != "name" else None)
@@ -231,12 +240,6 @@ def _agent(entry: Any, where: str, users) -> tuple[Agent | None, list[str]]:
         agent.model = ModelConfiguration.objects.filter(name=model).first() if isinstance(model, str) else None
         if agent.model is None:
             problems.append(f"{where}: no model configuration is named {model!r}.")
-    owner = entry.get("owner")
-    agent.owner = None
-    if owner is not None:
-        agent.owner = users.objects.filter(**{users.USERNAME_FIELD: owner}).first() if isinstance(owner, str) else None
-        if agent.owner is None:
-            problems.append(f"{where}: no user is named {owner!r}.")
     if problems:
         return None, problems
     try:

@@ -173,3 +173,19 @@ def test_a_file_over_the_size_limit_is_refused_unread(tmp_path, monkeypatch):
     with pytest.raises(CommandError, match="larger than"):
         call_command("agents", "import", str(path))
     assert not Agent.objects.exists()
+
+
+def test_an_import_keeps_each_owners_slugs_apart(tmp_path, owner, stranger):
+    Agent.objects.create(slug="notes", name="Stranger's notes", owner=stranger)
+    entries = [
+        {"slug": "notes", "name": "Shared notes"},
+        {"slug": "notes", "name": "Owner's notes", "owner": "owner"},
+    ]
+
+    call_command("agents", "import", write(tmp_path, "notes.json", {"agents": entries}))
+
+    assert set(Agent.objects.filter(slug="notes").values_list("owner__username", "name")) == {
+        (None, "Shared notes"),
+        ("owner", "Owner's notes"),
+        ("stranger", "Stranger's notes"),
+    }
