@@ -149,6 +149,16 @@ def agent_for_new_thread(user, slug: str | None) -> Agent | None:
     return Agent.objects.filter(is_default=True, owner__isnull=True).first()
 
 
+def sees_prompt(user, agent: Agent | None) -> bool:
+    """Whether `user` can read the system prompt a thread of `agent` is given (None: no agent) anywhere in the app: the
+    prompt of their own agent (their /agents/ page shows it), an agent's prompt when the admin lets them view agents,
+    and the global AGENTWEB_SYSTEM_PROMPT (also an agent's without a prompt of its own) only as a superuser: the
+    chat page shows a person no prompt. What they cannot read, nothing they make (a share link) may show."""
+    if agent is not None and agent.system_prompt:
+        return agent.owner_id == user.pk or user.has_perm("agents.view_agent")
+    return user.is_superuser
+
+
 # --- what a run does with it -----------------------------------------------------------------------
 
 
