@@ -107,3 +107,14 @@ def test_the_database_keeps_slugs_unique_among_the_shared_and_among_each_persons
     for duplicate in ({"owner": None}, {"owner": owner}):
         with pytest.raises(IntegrityError), transaction.atomic():
             Agent.objects.create(slug="x", name="Again", **duplicate)
+
+
+def test_the_admins_form_says_which_slug_is_taken(owner):
+    from django.core.exceptions import ValidationError
+
+    Agent.objects.create(slug="x", name="Shared")
+    Agent.objects.create(slug="x", name="Owner's", owner=owner)
+    for duplicate, says in ((None, "A shared agent already has this slug."), (owner, "This person already has")):
+        with pytest.raises(ValidationError) as refused:
+            Agent(slug="x", name="Again", owner=duplicate).full_clean()
+        assert says in str(refused.value)
