@@ -24,7 +24,9 @@ STARTER_PROMPT_CHARS = 200
 
 class Agent(models.Model):
     name = models.CharField(max_length=100)
-    slug = models.SlugField(max_length=60, unique=True, help_text="How frames, files and links name the agent.")
+    # Unique among the shared agents, and among each person's own (Meta.constraints): a person's own slug says
+    # nothing of anyone else's agents.
+    slug = models.SlugField(max_length=60, help_text="How frames, files and links name the agent.")
     description = models.TextField(blank=True, help_text="Shown on the empty chat, under the name.")
     model = models.ForeignKey(
         "modelconfig.ModelConfiguration",
@@ -111,7 +113,19 @@ class Agent(models.Model):
     class Meta:
         ordering = ["name", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["is_default"], condition=Q(is_default=True), name="one_default_agent")
+            models.UniqueConstraint(fields=["is_default"], condition=Q(is_default=True), name="one_default_agent"),
+            models.UniqueConstraint(
+                fields=["slug"],
+                condition=Q(owner__isnull=True),
+                name="shared_agent_slug",
+                violation_error_message="A shared agent already has this slug.",
+            ),
+            models.UniqueConstraint(
+                fields=["owner", "slug"],
+                condition=Q(owner__isnull=False),
+                name="own_agent_slug_per_owner",
+                violation_error_message="This person already has an agent with this slug.",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from providers.config import ModelConfig
@@ -95,6 +95,18 @@ def visible_to(user):
     return Agent.objects.filter(Q(owner__isnull=True) | Q(owner_id=user.pk))
 
 
+def own_first(agents):
+    """`agents` with the person's own before the shared ones: a slug is unique among each person's own agents and
+    among the shared ones, so one of each may share it, and then the person's own is the one their slug names (it
+    is the one they made; the shared one of that slug is not offered to them: agents_for_picker)."""
+    return agents.order_by(F("owner_id").asc(nulls_last=True))
+
+
+def pick_by_slug(user, slug: str) -> Agent | None:
+    """The agent `slug` names for `user`: their own of that slug, else the shared one, else None."""
+    return own_first(visible_to(user).filter(slug=slug)).first()
+
+
 # The picker's entries of each person who opened a page, under the settings' stamp (every save or delete of an agent
 # gives a new one: agents/apps.py).
 _picker = StampedAnswers(size=4096)
@@ -110,6 +122,8 @@ def agents_for_picker(user, *, stamp: str | None = None) -> list[dict[str, Any]]
 
 def _read_picker(user) -> list[dict[str, Any]]:
     rows = visible_to(user).order_by("-is_default", "owner_id", "name")
+    rows = list(rows.values_list("slug", "name", "description", "is_default", "owner_id", "starter_prompts"))
+    own = {row[0] for row in rows if row[4] is not None}
     return [
         {
             "slug": slug,
@@ -119,9 +133,8 @@ def _read_picker(user) -> list[dict[str, Any]]:
             "own": owner_id is not None,
             "starter_prompts": list(starter_prompts or []),
         }
-        for slug, name, description, is_default, owner_id, starter_prompts in rows.values_list(
-            "slug", "name", "description", "is_default", "owner_id", "starter_prompts"
-        )
+        for slug, name, description, is_default, owner_id, starter_prompts in rows
+        if owner_id is not None or slug not in own  # a shared agent whose slug the person's own took: theirs wins
     ]
 
 
@@ -129,11 +142,21 @@ def agent_for_new_thread(user, slug: str | None) -> Agent | None:
     """The agent a new thread takes: the one `slug` names (UnknownAgent when `user` may not pick it), else the
     default agent, else none (today's behaviour)."""
     if slug:
-        found = visible_to(user).filter(slug=slug).first()
+        found = pick_by_slug(user, slug)
         if found is None:
             raise UnknownAgent(slug)
         return found
     return Agent.objects.filter(is_default=True, owner__isnull=True).first()
+
+
+def sees_prompt(user, agent: Agent | None) -> bool:
+    """Whether `user` can read the system prompt a thread of `agent` is given (None: no agent) anywhere in the app: the
+    prompt of their own agent (their /agents/ page shows it), an agent's prompt when the admin lets them view agents,
+    and the global AGENTWEB_SYSTEM_PROMPT (also an agent's without a prompt of its own) only as a superuser: the
+    chat page shows a person no prompt. What they cannot read, nothing they make (a share link) may show."""
+    if agent is not None and agent.system_prompt:
+        return agent.owner_id == user.pk or user.has_perm("agents.view_agent")
+    return user.is_superuser
 
 
 # --- what a run does with it -----------------------------------------------------------------------

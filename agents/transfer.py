@@ -36,6 +36,8 @@ FIELDS = (
     "default",
 )
 REQUIRED = ("slug", "name")
+#: The largest file `agents import` reads: thousands of agents fit; it is refused, unread, beyond.
+MAX_FILE_BYTES = 2 * 1024 * 1024
 
 
 class TransferError(Exception):
@@ -62,6 +64,37 @@ def _yaml():
     except ImportError:  # pragma: no cover - pinned in requirements.txt
         raise TransferError(["YAML needs PyYAML (pip install PyYAML); JSON works without it."]) from None
     return yaml
+
+
+def read_file(path: str) -> str:
+    """The file's text, refused (TransferError) before it is read when it is larger than MAX_FILE_BYTES."""
+    try:
+        with open(path, "rb") as source:
+            data = source.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise TransferError([f"{path}: {error.strerror}"]) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise TransferError([f"The file is larger than {MAX_FILE_BYTES:,} bytes; split it into several."])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TransferError(["The file is not UTF-8 text."]) from None
+
+
+def _safe_yaml(text: str) -> Any:
+    """YAML without anchors and aliases: an alias repeats a node without its text growing, so a few hundred bytes of
+    nested aliases ("billion laughs") would expand to more than memory holds. No agent file needs them."""
+    yaml = _yaml()
+
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                refused = "anchors and aliases (&name, *name) are not accepted; write the values out"
+                raise yaml.composer.ComposerError(None, None, refused, event.start_mark)
+            return super().compose_node(parent, index)
+
+    return yaml.load(text, Loader=NoAliasLoader)  # a SafeLoader
 
 
 # --- export ----------------------------------------------------------------------------------------
@@ -105,7 +138,7 @@ def dumps(entries: list[dict[str, Any]], *, yaml: bool = False) -> str:
 
 def loads(text: str, *, yaml: bool = False) -> list[Any]:
     try:
-        document = _yaml().safe_load(text) if yaml else json.loads(text)
+        document = _safe_yaml(text) if yaml else json.loads(text)
     except TransferError:
         raise
     except Exception as error:  # json.JSONDecodeError, yaml.YAMLError
@@ -132,9 +165,10 @@ def import_entries(entries: list[Any]) -> ImportReport:
         problems += found
         if agent is None:
             continue
-        if agent.slug in seen:
-            problems.append(f"{where}: the slug is also that of {seen[agent.slug]}.")
-        seen[agent.slug] = where
+        key = (agent.owner_id, agent.slug)  # a slug is unique among the shared agents and among each person's own
+        if key in seen:
+            problems.append(f"{where}: the slug is also that of {seen[key]}.")
+        seen[key] = where
         if agent.is_default:
             defaults.append(where)
         agents.append(agent)
@@ -157,7 +191,15 @@ def _agent(entry: Any, where: str, users) -> tuple[Agent | None, list[str]]:
     problems += [f"{where}: {key!r} is required." for key in REQUIRED if not entry.get(key)]
     if problems:
         return None, problems
-    agent = Agent.objects.filter(slug=entry["slug"]).first() or Agent(slug=entry["slug"])
+    owner = entry.get("owner")
+    found_owner = None
+    if owner is not None:
+        found_owner = users.objects.filter(**{users.USERNAME_FIELD: owner}).first() if isinstance(owner, str) else None
+        if found_owner is None:
+            return None, [f"{where}: no user is named {owner!r}."]
+    # By slug among the agents of the same owner (or the shared ones): another person's agent of that slug is theirs.
+    agent = Agent.objects.filter(slug=entry["slug"], owner=found_owner).first() or Agent(slug=entry["slug"])
+    agent.owner = found_owner
     texts = ("name", "description", "system_prompt")
     for key in texts:
         value = entry.get(key, "" if key != "name" else None)
@@ -198,12 +240,6 @@ def _agent(entry: Any, where: str, users) -> tuple[Agent | None, list[str]]:
         agent.model = ModelConfiguration.objects.filter(name=model).first() if isinstance(model, str) else None
         if agent.model is None:
             problems.append(f"{where}: no model configuration is named {model!r}.")
-    owner = entry.get("owner")
-    agent.owner = None
-    if owner is not None:
-        agent.owner = users.objects.filter(**{users.USERNAME_FIELD: owner}).first() if isinstance(owner, str) else None
-        if agent.owner is None:
-            problems.append(f"{where}: no user is named {owner!r}.")
     if problems:
         return None, problems
     try:

@@ -14,6 +14,7 @@ from tools.services import toolset_for_user
 
 from .forms import OwnAgentForm
 from .models import Agent
+from .services import visible_to
 
 app_name = "agents"
 
@@ -27,10 +28,13 @@ def _tools(user) -> list[str]:
     return toolset_for_user(user=user).registry.names()
 
 
-def unique_slug(name: str) -> str:
+def unique_slug(name: str, owner) -> str:
+    """A slug for `owner`'s new agent: free among their own agents and the shared ones (which they see anyway), so it
+    never depends on, and never tells, what other people named theirs."""
     base = (slugify(name) or "agent")[:50]
+    taken = set(visible_to(owner).filter(slug__startswith=base).values_list("slug", flat=True))
     slug, number = base, 1
-    while Agent.objects.filter(slug=slug).exists():
+    while slug in taken:
         number += 1
         slug = f"{base}-{number}"
     return slug
@@ -42,7 +46,7 @@ def mine(request: HttpRequest) -> HttpResponse:
     form = OwnAgentForm(request.POST or None, tools=_tools(request.user))
     if request.method == "POST" and form.is_valid():
         agent = form.save(commit=False)
-        agent.owner, agent.slug = request.user, unique_slug(agent.name)
+        agent.owner, agent.slug = request.user, unique_slug(agent.name, request.user)
         agent.save()
         return redirect("agents:mine")
     agents = Agent.objects.filter(owner=request.user).order_by("name")

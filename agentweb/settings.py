@@ -272,6 +272,9 @@ AGENTWEB_LLM_SUPPORTS_IMAGES = env_bool("AGENTWEB_LLM_SUPPORTS_IMAGES", False)
 # Tokens (input and output, every model call) a person may spend per day (UTC) before new runs are refused with
 # error budget_exhausted; a run in progress finishes. 0: no budget (docs/usage.md).
 AGENTWEB_DAILY_TOKEN_BUDGET = env_int("AGENTWEB_DAILY_TOKEN_BUDGET", 0)
+# The tokens of a person's budget each of their runs still running holds back until its usage is written: a new run
+# starts only while the budget is above what is spent plus that (docs/usage.md).
+AGENTWEB_BUDGET_RUN_RESERVE = env_int("AGENTWEB_BUDGET_RUN_RESERVE", 4000)
 # People may make their own agents from the chat page (docs/agents.md); admins always can, in the admin.
 AGENTWEB_USER_AGENTS = env_bool("AGENTWEB_USER_AGENTS", False)
 AGENTWEB_SYSTEM_PROMPT = env_str(
@@ -307,9 +310,12 @@ AGENTWEB_MAX_FRAME_BYTES = env_int("AGENTWEB_MAX_FRAME_BYTES", 256 * 1024)
 # one tool runs in at most AGENTWEB_TOOL_THREADS_PER_TOOL of them, so a tool that hangs starves no other.
 AGENTWEB_TOOL_THREADS = env_int("AGENTWEB_TOOL_THREADS", 16)
 AGENTWEB_TOOL_THREADS_PER_TOOL = env_int("AGENTWEB_TOOL_THREADS_PER_TOOL", 4)
-# message.send per user (across processes when they share Redis): a burst of this many, then this many per minute.
+# The frames that make a model request, per user (across processes when they share Redis): a burst of this many,
+# then this many per minute (chat/ratelimit.py).
 AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)
 AGENTWEB_SEND_RATE_PER_MINUTE = env_int("AGENTWEB_SEND_RATE_PER_MINUTE", 30)
+# Chat sockets one person may hold open in one process (chat/socket_cap.py); one more is closed with 4429. 0: no cap.
+AGENTWEB_MAX_SOCKETS_PER_USER = env_int("AGENTWEB_MAX_SOCKETS_PER_USER", 30)
 
 # MCP servers as tool sources (docs/mcp.md): a JSON file in the mcpServers format, read at start; and the share of
 # the smallest model context window the MCP tools' definitions may take before the admin warns.

@@ -17,8 +17,11 @@ from typing import Any
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+
+from agentweb.locks import lock_person
 
 from .models import Attachment
 
@@ -154,23 +157,33 @@ def store_upload(*, owner, name: str, data: bytes) -> Attachment:
         raise Refused(f"{name} is empty.")
     kind, content_type, text = sniff(name, data)
     remove_unsent(owner=owner)
-    used = Attachment.objects.filter(owner=owner).aggregate(total=Sum("size"))["total"] or 0
     quota = settings.AGENTWEB_ATTACHMENT_QUOTA_BYTES
-    if used + len(data) > quota:
-        raise Refused(
-            f"{name} would take your attachments past your quota of {human_size(quota)} "
-            f"({human_size(used)} used); delete chats with attachments you no longer need."
-        )
+    refuse_over_quota(owner, name, len(data), quota)  # before the file is written, when it is plainly over
     ext = os.path.splitext(name)[1][:20].lower() if kind != Attachment.Kind.IMAGE else "." + content_type.split("/")[1]
     ext = re.sub(r"[^a-z0-9.]", "", ext)
     path = default_storage.save(f"attachments/{owner.pk}/{uuid.uuid4().hex}{ext}", ContentFile(data))
     try:
-        return Attachment.objects.create(
-            owner=owner, name=name, content_type=content_type, kind=kind, size=len(data), path=path, text=text
-        )
+        # The check and the row that takes the space, one person at a time: twenty uploads at once no longer each
+        # see the same room left (agentweb/locks.py).
+        with transaction.atomic():
+            lock_person(owner.pk)
+            refuse_over_quota(owner, name, len(data), quota)
+            return Attachment.objects.create(
+                owner=owner, name=name, content_type=content_type, kind=kind, size=len(data), path=path, text=text
+            )
     except Exception:
         default_storage.delete(path)
         raise
+
+
+def refuse_over_quota(owner, name: str, size: int, quota: int) -> None:
+    """Refused when `size` more bytes would take the person's attachments (sent and unsent) past `quota`."""
+    used = Attachment.objects.filter(owner=owner).aggregate(total=Sum("size"))["total"] or 0
+    if used + size > quota:
+        raise Refused(
+            f"{name} would take your attachments past your quota of {human_size(quota)} "
+            f"({human_size(used)} used); delete chats with attachments you no longer need."
+        )
 
 
 def summary(row: Attachment) -> dict[str, Any]:

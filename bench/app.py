@@ -43,6 +43,8 @@ def app_env(db_path: Path, model_url: str, debug: bool = False) -> dict[str, str
         # One user sends many turns in a row here; a rate limit on message.send would measure the limiter.
         AGENTWEB_SEND_BURST="1000000",
         AGENTWEB_SEND_RATE_PER_MINUTE="1000000",
+        # Many sockets of one user (idle-sockets opens 100 each): the cap per person would measure the cap.
+        AGENTWEB_MAX_SOCKETS_PER_USER="0",
     )
 
 

@@ -21,6 +21,7 @@ from .frames import ClientError, frame_ref, parse_frame
 from .live import events
 from .ratelimit import send_limiter
 from .signed_in import read_signed_in_thread
+from .socket_cap import SOCKETS, TOO_MANY_SOCKETS
 from .text import unstorable_message, unstorable_text
 from .usage import BudgetExhausted
 
@@ -48,9 +49,26 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=UNAUTHENTICATED)
             return
+        if not SOCKETS.open(user.pk, settings.AGENTWEB_MAX_SOCKETS_PER_USER):
+            await self.close(code=TOO_MANY_SOCKETS)
+            return
+        self.counted_for = user.pk
         await self.join(user_group_name(user.pk))
 
+    async def __call__(self, scope, receive, send):
+        try:
+            await super().__call__(scope, receive, send)
+        finally:  # however the consumer ends (a disconnect, a cancelled task), its socket is no longer counted
+            self.uncount()
+
+    def uncount(self) -> None:
+        counted_for = getattr(self, "counted_for", None)
+        if counted_for is not None:
+            self.counted_for = None
+            SOCKETS.close(counted_for)
+
     async def disconnect(self, code):
+        self.uncount()
         for group in getattr(self, "groups_joined", ()):
             await self.channel_layer.group_discard(group, self.channel_name)
 
@@ -164,8 +182,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         # The session is checked in the trip to the database thread that opens the turn (runs.begin_turn); a frame
         # refused before it checks it first, as every other frame does.
         try:
-            if not await SEND_LIMIT.aallow(self.scope["user"].pk):
-                raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
+            await self.take_send_token()
             content, client_msg_id = message_fields(frame)
         except ClientError:
             if not await self.still_signed_in():
@@ -242,8 +259,12 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             raise ClientError("no_active_run", "This thread has no running answer to stop.")
 
     async def decide(self, frame):
+        # The decision that completes a paused step resumes the run (a model request): it takes a send token, given
+        # back when the decision resumed nothing (another call still waits, or it was refused).
+        await self.take_send_token()
+        resumed = False
         try:
-            await runs.decide(
+            resumed = await runs.decide(
                 user=self.scope["user"],
                 tool_call_id=frame["tool_call"],
                 decision=frame["decision"],
@@ -263,6 +284,9 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             raise ClientError("not_allowed", str(refused)) from None
         except runs.InvalidArguments as error:
             raise ClientError("invalid_args", f"The edited arguments do not fit the tool: {error}") from None
+        finally:
+            if not resumed:
+                await SEND_LIMIT.agive_back(self.scope["user"].pk)
 
     async def answer_input(self, frame):
         """tool_call.input: a person's answer to a running tool's request for input (chat/runs/interaction.py)."""
@@ -292,6 +316,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         await self.follow_up(frame, "continue", steps=frame.get("steps"))
 
     async def follow_up(self, frame, kind: str, steps: int | None = None):
+        await self.take_send_token()  # Stop then Retry, over and over, is as many model requests
         try:
             turn = await runs.begin_followup(user=self.scope["user"], thread_id=frame["thread"], kind=kind, steps=steps)
         except NotFound:
@@ -339,9 +364,12 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
 
     async def change_branch(self, frame, change, *, starts_run: bool = True):
         """Regenerate, edit and switch: await `change` (a coroutine of chat/rewind.py), then launch its run."""
-        if starts_run and not await SEND_LIMIT.aallow(self.scope["user"].pk):
-            change.close()
-            raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
+        if starts_run:
+            try:
+                await self.take_send_token()
+            except ClientError:
+                change.close()
+                raise
         try:
             turn = await change
         except NotFound:
@@ -381,6 +409,11 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
     # Frames whose handler checks the session itself (message.send: in the trip that opens the turn;
     # thread.subscribe: in the trip that reads the thread), or need no check (a ping only keeps the socket open).
     checks_own_session = frozenset({"ping", "message.send", "thread.subscribe"})
+
+    async def take_send_token(self) -> None:
+        """Every frame that makes a model request takes a token of the person's send limit (chat/ratelimit.py)."""
+        if not await SEND_LIMIT.aallow(self.scope["user"].pk):
+            raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
 
     def session_key(self) -> str | None:
         return getattr(self.scope.get("session"), "session_key", None)

@@ -32,6 +32,15 @@ class RateLimiter:
     async def aallow(self, key: object) -> bool:
         return self.allow(key)
 
+    def give_back(self, key: object) -> None:
+        """A token taken for a frame that then made no model request (a decision that resumed nothing)."""
+        if key in self._buckets:
+            tokens, last = self._buckets[key]
+            self._buckets[key] = (min(float(self.burst), tokens + 1), last)
+
+    async def agive_back(self, key: object) -> None:
+        self.give_back(key)
+
 
 # KEYS[1]: the bucket; ARGV: burst, tokens per second, now (s), seconds an idle bucket is kept.
 TAKE_TOKEN = """
@@ -44,6 +53,13 @@ if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return allowed
+"""
+
+# KEYS[1]: the bucket; ARGV: burst. A token back, never past the burst.
+GIVE_BACK = """
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens'))
+if tokens then redis.call('HSET', KEYS[1], 'tokens', tostring(math.min(tonumber(ARGV[1]), tokens + 1))) end
+return 0
 """
 
 
@@ -62,16 +78,19 @@ class SharedRateLimiter:
         self.fallback = RateLimiter(self.per_minute, self.burst)
         self._client = None
 
+    def _redis(self):
+        if self._client is None:
+            from redis.asyncio import Redis
+
+            self._client = Redis.from_url(self.redis_url)
+        return self._client
+
     async def aallow(self, key: object) -> bool:
         try:
-            if self._client is None:
-                from redis.asyncio import Redis
-
-                self._client = Redis.from_url(self.redis_url)
-            allowed = await self._client.eval(
+            allowed = await self._redis().eval(
                 TAKE_TOKEN,
                 1,
-                f"{self.prefix}:send-rate:{key}",
+                self._key(key),
                 self.burst,
                 self.per_minute / 60,
                 time.time(),
@@ -83,9 +102,21 @@ class SharedRateLimiter:
             self._client = None
             return self.fallback.allow(key)
 
+    async def agive_back(self, key: object) -> None:
+        try:
+            await self._redis().eval(GIVE_BACK, 1, self._key(key), self.burst)
+        except Exception:  # the token stays spent: the limit errs on the safe side
+            self._client = None
+            self.fallback.give_back(key)
+
+    def _key(self, key: object) -> str:
+        return f"{self.prefix}:send-rate:{key}"
+
 
 def send_limiter(settings) -> RateLimiter | SharedRateLimiter:
-    """message.send's limit: per user, across every process when they share Redis."""
+    """The limit of the frames that make a model request (message.send, run.retry, run.continue, run.regenerate,
+    message.edit, message.edit_last, and a tool_call.decide that resumes its run): one bucket per user, across every
+    process when they share Redis."""
     per_minute, burst = settings.AGENTWEB_SEND_RATE_PER_MINUTE, settings.AGENTWEB_SEND_BURST
     if settings.REDIS_URL:
         prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"].get("prefix", "agentweb")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.services import AgentSpec, restrict_toolset, visible_to
+from agents.services import AgentSpec, own_first, restrict_toolset, visible_to
 from tools.services import toolset_for_page
 
 SHOWN = 4
@@ -52,7 +52,9 @@ def empty_chat_starters(
         return found
     # Only the agents without prompts of their own need their tools worked out (an agent's row each).
     tooled = [entry["slug"] for entry in agents if not entry.get("starter_prompts")]
-    specs = {agent.slug: AgentSpec.of(agent) for agent in visible_to(user).filter(slug__in=tooled)} if tooled else {}
+    specs: dict[str, AgentSpec] = {}
+    for agent in own_first(visible_to(user).filter(slug__in=tooled)) if tooled else ():
+        specs.setdefault(agent.slug, AgentSpec.of(agent))  # the person's own first: theirs is what a slug names
     for entry in agents:
         if entry.get("starter_prompts"):
             found[entry["slug"]] = {"agent": list(entry["starter_prompts"])[:SHOWN]}

@@ -18,7 +18,9 @@ from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
 
-from .models import TokenBudget, Usage
+from agentweb.locks import lock_person
+
+from .models import Run, TokenBudget, Usage
 
 MILLION = Decimal(1_000_000)
 CENT_FRACTIONS = Decimal("0.000001")
@@ -95,14 +97,23 @@ class Meter:
 
 
 class BudgetExhausted(Exception):
-    """The person spent their daily token budget: no new run starts until tomorrow (UTC)."""
+    """The person spent their daily token budget: no new run starts until tomorrow (UTC). `running`: the answers
+    still running whose share of the budget held back the rest (the budget is not spent yet)."""
 
-    def __init__(self, budget: int, spent: int):
-        super().__init__(
-            f"You have used your daily token budget ({spent:,} of {budget:,} tokens today). New answers can start"
-            " again tomorrow (00:00 UTC); an administrator can raise your budget."
-        )
-        self.budget, self.spent = budget, spent
+    def __init__(self, budget: int, spent: int, running: int = 0):
+        if running:
+            message = (
+                f"Your daily token budget is nearly used ({spent:,} of {budget:,} tokens today, and {running} "
+                f"{'answer' if running == 1 else 'answers'} still running may use the rest). Wait for "
+                f"{'it' if running == 1 else 'them'} to finish, then try again; an administrator can raise your budget."
+            )
+        else:
+            message = (
+                f"You have used your daily token budget ({spent:,} of {budget:,} tokens today). New answers can start"
+                " again tomorrow (00:00 UTC); an administrator can raise your budget."
+            )
+        super().__init__(message)
+        self.budget, self.spent, self.running = budget, spent, running
 
 
 def start_of_day(now: datetime.datetime | None = None) -> datetime.datetime:
@@ -143,11 +154,19 @@ def spent_today(user_id: int) -> int:
 
 
 def check_budget(user_id: int, stamp: str | None = None) -> None:
-    """Before a new run: BudgetExhausted when the person's daily budget is spent. `stamp`: the settings stamp the
-    caller read (the overrides are then kept per stamp); with no budget for the person, no further statement."""
+    """Before a new run, in the transaction that opens it: BudgetExhausted when the person's daily budget is spent,
+    or held back by the runs still running (each holds AGENTWEB_BUDGET_RUN_RESERVE tokens of it until its usage is
+    written). The person is locked until that transaction ends (agentweb/locks.py), so of two runs opened at once
+    the second sees the first: once the budget is taken, the sends that arrive together are refused. `stamp`: the
+    settings stamp the caller read (the overrides are then kept per stamp); with no budget for the person, no
+    further statement."""
     budget = budget_for(user_id, stamp)
     if budget is None:
         return
+    lock_person(user_id)
     spent = spent_today(user_id)
     if spent >= budget:
         raise BudgetExhausted(budget, spent)
+    running = Run.objects.filter(thread__owner_id=user_id, status__in=Run.ACTIVE_STATUSES).count()
+    if running and spent + running * settings.AGENTWEB_BUDGET_RUN_RESERVE >= budget:
+        raise BudgetExhausted(budget, spent, running=running)

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agents.services import system_prompt
+from agents.services import sees_prompt, system_prompt
 from chat.models import Thread
 from chat.store import build_snapshot, thread_agent
 
@@ -59,6 +59,12 @@ def share_snapshot(
     }
 
 
+def author_sees_prompt(thread: Thread) -> bool:
+    """Whether the thread's owner, who shares it, can read its system prompt (agents.services.sees_prompt): a share
+    shows no more than its author could see, whatever the form said."""
+    return sees_prompt(thread.owner, thread.agent)
+
+
 def _tool_call(call: dict[str, Any], *, hide_details: bool) -> dict[str, Any]:
     shown = {"name": call["name"], "status": call["status"]}
     if not hide_details:
@@ -74,8 +80,10 @@ def create_link(
     hide_system_prompt: bool = True,
     share_attachments: bool = False,
 ) -> CreatedLink:
-    """A new link to a snapshot of `thread` as it is now. `thread` is one the caller checked is the user's."""
+    """A new link to a snapshot of `thread` as it is now. `thread` is one the caller checked is the user's. The system
+    prompt is hidden, whatever was asked, when its author could not read it (author_sees_prompt)."""
     name = display_name.strip() or default_display_name(thread.owner)
+    hide_system_prompt = hide_system_prompt or not author_sees_prompt(thread)
     snapshot = share_snapshot(
         thread,
         hide_tool_details=hide_tool_details,
@@ -102,7 +110,9 @@ def create_link(
 
 
 def update_snapshot(link: ShareLink) -> ShareLink:
-    """Re-take the snapshot with the link's options; the token, and so the URL, stay the same."""
+    """Re-take the snapshot with the link's options; the token, and so the URL, stay the same. A prompt its author can
+    no longer read is hidden from now on."""
+    link.hide_system_prompt = link.hide_system_prompt or not author_sees_prompt(link.thread)
     link.snapshot = share_snapshot(
         link.thread,
         hide_tool_details=link.hide_tool_details,
@@ -110,8 +120,17 @@ def update_snapshot(link: ShareLink) -> ShareLink:
         share_attachments=link.share_attachments,
     )
     link.updated_at = timezone.now()
-    link.save(update_fields=["snapshot", "updated_at"])
+    link.save(update_fields=["snapshot", "updated_at", "hide_system_prompt"])
     return link
+
+
+def shown_system_prompt(link: ShareLink) -> str | None:
+    """The system prompt the shared page shows: the snapshot's, only while the link shows it and its author can read
+    it now (a link made before this check, or an author who has since lost the right, shows none)."""
+    prompt = link.snapshot.get("system_prompt")
+    if not prompt or link.hide_system_prompt or not author_sees_prompt(link.thread):
+        return None
+    return prompt
 
 
 def list_links(*, user) -> list[ShareLink]:

@@ -93,7 +93,8 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
         link = get_link_for_token(token)
     except NotFound:
         raise Http404("No such shared conversation.") from None
-    response = render(request, "sharing/shared.html", {"link": link, "snapshot": link.snapshot})
+    shown = {"link": link, "snapshot": link.snapshot, "system_prompt": services.shown_system_prompt(link)}
+    response = render(request, "sharing/shared.html", shown)
     response["X-Robots-Tag"] = "noindex, nofollow"
     response["Content-Security-Policy"] = SHARED_PAGE_CSP
     response["Referrer-Policy"] = "no-referrer"  # the token is in the address

@@ -13,7 +13,7 @@ from django.http import Http404, HttpRequest, JsonResponse
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from agents.services import AgentSpec, restrict_toolset, visible_to
+from agents.services import AgentSpec, pick_by_slug, restrict_toolset
 from tools.services import ToolSet, toolset_for_user
 
 
@@ -33,7 +33,7 @@ def available(request: HttpRequest) -> JsonResponse:
     toolset = toolset_for_user(user=request.user)
     slug = request.GET.get("agent", "")
     if slug:
-        agent = visible_to(request.user).filter(slug=slug[:100]).first()
+        agent = pick_by_slug(request.user, slug[:100])
         if agent is None:
             raise Http404("No such agent.")
         toolset = restrict_toolset(toolset, AgentSpec.of(agent))

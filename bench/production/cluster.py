@@ -100,6 +100,8 @@ class ProductionApp:
             AGENTWEB_LOG_LEVEL="WARNING",
             AGENTWEB_SEND_BURST="1000000",
             AGENTWEB_SEND_RATE_PER_MINUTE="1000000",
+            # Many sockets of one user (idle-sockets opens 100 each): the cap per person would measure the cap.
+            AGENTWEB_MAX_SOCKETS_PER_USER="0",
             AGENTWEB_TOOL_MODULES="bench.production.tools",
             AGENTWEB_DB_POOL_SIZE=str(POOL_SIZE),
             BENCH_TOOL_LOG=str(self.tool_log),

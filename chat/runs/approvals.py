@@ -31,8 +31,9 @@ class InvalidArguments(Exception):
         self.problems = problems
 
 
-async def decide(*, user, tool_call_id: str, decision: str, args=None, message: str = "", for_thread=False):
-    """Apply a person's decision; when it was the last one the paused step needed, resume the run."""
+async def decide(*, user, tool_call_id: str, decision: str, args=None, message: str = "", for_thread=False) -> bool:
+    """Apply a person's decision; when it was the last one the paused step needed, resume the run. True when this
+    decision resumed it (a model request follows)."""
     call = await db(store.get_tool_call_for_user)(user, tool_call_id)
     agent = await db(agent_spec)(call.message.thread.agent_id)
     if agent is not None and not agent.allows(call.name):
@@ -57,7 +58,8 @@ async def decide(*, user, tool_call_id: str, decision: str, args=None, message: 
         told.append(events.tool_call_completed(str(call.pk), decided.status, decided.result))
     await live.publish(decided.thread_id, told)
     if decided.all_decided:
-        await resume_run(decided.thread_id, decided.run_id)
+        return await resume_run(decided.thread_id, decided.run_id)
+    return False
 
 
 async def resume_run(thread_id: uuid.UUID, run_id: int) -> bool:

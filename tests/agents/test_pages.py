@@ -60,3 +60,61 @@ def test_exports_and_share_pages_name_the_agent(owner):
     shared = share_snapshot(thread, hide_tool_details=False, hide_system_prompt=False)
     assert shared["agent"] == {"slug": "maths", "name": "Maths tutor"}
     assert shared["system_prompt"] == "You are Maths tutor."
+
+
+def make_own(client, name: str) -> Agent:
+    assert client.post("/agents/", {"name": name, "description": "", "system_prompt": ""}).status_code == 302
+    return Agent.objects.filter(name=name).order_by("-id").first()
+
+
+def test_a_persons_own_slug_does_not_tell_that_someone_else_has_an_agent_of_that_name(owner, stranger, settings):
+    settings.AGENTWEB_USER_AGENTS = True
+    theirs = make_own(logged_in(stranger), "Tax helper")
+
+    mine = make_own(logged_in(owner), "Tax helper")
+
+    assert (theirs.slug, mine.slug) == ("tax-helper", "tax-helper")  # not tax-helper-2
+    assert logged_in(owner).get("/agents/tax-helper/edit").context["editing"] == mine
+    assert make_own(logged_in(owner), "Tax helper").slug == "tax-helper-2"  # their own second one
+
+
+def test_a_persons_new_agent_takes_no_slug_of_a_shared_one(owner, settings):
+    settings.AGENTWEB_USER_AGENTS = True
+    Agent.objects.create(slug="writer", name="Writer")
+
+    assert make_own(logged_in(owner), "Writer").slug == "writer-2"
+
+
+def test_when_a_shared_agent_gets_a_persons_slug_their_own_is_the_one_they_see_and_pick(owner, stranger):
+    from agents.services import agent_for_new_thread, agents_for_picker
+
+    mine = Agent.objects.create(slug="writer", name="My writer", owner=owner, all_tools=False, tools=["calculator"])
+    shared = Agent.objects.create(slug="writer", name="Shared writer")  # an admin's, made later, with every tool
+
+    assert [(e["slug"], e["name"]) for e in agents_for_picker(owner)] == [("writer", "My writer")]
+    assert agent_for_new_thread(owner, "writer") == mine
+    assert agent_for_new_thread(stranger, "writer") == shared
+    tools = logged_in(owner).get("/tools/available?agent=writer").json()["tools"]
+    assert [tool["name"] for tool in tools] == ["calculator"]
+
+
+def test_the_database_keeps_slugs_unique_among_the_shared_and_among_each_persons_own(owner, stranger):
+    from django.db import IntegrityError, transaction
+
+    Agent.objects.create(slug="x", name="Shared")
+    Agent.objects.create(slug="x", name="Owner's", owner=owner)
+    Agent.objects.create(slug="x", name="Stranger's", owner=stranger)
+    for duplicate in ({"owner": None}, {"owner": owner}):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Agent.objects.create(slug="x", name="Again", **duplicate)
+
+
+def test_the_admins_form_says_which_slug_is_taken(owner):
+    from django.core.exceptions import ValidationError
+
+    Agent.objects.create(slug="x", name="Shared")
+    Agent.objects.create(slug="x", name="Owner's", owner=owner)
+    for duplicate, says in ((None, "A shared agent already has this slug."), (owner, "This person already has")):
+        with pytest.raises(ValidationError) as refused:
+            Agent(slug="x", name="Again", owner=duplicate).full_clean()
+        assert says in str(refused.value)

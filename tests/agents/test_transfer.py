@@ -129,3 +129,63 @@ def test_the_admins_form_takes_starting_prompts_one_per_line(admin_client):
     too_many = AgentAdminForm(data={**data, "slug": "t2", "starter_prompts": "a\nb\nc\nd\ne"})
     assert not too_many.is_valid()
     assert too_many.errors["starter_prompts"] == ["At most 4 prompts (5 given)."]
+
+
+BILLION_LAUGHS = """agents:
+  - slug: laughs
+    name: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]
+    description: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+    system_prompt: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+    tools: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+    approvals: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+    starter_prompts: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
+    top_p: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]
+    temperature: [*g, *g, *g, *g, *g, *g, *g, *g, *g]
+"""
+
+
+def test_a_yaml_file_with_aliases_is_refused_before_they_are_expanded(tmp_path):
+    """Expanded, this 600-byte file is 9**8 (43 million) strings: an import that follows its aliases runs out of
+    memory; refused, it costs nothing and changes nothing."""
+    path = tmp_path / "laughs.yaml"
+    path.write_text(BILLION_LAUGHS)
+    with pytest.raises(CommandError) as refused:
+        call_command("agents", "import", str(path))
+    assert "anchors and aliases (&name, *name) are not accepted" in str(refused.value)
+    assert "nothing changed" in str(refused.value)
+    assert not Agent.objects.exists()
+
+
+def test_a_yaml_file_with_one_anchor_is_refused_even_unused(tmp_path):
+    path = tmp_path / "anchor.yaml"
+    path.write_text("agents:\n  - &first {slug: one, name: One}\n")
+    with pytest.raises(CommandError, match="anchors and aliases"):
+        call_command("agents", "import", str(path))
+    assert not Agent.objects.exists()
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path, monkeypatch):
+    from agents import transfer
+
+    monkeypatch.setattr(transfer, "MAX_FILE_BYTES", 1000)
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"agents": [{"slug": f"a{i}", "name": "A"} for i in range(100)]}))
+    with pytest.raises(CommandError, match="larger than"):
+        call_command("agents", "import", str(path))
+    assert not Agent.objects.exists()
+
+
+def test_an_import_keeps_each_owners_slugs_apart(tmp_path, owner, stranger):
+    Agent.objects.create(slug="notes", name="Stranger's notes", owner=stranger)
+    entries = [
+        {"slug": "notes", "name": "Shared notes"},
+        {"slug": "notes", "name": "Owner's notes", "owner": "owner"},
+    ]
+
+    call_command("agents", "import", write(tmp_path, "notes.json", {"agents": entries}))
+
+    assert set(Agent.objects.filter(slug="notes").values_list("owner__username", "name")) == {
+        (None, "Shared notes"),
+        ("owner", "Owner's notes"),
+        ("stranger", "Stranger's notes"),
+    }

@@ -43,3 +43,14 @@ def test_one_process_keeps_its_buckets_in_memory(settings):
     settings.REDIS_URL = ""
 
     assert isinstance(send_limiter(settings), RateLimiter)
+
+
+async def test_a_token_given_back_can_be_taken_again_in_any_process_never_past_the_burst():
+    require_servers()
+    first, second = two_processes(burst=1)
+
+    taken = [await first.aallow(7), await second.aallow(7)]
+    await first.agive_back(7)
+    await first.agive_back(7)  # a second give-back does not raise the bucket past its burst
+
+    assert [*taken, await second.aallow(7), await first.aallow(7)] == [True, False, True, False]

@@ -166,6 +166,24 @@ async def test_the_daily_budget_stops_new_runs_and_lets_the_run_in_progress_fini
     assert len(model_server.requests) == 2
 
 
+async def test_a_run_still_running_holds_back_its_share_and_a_second_chat_is_told_to_wait(
+    connect, owner, settings, calculator_needs_approval
+):
+    settings.AGENTWEB_DAILY_TOKEN_BUDGET, settings.AGENTWEB_BUDGET_RUN_RESERVE = 2000, 1500
+    client = await connect(owner)
+    await client.ask("what is 23*19?")
+    await client.until("run.waiting")  # the run waits for a decision: it will spend more once resumed
+    spent = sum([row.input_tokens + row.output_tokens async for row in Usage.objects.all()])
+    assert 500 < spent < 2000  # its first model call (the demo model's estimate) leaves less than the share
+
+    await client.ask("a second chat", ref="r1")
+
+    error = (await client.until("error"))[-1]
+    assert error["code"] == "budget_exhausted"
+    assert f"{spent:,} of 2,000 tokens today, and 1 answer still running" in error["message"]
+    assert await Thread.objects.acount() == 1
+
+
 async def test_without_a_budget_nothing_is_refused(connect, owner, model_server, settings):
     settings.AGENTWEB_DAILY_TOKEN_BUDGET = 0
     model_server.enqueue(reply("one", usage=counts(10**6, 10**5)), reply("two"))

@@ -37,7 +37,11 @@ def test_it_answers_the_form_without_javascript_with_a_page_showing_the_link(as_
     assert "no-cache" in response["Cache-Control"]
 
 
-def test_it_stores_the_options_the_owner_chose(as_owner, thread):
+def test_it_stores_the_options_the_owner_chose(as_owner, owner, thread):
+    from agents.models import Agent
+
+    thread.agent = Agent.objects.create(slug="mine", name="Mine", owner=owner, system_prompt="Be brief.")
+    thread.save()
     as_owner.post(create_url(thread), {"display_name": "Grace", "hide_tool_details": "on"})
     link = ShareLink.objects.get()
     assert (link.display_name, link.hide_tool_details, link.hide_system_prompt) == ("Grace", True, False)

@@ -192,10 +192,67 @@ def test_it_hides_the_system_prompt_by_default(anonymous, settings, share):
     assert "secret assistant" not in anonymous.get(shared_url(token)).content.decode()
 
 
-def test_it_shows_the_system_prompt_when_the_owner_chose_to(anonymous, settings, share):
-    settings.AGENTWEB_SYSTEM_PROMPT = "You are a careful assistant."
+def own_agent_thread(thread, owner, prompt="You are a careful assistant."):
+    from agents.models import Agent
+
+    thread.agent = Agent.objects.create(slug="careful", name="Careful", owner=owner, system_prompt=prompt)
+    thread.save()
+    return thread
+
+
+def test_it_shows_the_system_prompt_of_the_owners_own_agent_when_they_chose_to(anonymous, owner, thread, share):
+    own_agent_thread(thread, owner)
     _, token = share(hide_system_prompt=False)
     assert "You are a careful assistant." in anonymous.get(shared_url(token)).content.decode()
+
+
+def test_a_share_posted_without_hiding_never_shows_an_admin_agents_prompt(as_owner, anonymous, thread):
+    """The chat page never shows a person a shared agent's prompt, so neither may their share (issue 36)."""
+    from agents.models import Agent
+
+    thread.agent = Agent.objects.create(slug="ops", name="Ops", system_prompt="Internal escalation codes: 4242.")
+    thread.save()
+
+    response = as_owner.post(reverse("sharing:create", args=[thread.pk]), HTTP_ACCEPT="application/json")
+
+    token = response.json()["url"].rstrip("/").rsplit("/", 1)[1]
+    assert "4242" not in anonymous.get(shared_url(token)).content.decode()
+    link = ShareLink.objects.get()
+    assert link.hide_system_prompt and "4242" not in str(link.snapshot)
+
+
+def test_the_global_prompt_is_not_shown_by_a_persons_share_but_is_by_a_superusers(anonymous, settings, share, thread):
+    settings.AGENTWEB_SYSTEM_PROMPT = "You are the operator's secret assistant."
+    _, token = share(hide_system_prompt=False)
+    assert "secret assistant" not in anonymous.get(shared_url(token)).content.decode()
+
+    thread.owner.is_superuser = True
+    thread.owner.save()
+    _, token = share(hide_system_prompt=False)
+    assert "secret assistant" in anonymous.get(shared_url(token)).content.decode()
+
+
+def test_a_link_whose_snapshot_holds_a_prompt_its_author_cannot_read_does_not_show_it(anonymous, thread):
+    """Enforced where the page renders: a link made before the check (or by hand) shows no such prompt."""
+    from agents.models import Agent
+    from sharing.models import hash_token
+
+    thread.agent = Agent.objects.create(slug="ops", name="Ops", system_prompt="Internal escalation codes: 4242.")
+    thread.save()
+    snapshot = {
+        "version": 1,
+        "title": "t",
+        "agent": None,
+        "system_prompt": "Internal escalation codes: 4242.",
+        "messages": [],
+    }
+    ShareLink.objects.create(
+        thread=thread, token_hash=hash_token("old-token"), snapshot=snapshot, hide_system_prompt=False, display_name="A"
+    )
+
+    page = anonymous.get(shared_url("old-token"))
+
+    assert page.status_code == 200 and "4242" not in page.content.decode()
 
 
 def test_it_404s_once_the_owners_account_is_deactivated(anonymous, owner, share):

@@ -7,7 +7,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.transfer import TransferError, dumps, export_entries, import_entries, is_yaml, loads
+from agents.transfer import TransferError, dumps, export_entries, import_entries, is_yaml, loads, read_file
 
 
 class Command(BaseCommand):
@@ -34,12 +34,7 @@ class Command(BaseCommand):
                 else:
                     sys.stdout.write(text)
                 return
-            try:
-                with open(file, encoding="utf-8") as source:
-                    text = source.read()
-            except OSError as error:
-                raise CommandError(f"{file}: {error.strerror}") from None
-            report = import_entries(loads(text, yaml=is_yaml(file)))
+            report = import_entries(loads(read_file(file), yaml=is_yaml(file)))
         except TransferError as error:
             raise CommandError(f"{file or 'the file'} was not imported, nothing changed:\n" + str(error)) from None
         self.stdout.write(f"Agents imported: {len(report.created)} new, {len(report.updated)} updated.")
