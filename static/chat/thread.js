@@ -108,7 +108,7 @@ export class ThreadView {
    * @param {(toolCallId: any, payload: object) => void} opts.onDecide  a person's decision on a waiting call
    * @param {() => void} opts.onRetry
    * @param {() => void} opts.onContinue  run.continue, for as many steps as the server's step limit
-   * @param {number|null} opts.continueSteps  that limit (AGENTWEB_MAX_STEPS), for the button's label
+   * @param {number|null} opts.continueSteps  that limit (the chat's: its agent's, else AGENTWEB_MAX_STEPS), for the button's label
    * @param {(toolCallId: any) => Promise<object>} opts.loadArtifact  a tool call's stored artifact
    * @param {(name: string) => Promise<string|null>} opts.describeTool  a tool's description, for its cards
    * @param {(toolCallId: any, payload: object) => void} opts.onInput  an answer to a tool's request for input
@@ -375,7 +375,9 @@ export class ThreadView {
       if (answer.remove(view)) answer.root.remove();
     } else view.root.remove();
     if (view.id !== null && view.id !== undefined) this.messages.delete(key(view.id));
-    if (!this.container.firstChild) this.container.append(this.emptyEl);
+    // Elements, not nodes: the server's empty chat leaves whitespace around its empty state, which must come back
+    // (with the agents and the starting prompts in it) when a refused first message goes.
+    if (!this.container.firstElementChild) this.container.append(this.emptyEl);
   }
 
   /** Applies one live thread event (already checked for order). Returns false for types it does not know. */
