@@ -204,6 +204,9 @@ function updateBusy() {
   composer.setBusy(state.runActive || state.pending !== null || loading, state.runActive && state.threadId !== null);
   toolSwitches.lock(state.runActive || state.pending !== null || loading);
   turns.update(state.runActive || state.pending !== null || loading || !state.threadId);
+  // A message sent (or a run going) whose answer has not started: the dots at once, whatever keeps the answer
+  // (a run worker, the model server); a failure's notice replaces them.
+  view.showStarting((state.runActive || state.pending !== null) && view.awaitingAnswer && !view.notices.kind);
 }
 
 /** run.regenerate / message.edit / message.switch_version: the server answers with thread.branch_changed (then, but

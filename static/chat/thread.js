@@ -2,7 +2,7 @@
 // and keeps it scrolled to the bottom while the person has not scrolled up.
 
 import { attachmentList } from "./attachments.js";
-import { el, MessageView, ToolCardView } from "./render.js";
+import { el, MessageView, ToolCardView, typingDots } from "./render.js";
 import { AnswerView, answerOf } from "./answer.js";
 import { RunNotices } from "./notices.js";
 import { decisionText } from "./approval.js";
@@ -306,6 +306,31 @@ export class ThreadView {
     this.scroll.changed();
   }
 
+  /** The conversation's last message is the person's: its answer has not started (nor failed: see app.js). */
+  get awaitingAnswer() {
+    let node = this.container.lastElementChild;
+    while (node && !node.classList.contains("message")) node = node.previousElementSibling;
+    return Boolean(node && node.classList.contains("user"));
+  }
+
+  /**
+   * The sign that an answer is on its way, at the end of the conversation, until its first piece: a run waits for a
+   * busy (or absent) run worker, or a model server that is slow to start. Called after every change (app.js
+   * updateBusy), so that it stays last.
+   */
+  showStarting(on) {
+    if (!on) {
+      this.startingEl?.remove();
+      return;
+    }
+    if (!this.startingEl) {
+      this.startingEl = el("div", "answer-starting");
+      this.startingEl.setAttribute("role", "status");
+      this.startingEl.append(typingDots(), el("span", "visually-hidden", "Waiting for the answer…"));
+    }
+    if (this.container.lastElementChild !== this.startingEl) this.append(this.startingEl);
+  }
+
   /** The answer new assistant messages join: the last message element, if it is an answer. */
   currentAnswer() {
     let node = this.container.lastElementChild;
@@ -370,6 +395,7 @@ export class ThreadView {
 
   /** Takes a message out again (a send the server refused, a rewind); an answer left empty goes too. */
   remove(view) {
+    this.showStarting(false); // the caller's updateBusy puts it back if an answer is still awaited
     const answer = view.answer;
     if (answer) {
       if (answer.remove(view)) answer.root.remove();
