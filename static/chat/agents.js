@@ -32,7 +32,8 @@ export class AgentChoice {
 
   /** The step limit of the agent `slug` names (what Continue gives its runs), or null when it is not offered here. */
   steps(slug) {
-    const node = slug ? [...(this.root?.querySelectorAll(".agent-choice") || [])].find((b) => b.dataset.slug === slug) : null;
+    const buttons = [...(this.root?.querySelectorAll(".agent-choice") || [])];
+    const node = slug ? buttons.find((b) => b.dataset.slug === slug) : null;
     const steps = Number.parseInt(node?.dataset.steps || "", 10);
     return Number.isInteger(steps) && steps > 0 ? steps : null;
   }

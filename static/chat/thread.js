@@ -108,7 +108,8 @@ export class ThreadView {
    * @param {(toolCallId: any, payload: object) => void} opts.onDecide  a person's decision on a waiting call
    * @param {() => void} opts.onRetry
    * @param {() => void} opts.onContinue  run.continue, for as many steps as the server's step limit
-   * @param {number|null} opts.continueSteps  that limit (the chat's: its agent's, else AGENTWEB_MAX_STEPS), for the button's label
+   * @param {number|null} opts.continueSteps  that limit (the chat's: its agent's, else AGENTWEB_MAX_STEPS), for the
+   *   button's label
    * @param {(toolCallId: any) => Promise<object>} opts.loadArtifact  a tool call's stored artifact
    * @param {(name: string) => Promise<string|null>} opts.describeTool  a tool's description, for its cards
    * @param {(toolCallId: any, payload: object) => void} opts.onInput  an answer to a tool's request for input
