@@ -113,16 +113,19 @@ _picker = StampedAnswers(size=4096)
 
 
 def agents_for_picker(user, *, stamp: str | None = None) -> list[dict[str, Any]]:
-    """What the empty chat shows: slug, name, description, whether it is the default and the person's own, and its
-    starting prompts. `stamp`: the settings' stamp the page read (tools.services.settings_stamp): the entries are
-    then kept in this process while it stays the same. None: read now."""
+    """What the empty chat shows: slug, name, description, whether it is the default and the person's own, its
+    starting prompts, its model's id ("" for the default: the picker shows it once the agent is picked) and its step
+    limit (None: AGENTWEB_MAX_STEPS; what Continue gives). `stamp`: the settings' stamp the page read
+    (tools.services.settings_stamp): the entries are then kept in this process while it stays the same. None: read
+    now."""
     entries = _picker.get(stamp, user.pk, lambda: _read_picker(user))
     return [{**entry, "starter_prompts": list(entry["starter_prompts"])} for entry in entries]
 
 
 def _read_picker(user) -> list[dict[str, Any]]:
     rows = visible_to(user).order_by("-is_default", "owner_id", "name")
-    rows = list(rows.values_list("slug", "name", "description", "is_default", "owner_id", "starter_prompts"))
+    fields = ("slug", "name", "description", "is_default", "owner_id", "starter_prompts", "model_id", "step_limit")
+    rows = list(rows.values_list(*fields))
     own = {row[0] for row in rows if row[4] is not None}
     return [
         {
@@ -132,8 +135,10 @@ def _read_picker(user) -> list[dict[str, Any]]:
             "is_default": is_default,
             "own": owner_id is not None,
             "starter_prompts": list(starter_prompts or []),
+            "model": str(model_id) if model_id is not None else "",
+            "step_limit": step_limit or None,
         }
-        for slug, name, description, is_default, owner_id, starter_prompts in rows
+        for slug, name, description, is_default, owner_id, starter_prompts, model_id, step_limit in rows
         if owner_id is not None or slug not in own  # a shared agent whose slug the person's own took: theirs wins
     ]
 

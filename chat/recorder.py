@@ -44,6 +44,9 @@ class LiveView:
     message_id: int | None
     text: str | None  # the streaming message's text, None when no message streams
     calls: dict[str, dict[str, Any]]  # the step's calls as a snapshot shows them, by id
+    # The streaming message's reasoning sent so far (the database has it only when the message ends): a tab that
+    # subscribes mid-stream (a new chat's first snapshot) would otherwise show the thinking without its beginning.
+    reasoning: str = ""
 
     def lay_over(self, snapshot: dict[str, Any]) -> None:
         """Lay this over a snapshot read from the database after it was taken: the database may be behind (the
@@ -53,6 +56,7 @@ class LiveView:
         for message in snapshot["messages"]:
             if message["id"] == self.message_id and self.text is not None:
                 message["content"], message["status"] = self.text, "streaming"
+                message["reasoning"] = self.reasoning or None
             for call in message.get("tool_calls", ()):
                 held = self.calls.get(call["id"])
                 if held is not None:  # what a person decided, and where the result went, the database knows
@@ -92,9 +96,12 @@ class RunRecorder:
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
         self._log = live.log()
-        # The number of the last event the run published, and how many of `emitted` it had sent by then.
+        # The number of the last event the run published, and how many of `emitted` (and of `thought`, the
+        # streaming message's reasoning) it had sent by then.
         self._seq: int | None = None
         self._shown = 0
+        self.thought: list[str] = []
+        self._thought_shown = 0
         self._last_save = time.monotonic()
         self._save_task: asyncio.Task | None = None
         # The streaming message's INSERT, started when the step starts and awaited when its first content (or
@@ -128,6 +135,7 @@ class RunRecorder:
         self.emitted, self.calls, self.message_open, self._awaiting = [], {}, True, []
         self._stored, self._dirty, self._answers = set(), set(), []
         self._shown = 0
+        self.thought, self._thought_shown = [], 0
         self._last_save = time.monotonic()
 
     async def _message_id(self) -> int:
@@ -158,7 +166,7 @@ class RunRecorder:
         for key, extras in self.call_extras.items():
             if key in calls:
                 calls[key].update(extras)
-        return LiveView(self._seq, self.message_id, text, calls)
+        return LiveView(self._seq, self.message_id, text, calls, "".join(self.thought[: self._thought_shown]))
 
     async def text_delta(self, text: str) -> None:
         text = storable(text)  # the model's text is stored and sent as it is cleaned here, never raw
@@ -347,9 +355,10 @@ class RunRecorder:
         """Queue a stream's frame with the log (chat/live/coalesce.py): its text is taken when it goes out."""
         kind, ident = key
         shown: int | None = None
+        thought: int | None = None
 
         def make() -> list[events.Event]:
-            nonlocal shown
+            nonlocal shown, thought
             text = take()
             if not text:
                 return []
@@ -358,6 +367,8 @@ class RunRecorder:
                 shown = len(self.emitted)
                 return [events.message_delta(ident, text)]
             if kind == "reasoning":
+                self.thought.append(text)
+                thought = len(self.thought)
                 return [events.message_reasoning_delta(ident, text)]
             return [events.tool_call_args_delta(ident, text)]
 
@@ -367,6 +378,8 @@ class RunRecorder:
             self._seq = sent.result()
             if shown is not None:
                 self._shown = shown
+            if thought is not None:
+                self._thought_shown = thought
 
         sent = self._log.publish_later(self.thread_id, make)
         sent.add_done_callback(published)

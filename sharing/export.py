@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import Prefetch
@@ -130,7 +130,10 @@ def _fence(text: str, language: str = "") -> str:
 
 
 def _when(value: str | None) -> str:
-    return value.replace("T", " ") if value else "—"
+    """An exported time as a person reads it: to the second, in UTC, named (the JSON keeps it exact)."""
+    if not value:
+        return "—"
+    return datetime.fromisoformat(value).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _duration(ms: int | None) -> str:

@@ -138,8 +138,14 @@ class ThreadApprovalPolicy:
 
 
 async def start_here(
-    turn: store.TurnStart, *, resume: list[ToolCall] | None = None, setup: RunSetup | None = None
+    turn: store.TurnStart,
+    *,
+    resume: list[ToolCall] | None = None,
+    setup: RunSetup | None = None,
+    announced: bool = False,
 ) -> ActiveRun | None:
+    """Start the run in this process. `announced`: the process that handed it over published its thread.created
+    and run.started already (chat/runs/start.py launch_run)."""
     thread, run = turn.thread, turn.run
     inbox = None
     if not single_process():
@@ -168,6 +174,7 @@ async def start_here(
             run,
             recorder,
             announce=turn.created_thread,
+            announced=announced,
             user_message=turn.user_message,
             answer_message=turn.answer_message_id,
             resume=resume,
@@ -181,12 +188,37 @@ async def start_here(
     return active
 
 
+async def announce_run(
+    thread: Thread,
+    run: Run,
+    emit,
+    *,
+    created: bool,
+    resumed: bool,
+    user_message: dict[str, Any] | None,
+) -> None:
+    """A run's start as its thread's tabs learn it: thread.created (a new thread; the person's lists are told too),
+    then run.started. `emit` publishes one event to the thread's log."""
+    if created:
+        agent = getattr(thread, "agent_spec", None)
+        if agent is None and thread.agent_id is not None:
+            agent = await db(agent_spec)(thread.agent_id)
+        shown = agent.public_info() if agent else None
+        await emit(events.thread_created(thread.title, shown))
+        await tell_user(
+            thread.owner_id, events.thread_listed(str(thread.pk), thread.title, shown), news_to_followers=False
+        )
+    # The user message: the tab that sent it shows it already, without its id; the thread's other tabs not at all.
+    await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=resumed, sent=user_message))
+
+
 async def execute_run(
     thread: Thread,
     run: Run,
     recorder: RunRecorder,
     *,
     announce: bool,
+    announced: bool = False,
     user_message: dict[str, Any] | None = None,
     answer_message: int | None = None,
     resume: list[ToolCall] | None,
@@ -197,17 +229,8 @@ async def execute_run(
     interaction = interaction or for_recorder(recorder)
     beat_while_running(run.pk)
     try:
-        if announce:
-            agent = getattr(thread, "agent_spec", None)
-            if agent is None and thread.agent_id is not None:
-                agent = await db(agent_spec)(thread.agent_id)
-            shown = agent.public_info() if agent else None
-            await emit(events.thread_created(thread.title, shown))
-            await tell_user(
-                thread.owner_id, events.thread_listed(str(thread.pk), thread.title, shown), news_to_followers=False
-            )
-        # The user message: the tab that sent it shows it already, without its id; the thread's other tabs not at all.
-        await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=bool(resume), sent=user_message))
+        if not announced:
+            await announce_run(thread, run, emit, created=announce, resumed=bool(resume), user_message=user_message)
         if setup is None:
             setup = await db(prepare_run)(thread, run=None if resume else run, reserved=answer_message)
         config, toolset, granted, history = setup.config, setup.toolset, setup.granted, setup.history

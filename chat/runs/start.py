@@ -22,7 +22,7 @@ from ..broadcast import tell_user
 from ..live import events
 from ..models import Run, Thread, ToolCall
 from ..store import owners
-from .execute import RunSetup, prepare_run, start_here
+from .execute import RunSetup, announce_run, prepare_run, start_here
 from .recovery import ensure_recovered, single_process
 from .registry import ActiveRun
 
@@ -157,6 +157,21 @@ async def launch_run(
         await announce_waiting(turn)
         return None
     if settings.AGENTWEB_RUN_WORKERS:
+        # Told here rather than by the worker: the page learns its new chat and sees the run wait at once, and a
+        # failure when no worker takes it reaches it live (a page only follows a thread it knows).
+        thread = turn.thread
+
+        async def emit(event: events.Event) -> None:
+            await live.publish(thread.pk, [event])
+
+        await announce_run(
+            thread,
+            turn.run,
+            emit,
+            created=turn.created_thread,
+            resumed=bool(resume),
+            user_message=turn.user_message,
+        )
         await get_channel_layer().send(
             RUNS_CHANNEL,
             {
@@ -167,6 +182,7 @@ async def launch_run(
                 "resume": resume is not None,
                 "user_message": turn.user_message,
                 "answer": turn.answer_message_id,
+                "announced": True,
             },
         )
         _watch_handover(turn.thread.pk, turn.run.pk)
@@ -220,7 +236,8 @@ async def start_handed_over(message: dict[str, Any]) -> ActiveRun | None:
         user_message=message.get("user_message"),
         answer_message_id=message.get("answer"),
     )
-    return await start_here(turn, resume=resume)
+    # A Daphne process from before "announced" left the announcing to the worker.
+    return await start_here(turn, resume=resume, announced=message.get("announced", False))
 
 
 def read_handed_over(*, thread_id: str, run_id: int, resume: bool) -> tuple[Thread, Run, list[ToolCall] | None]:

@@ -24,6 +24,19 @@ export class AgentChoice {
     const pressed = this.root?.querySelector('.agent-choice[aria-pressed="true"]');
     return pressed ? pressed.dataset.slug : undefined;
   }
+
+  /** The model id of the agent chosen ("" for none, or an agent on the default model). */
+  get model() {
+    return this.root?.querySelector('.agent-choice[aria-pressed="true"]')?.dataset.model || "";
+  }
+
+  /** The step limit of the agent `slug` names (what Continue gives its runs), or null when it is not offered here. */
+  steps(slug) {
+    const buttons = [...(this.root?.querySelectorAll(".agent-choice") || [])];
+    const node = slug ? buttons.find((b) => b.dataset.slug === slug) : null;
+    const steps = Number.parseInt(node?.dataset.steps || "", 10);
+    return Number.isInteger(steps) && steps > 0 ? steps : null;
+  }
 }
 
 export class AgentLabel {

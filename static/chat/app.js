@@ -118,6 +118,7 @@ const starters = new Starters({
   onPick: (text) => sendMessage(text),
 });
 const agentChoice = new AgentChoice($("agent-choices"), (slug) => {
+  picker.follow(agentChoice.model); // its onShow shows the agent's starting prompts too
   starters.show({ agent: slug, isDemo: picker.isDemo });
   toolCatalog.setAgent(slug || "");
 });
@@ -188,9 +189,13 @@ const picker = new ModelPicker({
     starters.show({ agent: agentChoice.value, isDemo: Boolean(info.is_demo) });
   },
 });
-if (!state.threadId) toolCatalog.setAgent(agentChoice.value || "");
-// A new thread's model goes with its first message, and so do the tools switched off in its panel.
-const newThreadModel = () => (state.threadId ? undefined : picker.value);
+if (!state.threadId) {
+  toolCatalog.setAgent(agentChoice.value || "");
+  picker.follow(agentChoice.model); // the default agent's model
+}
+// A new thread's model goes with its first message when the person picked one (else the thread takes its agent's,
+// or the default), and so do the tools switched off in its panel.
+const newThreadModel = () => (state.threadId || !picker.chosen ? undefined : picker.value);
 const newThreadTools = () => (state.threadId ? [] : toolSwitches.names);
 
 function updateBusy() {
@@ -199,6 +204,9 @@ function updateBusy() {
   composer.setBusy(state.runActive || state.pending !== null || loading, state.runActive && state.threadId !== null);
   toolSwitches.lock(state.runActive || state.pending !== null || loading);
   turns.update(state.runActive || state.pending !== null || loading || !state.threadId);
+  // A message sent (or a run going) whose answer has not started: the dots at once, whatever keeps the answer
+  // (a run worker, the model server); a failure's notice replaces them.
+  view.showStarting((state.runActive || state.pending !== null) && view.awaitingAnswer && !view.notices.kind);
 }
 
 /** run.regenerate / message.edit / message.switch_version: the server answers with thread.branch_changed (then, but
@@ -430,6 +438,9 @@ function handleThreadCreated(ev) {
     sidebar.add(id, title, true);
     agentFilter.tag(id, ev.agent);
     agentLabel.show(ev.agent);
+    // Continue gives the thread's agent's step limit (docs/agents.md): the page's number was the server's.
+    const steps = agentChoice.steps(ev.agent?.slug);
+    if (steps) view.notices.continueSteps = steps;
     if (title) document.title = `${title} · agentweb`;
     subscribe(null);
     updateBusy();

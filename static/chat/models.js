@@ -24,6 +24,8 @@ export class ModelPicker {
     Object.assign(this, { select, label, banner, onPick, onShow });
     this.models = Array.isArray(models) ? models.filter((m) => m && typeof m.id === "string") : [];
     this.current = current || {};
+    this.initial = this.current; // the page's model: the default one on the empty chat
+    this.chosen = false; // the person picked a model here (a new chat sends it with its first message)
     this.pending = null; // {ref, previous}: a choice sent and not yet confirmed
     // The demo notice's ✕: hidden from then on in this browser (a year's cookie the server reads too).
     banner?.querySelector(".demo-banner-close")?.addEventListener("click", () => {
@@ -73,7 +75,17 @@ export class ModelPicker {
     this.onShow(info);
   }
 
+  /**
+   * The empty chat: shows the model of the agent picked (`id`, "" for the default), unless the person picked a model
+   * themselves, which wins (agents/services.py model_choice).
+   */
+  follow(id) {
+    if (this.chosen) return;
+    this.show((id && this.models.find((m) => m.id === id)) || this.initial);
+  }
+
   picked() {
+    this.chosen = true;
     const id = this.select.value;
     const previous = this.current;
     this.show(this.models.find((m) => m.id === id) || { id, label: id, is_demo: false });

@@ -12,7 +12,7 @@ export class RunNotices {
    * @param {(node: HTMLElement) => void} o.append  puts a node at the end of the conversation
    * @param {() => void} o.onRetry
    * @param {() => void} o.onContinue  run.continue: the server gives the run its step limit
-   * @param {number|null} o.continueSteps  that limit (AGENTWEB_MAX_STEPS, from the page), for the label
+   * @param {number|null} o.continueSteps  that limit (the chat's: its agent's, else AGENTWEB_MAX_STEPS), for the label
    */
   constructor({ append, onRetry, onContinue, continueSteps = null }) {
     Object.assign(this, { append, onRetry, onContinue, continueSteps });

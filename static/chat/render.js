@@ -33,7 +33,7 @@ export function formatDuration(ms) {
   return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
-function typingIndicator() {
+export function typingDots() {
   const dots = el("span", "typing");
   dots.setAttribute("aria-hidden", "true");
   for (let i = 0; i < 3; i += 1) dots.append(el("span", "typing-dot"));
@@ -137,7 +137,7 @@ export class MessageView {
     if (this.markdown) this.textEl.setAttribute("aria-busy", status === "streaming" ? "true" : "false");
     if (status === "streaming") {
       if (!this.typingEl) {
-        this.typingEl = typingIndicator();
+        this.typingEl = typingDots();
         this.textEl.after(this.typingEl);
       }
       return;

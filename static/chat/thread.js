@@ -2,7 +2,7 @@
 // and keeps it scrolled to the bottom while the person has not scrolled up.
 
 import { attachmentList } from "./attachments.js";
-import { el, MessageView, ToolCardView } from "./render.js";
+import { el, MessageView, ToolCardView, typingDots } from "./render.js";
 import { AnswerView, answerOf } from "./answer.js";
 import { RunNotices } from "./notices.js";
 import { decisionText } from "./approval.js";
@@ -108,7 +108,8 @@ export class ThreadView {
    * @param {(toolCallId: any, payload: object) => void} opts.onDecide  a person's decision on a waiting call
    * @param {() => void} opts.onRetry
    * @param {() => void} opts.onContinue  run.continue, for as many steps as the server's step limit
-   * @param {number|null} opts.continueSteps  that limit (AGENTWEB_MAX_STEPS), for the button's label
+   * @param {number|null} opts.continueSteps  that limit (the chat's: its agent's, else AGENTWEB_MAX_STEPS), for the
+   *   button's label
    * @param {(toolCallId: any) => Promise<object>} opts.loadArtifact  a tool call's stored artifact
    * @param {(name: string) => Promise<string|null>} opts.describeTool  a tool's description, for its cards
    * @param {(toolCallId: any, payload: object) => void} opts.onInput  an answer to a tool's request for input
@@ -306,6 +307,31 @@ export class ThreadView {
     this.scroll.changed();
   }
 
+  /** The conversation's last message is the person's: its answer has not started (nor failed: see app.js). */
+  get awaitingAnswer() {
+    let node = this.container.lastElementChild;
+    while (node && !node.classList.contains("message")) node = node.previousElementSibling;
+    return Boolean(node && node.classList.contains("user"));
+  }
+
+  /**
+   * The sign that an answer is on its way, at the end of the conversation, until its first piece: a run waits for a
+   * busy (or absent) run worker, or a model server that is slow to start. Called after every change (app.js
+   * updateBusy), so that it stays last.
+   */
+  showStarting(on) {
+    if (!on) {
+      this.startingEl?.remove();
+      return;
+    }
+    if (!this.startingEl) {
+      this.startingEl = el("div", "answer-starting");
+      this.startingEl.setAttribute("role", "status");
+      this.startingEl.append(typingDots(), el("span", "visually-hidden", "Waiting for the answer…"));
+    }
+    if (this.container.lastElementChild !== this.startingEl) this.append(this.startingEl);
+  }
+
   /** The answer new assistant messages join: the last message element, if it is an answer. */
   currentAnswer() {
     let node = this.container.lastElementChild;
@@ -370,12 +396,15 @@ export class ThreadView {
 
   /** Takes a message out again (a send the server refused, a rewind); an answer left empty goes too. */
   remove(view) {
+    this.showStarting(false); // the caller's updateBusy puts it back if an answer is still awaited
     const answer = view.answer;
     if (answer) {
       if (answer.remove(view)) answer.root.remove();
     } else view.root.remove();
     if (view.id !== null && view.id !== undefined) this.messages.delete(key(view.id));
-    if (!this.container.firstChild) this.container.append(this.emptyEl);
+    // Elements, not nodes: the server's empty chat leaves whitespace around its empty state, which must come back
+    // (with the agents and the starting prompts in it) when a refused first message goes.
+    if (!this.container.firstElementChild) this.container.append(this.emptyEl);
   }
 
   /** Applies one live thread event (already checked for order). Returns false for types it does not know. */

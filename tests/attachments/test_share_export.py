@@ -71,3 +71,13 @@ def test_a_share_shows_attachments_only_when_it_says_so(owner, thread_with_files
     assert Client().get(f"/s/{shared.token}/a/{other.pk}/").status_code == 404
     shared.link.revoke()
     assert Client().get(f"/s/{shared.token}/a/{rows[0].pk}/").status_code == 404
+
+
+def test_a_shared_file_link_draws_its_icon_itself_rather_than_with_an_emoji_font(owner, thread_with_files):
+    thread, rows = thread_with_files
+    shared = create_link(thread=thread, share_attachments=True)
+    page = Client().get(f"/s/{shared.token}/").content.decode()
+    start = page.index(f'href="a/{rows[1].pk}/"')
+    link = page[start : page.index("</a>", start)]
+    assert "<svg" in link and 'aria-hidden="true"' in link and "a.txt" in link
+    assert "\U0001f4c4" not in page  # 📄, a box where no emoji font is installed

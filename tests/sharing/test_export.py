@@ -1,6 +1,7 @@
 """A thread downloads as Markdown and JSON, for its owner only, with nothing secret in it."""
 
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -61,6 +62,14 @@ def test_it_exports_markdown_with_messages_and_tool_calls(as_owner, thread):
     assert '```json\n{\n  "expression": "23*19"\n}\n```' in text
     assert "Result:\n\n```\n437\n```" in text
     assert "- Run " in text and "completed (done)" in text
+
+
+def test_its_markdown_gives_times_to_the_second_in_utc_as_a_person_reads_them(as_owner, thread):
+    text = as_owner.get(md_url(thread)).content.decode()
+    assert "- Started: 2025-03-01 12:00:00 UTC; finished: 2025-03-01 12:00:00 UTC" in text
+    assert re.search(r"^- Created: \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$", text, re.MULTILINE)
+    assert not re.search(r"\d{2}:\d{2}:\d{2}\.\d", text)  # no fractions of a second anywhere
+    assert "+00:00" not in text
 
 
 def test_it_exports_arguments_that_could_not_be_read_as_the_model_wrote_them(as_owner, thread):
