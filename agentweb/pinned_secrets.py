@@ -39,7 +39,7 @@ class PinnedSecretsQuerySet(models.QuerySet):
                 after = _points(model._base_manager.using(self.db).filter(pk__in=before))
                 moved = [pk for pk, points in after.items() if points != before[pk]]
                 if moved:
-                    cleared = {name: model.PINNED_SECRETS[name] for name in kept}
+                    cleared = {name: _empty(model.PINNED_SECRETS[name]) for name in kept}
                     model._base_manager.using(self.db).filter(pk__in=moved).update(**cleared)
         return count
 
@@ -52,6 +52,11 @@ class PinnedSecretsQuerySet(models.QuerySet):
                     obj.clear_pinned_secrets(keep=[name for name in fields if name in self.model.PINNED_SECRETS])
             fields += [name for name in self.model.PINNED_SECRETS if name not in fields]
         return super().bulk_update(objs, fields, batch_size=batch_size)
+
+
+def _empty(empty: Any) -> Any:
+    """A secret field's empty value: ``PINNED_SECRETS`` names a callable for a mutable one (dict)."""
+    return empty() if callable(empty) else empty
 
 
 def _points(queryset: models.QuerySet) -> dict[Any, Any]:
@@ -117,7 +122,7 @@ class PinnedSecrets(models.Model):
                 continue
             if getattr(self, name):
                 cleared.append(name)
-            super().__setattr__(name, empty() if callable(empty) else empty)
+            super().__setattr__(name, _empty(empty))
         return cleared
 
     # --- save ---
@@ -142,10 +147,9 @@ class PinnedSecrets(models.Model):
         names = [*(self._meta.get_field(name).verbose_name for name in self.cleared_secrets), *secrets]
         if not names:
             return ""
-        one = len(names) == 1
-        what = names[0] if one else f"{', '.join(names[:-1])} and {names[-1]}"
+        what = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         return (
-            f"{self._meta.verbose_name.capitalize()} {self} now points at another server (scheme, host or port): its "
-            f"stored {what} {'was' if one else 'were'} cleared, since a secret is sent only where it was entered "
-            f"for. Enter {'it' if one else 'them'} again if this server should get {'it' if one else 'them'}."
+            f"{self._meta.verbose_name.capitalize()} “{self}” now points at another server (another scheme, host or "
+            f"port). Cleared, since a secret is sent only where it was entered: its stored {what}. Enter again what "
+            "the new server should get."
         )
