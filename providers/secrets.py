@@ -120,6 +120,58 @@ def _masked_query(tail: str) -> str:
     return f"{path}?{'&'.join(pairs)}{hash_}{fragment}"
 
 
+def restore_hidden(typed: str, stored: str, *, carry: bool = True) -> tuple[str, list[str]]:
+    """`typed`, a URL edited from `masked_url(stored)`, with each •••• it kept put back from `stored`: the password,
+    and the value of the secret query parameter of the same name (the same occurrence of it). Not `carry` (the URL
+    now points at another server), or where `stored` has no such value, a •••• is dropped instead (the userinfo, or
+    the parameter). Returns the URL and what was dropped ("password", "token", …)."""
+    dropped: list[str] = []
+    scheme, sep, rest = typed.partition("://")
+    if not sep:
+        return typed, dropped
+    authority_end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, tail = rest[:authority_end], rest[authority_end:]
+    userinfo, at, host = authority.rpartition("@")
+    if at and HIDDEN in (userinfo, userinfo.partition(":")[2]):
+        old = _userinfo(stored)
+        if carry and old is not None and (":" in old) == (":" in userinfo):
+            kept = f"{userinfo.partition(':')[0]}:{old.partition(':')[2]}" if ":" in old else old
+            authority = f"{kept}@{host}"
+        else:
+            authority = host
+            dropped.append("password")
+    path, question, query = tail.partition("?")
+    if not question:
+        return f"{scheme}://{authority}{tail}", dropped
+    query, hash_, fragment = query.partition("#")
+    old_values: dict[str, list[str]] = {}
+    for pair in urlsplit(stored).query.split("&"):
+        name, _, value = pair.partition("=")
+        old_values.setdefault(name, []).append(value)
+    seen: dict[str, int] = {}
+    pairs = []
+    for pair in query.split("&"):
+        name, equals, value = pair.partition("=")
+        index = seen[name] = seen.get(name, -1) + 1
+        if not (equals and value == HIDDEN):
+            pairs.append(pair)
+            continue
+        olds = old_values.get(name, [])
+        if carry and index < len(olds) and olds[index]:
+            pairs.append(f"{name}={olds[index]}")
+        else:
+            dropped.append(unquote_plus(name))
+    rebuilt = "&".join(pairs)
+    return f"{scheme}://{authority}{path}{'?' if rebuilt else ''}{rebuilt}{hash_}{fragment}", dropped
+
+
+def _userinfo(url: str) -> str | None:
+    rest = str(url or "").partition("://")[2]
+    authority = rest[: min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))]
+    userinfo, at, _ = authority.rpartition("@")
+    return userinfo if at else None
+
+
 def without_url_credentials(text: str) -> str:
     """`text` with the userinfo of every URL in it taken out (for texts written before it was kept out)."""
     return _URL_USERINFO.sub(r"\g<scheme>", text)

@@ -14,7 +14,7 @@ from providers.anthropic import AnthropicProvider
 from providers.config import ModelConfig
 from providers.ollama import OllamaProvider
 from providers.openai import OpenAIProvider
-from providers.secrets import Redactor, basic_auth
+from providers.secrets import Redactor, basic_auth, masked_url
 from providers.types import ModelError
 from tests.providers.test_faults import KITS
 from tests.providers.test_openai import collect
@@ -173,3 +173,19 @@ def test_a_text_cut_in_the_middle_of_a_secret_keeps_none_of_it():
     redact = Redactor(["sk-live-SECRET-4f9a8b7c6d5e"])
     assert redact("refused: sk-live-SEC", cut=True) == "refused: ***"
     assert redact("refused: sk-live-SEC") == "refused: sk-live-SEC"  # not cut: a text that happens to end so
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://TOKEN-abc@h.example/mcp", "https://••••@h.example/mcp"),
+        (
+            "https://h.example/mcp?access_token=a%2Fb&x-api-key=z&page=2#top",
+            "https://h.example/mcp?access_token=••••&x-api-key=••••&page=2#top",
+        ),
+        ("https://h.example/mcp?sig=&q=token", "https://h.example/mcp?sig=&q=token"),
+    ],
+    ids=["a user name alone (a token)", "secret parameters by name", "empty and non-secret values"],
+)
+def test_a_masked_url_shows_no_password_nor_token(url, shown):
+    assert masked_url(url) == shown
