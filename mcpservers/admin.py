@@ -1,5 +1,6 @@
-"""MCP servers in the admin: the rows (secret environment and headers write-only, as HTTP tools' headers), each
-server's state in this process, its tools with a try-it page each, the servers of AGENTWEB_MCP_CONFIG (read-only:
+"""MCP servers in the admin: the rows (secret environment and headers write-only, as HTTP tools' headers; the URL's
+password and secret query values shown as •••• everywhere, write-only in a superuser's form), each server's state in
+this process, its tools with a try-it page each, the servers of AGENTWEB_MCP_CONFIG (read-only:
 edit the file), and a warning when the tools would take too much of the model's context."""
 
 from __future__ import annotations
@@ -13,7 +14,17 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from tools.admin import UNREADABLE, PrettyJSONField, SecretHeadersField, TryItMixin, merge_headers
+from providers.secrets import masked_url, origin, restore_hidden
+from tools.admin import (
+    MOVE_HELP,
+    UNREADABLE,
+    PrettyJSONField,
+    SecretHeadersField,
+    TryItMixin,
+    left_behind,
+    merge_headers,
+    moves,
+)
 from tools.base import Tool
 from tools.mcp.connection import ServerState
 from tools.mcp.manager import default_manager
@@ -22,6 +33,10 @@ from tools.mcp.names import tool_name
 from . import services
 from .models import McpServer
 
+URL_HELP = (
+    "streamable HTTP: the server's endpoint. Its password and the values of its secret query parameters (token, key, "
+    "secret, auth, sig, …) show as ••••: leave one to keep the stored value, type another to replace it."
+)
 SECRET_HELP = (
     "Values are secret: stored encrypted, never shown again. Leave a value blank to keep it; tick remove to delete "
     "one. If the form reports an error, type new values again."
@@ -51,6 +66,11 @@ class McpServerForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
+        self.cleared_by_move: list[str] = []  # secrets this form did not carry to a new address (for the message)
+        if "url" in self.fields and self.instance.url:
+            self.initial["url"] = masked_url(self.instance.url)  # write-only, as the headers
+            moving = MOVE_HELP.format(what="URL", secrets="headers and URL secrets")
+            self.fields["url"].help_text = f"{URL_HELP} {moving}"
         for field in ("env", "headers"):
             form_field = self.fields[f"secret_{field}"]
             form_field.initial = self._stored(field)
@@ -65,8 +85,24 @@ class McpServerForm(forms.ModelForm):
         self.instance.env = merge_headers(self.cleaned_data.get("secret_env") or [], self._stored("env"))
         return self.instance.env
 
+    def clean_url(self) -> str:
+        typed = self.cleaned_data.get("url") or ""
+        moved = self.instance.pk is not None and origin(typed) != origin(self.instance.url)
+        url, dropped = restore_hidden(typed, self.instance.url, carry=not moved)  # •••• back to the stored values
+        if moved:
+            self.cleared_by_move += [f"URL {name}" for name in dropped]
+        elif dropped:
+            raise forms.ValidationError(
+                f"Type the value of {', '.join(dropped)}: •••• keeps a stored value, and none is stored for it."
+            )
+        return url
+
     def clean_secret_headers(self) -> dict[str, str]:
-        self.instance.headers = merge_headers(self.cleaned_data.get("secret_headers") or [], self._stored("headers"))
+        rows, stored = self.cleaned_data.get("secret_headers") or [], self._stored("headers")
+        moved = moves(self, "url")  # the URL is cleaned before this field
+        self.instance.headers = merge_headers(rows, stored, carry=not moved)
+        if moved:  # the stored values stay with the server they were typed for
+            self.cleared_by_move += [f"header {name}" for name in left_behind(rows, stored)]
         return self.instance.headers
 
 
@@ -93,8 +129,8 @@ class McpServerAdmin(TryItMixin, admin.ModelAdmin):
     list_display = ["name", "transport", "target", "enabled", "require_approval", "state"]
     list_editable = ["enabled"]
     list_filter = ["enabled", "transport", "require_approval"]
-    search_fields = ["name", "command", "url"]
-    readonly_fields = ["state", "tool_list"]
+    search_fields = ["name", "command"]  # not the URL: a search would tell its secrets one character at a time
+    readonly_fields = ["state", "tool_list", "shown_url"]
     fieldsets = [
         (None, {"fields": ["name", "transport", "enabled", "timeout", "state"]}),
         ("stdio", {"fields": ["command", "args", "secret_env"]}),
@@ -113,6 +149,22 @@ class McpServerAdmin(TryItMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: McpServer | None = None) -> bool:
         return request.user.is_superuser
+
+    def get_fieldsets(self, request: HttpRequest, obj: McpServer | None = None) -> list:
+        fieldsets = super().get_fieldsets(request, obj)
+        if obj is None or self.has_change_permission(request, obj):
+            return fieldsets
+        # The read-only page prints each field's value: the URL masked, the secrets not at all.
+        shown = {"url": "shown_url", "secret_env": None, "secret_headers": None}
+        return [
+            (title, {**options, "fields": [shown.get(f, f) for f in options["fields"] if shown.get(f, f)]})
+            for title, options in fieldsets
+        ]
+
+    def save_model(self, request: HttpRequest, obj: McpServer, form: McpServerForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if message := obj.cleared_secrets_message(form.cleared_by_move):
+            messages.warning(request, message)
 
     def get_urls(self):
         opts = self.model._meta
@@ -154,8 +206,12 @@ class McpServerAdmin(TryItMixin, admin.ModelAdmin):
     @admin.display(description="command or URL")
     def target(self, obj: McpServer) -> str:
         if obj.transport == McpServer.Transport.HTTP:
-            return obj.url
+            return masked_url(obj.url)
         return " ".join([obj.command, *(obj.args or [])])
+
+    @admin.display(description="URL")
+    def shown_url(self, obj: McpServer) -> str:
+        return masked_url(obj.url) or "—"
 
     @admin.display(description="state (this process)")
     def state(self, obj: McpServer) -> str:

@@ -1,5 +1,7 @@
 """An MCP server configured in the admin. Secret values (the stdio server's environment, the HTTP headers) are
-encrypted at rest like HTTP tools' headers (agentweb/fields.py)."""
+encrypted at rest like HTTP tools' headers (agentweb/fields.py). The headers are pinned to the origin of the URL
+(agentweb/pinned_secrets.py); the environment is not pinned to the command: only a superuser changes a server, and a
+superuser who may run any command as the app can have it hand over its environment anyway."""
 
 from __future__ import annotations
 
@@ -10,11 +12,16 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from agentweb.fields import EncryptedJSONField
+from agentweb.pinned_secrets import PinnedSecrets, PinnedSecretsQuerySet
 from agentweb.secretbox import UnreadableSecret
+from providers.secrets import origin
 from tools.mcp.config import DEFAULT_TIMEOUT, MAX_TIMEOUT, McpConfigError, McpServerConfig
 
 
-class McpServer(models.Model):
+class McpServer(PinnedSecrets):
+    ADDRESS_FIELDS = ("url",)
+    PINNED_SECRETS = {"headers": dict}
+
     class Transport(models.TextChoices):
         STDIO = "stdio", "stdio (a command run on this server)"
         HTTP = "http", "streamable HTTP"
@@ -53,12 +60,19 @@ class McpServer(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = PinnedSecretsQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
         verbose_name = "MCP server"
 
     def __str__(self) -> str:
         return self.name
+
+    def points_at(self) -> Any:
+        """Where its headers (and the secrets of its URL) are sent: the URL's origin, whatever the transport (a
+        stdio server sends them nowhere, and keeps them for the URL it had)."""
+        return origin(self.url)
 
     @property
     def secrets_are_unreadable(self) -> bool:

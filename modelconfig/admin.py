@@ -5,14 +5,18 @@ the field blank, and replaced by typing it again.
 
 A password in the base URL (http://user:password@host/v1, for a server behind basic auth) is as write-only:
 the form shows it as "••••", a save that leaves "••••" in its place keeps the stored one, and the list and the
-read-only page show the URL without user name and password. Such a URL is encrypted at rest (PasswordURLField)."""
+read-only page show the URL without user name and password. Such a URL is encrypted at rest (PasswordURLField).
+
+Both are pinned to where the configuration points (agentweb/pinned_secrets.py): a save that changes the base URL's
+origin (scheme, host, port; or the API, when the base URL is blank) clears the stored key unless a key is typed in
+the same form, and a password left as "••••" is not carried to the new host; the admin says what was cleared."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from agentweb.admin_display import mark
 from providers.secrets import public_url
@@ -24,6 +28,10 @@ UNREADABLE = "•••• (set, but it cannot be decrypted with AGENTWEB_SECRET
 UNREADABLE_URL = "(a URL with a password, which cannot be decrypted with AGENTWEB_SECRET_KEYS)"
 #: What the form shows in place of the password of a base URL.
 HIDDEN_PASSWORD = "••••"
+MOVE_HELP = (
+    "Pointing it at another server (another scheme, host or port) clears the stored API key and password: type "
+    "them again in the same form to keep them."
+)
 
 
 class ModelConfigurationForm(forms.ModelForm):
@@ -59,6 +67,7 @@ class ModelConfigurationForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
+        self.cleared_by_move: list[str] = []  # secrets this form did not carry to a new address (for the message)
         self.initial.pop("api_key", None)  # never handed to the widget
         if self.instance.base_url_is_unreadable:
             self.initial["base_url"] = ""
@@ -75,6 +84,8 @@ class ModelConfigurationForm(forms.ModelForm):
                     f"{url_field.help_text} The password in it is shown as {HIDDEN_PASSWORD}:"
                     " leave that to keep it, type another to replace it."
                 )
+        if self.instance.pk is not None and "base_url" in self.fields:
+            self.fields["base_url"].help_text += " " + MOVE_HELP
         field = self.fields["api_key"]
         if self.instance.key_is_unreadable:
             field.widget.attrs["placeholder"] = "type the key again to replace it"
@@ -93,8 +104,19 @@ class ModelConfigurationForm(forms.ModelForm):
         if not typed and self.instance.base_url_is_unreadable:
             return self.instance.base_url
         if _password(typed) == HIDDEN_PASSWORD:
+            if self._moves(typed):  # the stored password stays with the server it was typed for
+                self.cleared_by_move.append("base URL password")
+                return _without_userinfo(typed)
             return _with_password(typed, self._stored_password() or "")
         return typed
+
+    def _moves(self, base_url: Any) -> bool:
+        """Whether the configuration would point elsewhere than it does (a new one points nowhere yet)."""
+        if self.instance.pk is None:
+            return False
+        api = self.cleaned_data.get("api", self.instance.api)
+        was = ModelConfiguration.origin_of(self.instance.api, self.instance.base_url)
+        return ModelConfiguration.origin_of(api, base_url) != was
 
     def _stored_password(self) -> str | None:
         stored = self.instance.base_url
@@ -107,6 +129,14 @@ class ModelConfigurationForm(forms.ModelForm):
         if self.data.get(self.add_prefix("clear_api_key")):
             return ""
         return self.instance.api_key or ""
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if not self.data.get(self.add_prefix("api_key")) and not self.data.get(self.add_prefix("clear_api_key")):
+            # Left blank: the stored key is kept by not touching it, so that it does not count as typed again (a
+            # change of address then clears it: agentweb/pinned_secrets.py).
+            cleaned.pop("api_key", None)
+        return cleaned
 
 
 @admin.register(ModelConfiguration)
@@ -141,6 +171,11 @@ class ModelConfigurationAdmin(admin.ModelAdmin):
             return UNREADABLE
         return MASKED if obj.api_key else "—"
 
+    def save_model(self, request, obj: ModelConfiguration, form: ModelConfigurationForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if message := obj.cleared_secrets_message(form.cleared_by_move):
+            messages.warning(request, message)
+
     def get_fields(self, request, obj=None):
         fields = list(super().get_fields(request, obj))
         if obj is not None and not self.has_change_permission(request, obj):
@@ -157,6 +192,11 @@ def _with_password(url: str, password: str) -> str:
         return url
     scheme, user, _, rest = parts
     return f"{scheme}://{user}:{password}@{rest}"
+
+
+def _without_userinfo(url: str) -> str:
+    parts = _parts(url)
+    return f"{parts[0]}://{parts[3]}" if parts else url
 
 
 def _password(url: str) -> str | None:

@@ -14,9 +14,11 @@ from django.db import models, transaction
 from django.db.models import Q
 
 from agentweb.fields import EncryptedTextField, PasswordURLField
+from agentweb.pinned_secrets import PinnedSecrets, PinnedSecretsQuerySet
 from agentweb.secretbox import UnreadableSecret
 from providers.config import DEFAULT_BASE_URLS, ModelConfig
 from providers.demo import CONNECT_HELP, DEMO_LABEL
+from providers.secrets import origin
 from providers.types import ModelError
 
 log = logging.getLogger("agentweb.modelconfig")
@@ -34,7 +36,13 @@ def validate_base_url(value: str) -> None:
         raise ValidationError("Enter an http:// or https:// address, e.g. http://localhost:11434/v1.")
 
 
-class ModelConfiguration(models.Model):
+class ModelConfiguration(PinnedSecrets):
+    """Its API key is sent to where its base URL points (the API's public address when blank): a change of that
+    origin clears a key not typed again with it (agentweb/pinned_secrets.py)."""
+
+    ADDRESS_FIELDS = ("base_url", "api")
+    PINNED_SECRETS = {"api_key": ""}
+
     class Api(models.TextChoices):
         OPENAI = "openai", "OpenAI-compatible (OpenAI, vLLM, llama.cpp, LM Studio, Ollama /v1 …)"
         ANTHROPIC = "anthropic", "Anthropic Messages API"
@@ -110,6 +118,8 @@ class ModelConfiguration(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = PinnedSecretsQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
         verbose_name = "model configuration"
@@ -142,6 +152,17 @@ class ModelConfiguration(models.Model):
     @property
     def is_demo(self) -> bool:
         return self.api == self.Api.DEMO
+
+    def points_at(self) -> Any:
+        return self.origin_of(self.api, self.base_url)
+
+    @staticmethod
+    def origin_of(api: str, base_url: Any) -> Any:
+        """Where a configuration of ``api`` with ``base_url`` sends its key: the origin of the URL (of the API's
+        public address when blank); a URL that cannot be decrypted is known by its token only."""
+        if isinstance(base_url, UnreadableSecret):
+            return ("unreadable", base_url.token)
+        return origin(base_url or DEFAULT_BASE_URLS.get(api, ""))
 
     @property
     def label(self) -> str:

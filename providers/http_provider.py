@@ -99,7 +99,8 @@ class HTTPProvider:
         self.read_timeout = read_timeout
         self._api_key = api_key or None
         self._auth = httpx.BasicAuth(*credentials) if credentials else None
-        self._redact = Redactor([api_key, *_credential_forms(base_url, credentials)])
+        # Every form the request carries them in: the key, the URL's password, the Basic authorization it becomes.
+        self._redact = Redactor.for_request(url=base_url, secrets=[api_key])
         self._client = client
         self._url = self.endpoint(self.base_url)
 
@@ -368,15 +369,6 @@ class _BodyDeadline:
 
     def close(self) -> None:
         self._handle.cancel()
-
-
-def _credential_forms(url: str, credentials: tuple[str, str] | None) -> list[str]:
-    """What of a URL's credentials a server's text may echo: the userinfo as written, the password as written
-    and decoded. (The user name alone is no secret: it is masked as part of the userinfo only.)"""
-    if credentials is None:
-        return []
-    userinfo = url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[0]
-    return [userinfo, userinfo.partition(":")[2], credentials[1]]
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:

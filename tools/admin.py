@@ -26,7 +26,7 @@ from django.utils.safestring import mark_safe
 from jsonschema.exceptions import SchemaError
 
 from agentweb.admin_display import flag
-from providers.secrets import public_url
+from providers.secrets import origin, public_url
 from tools import services
 from tools.base import Tool
 from tools.models import (
@@ -96,8 +96,9 @@ class SecretHeadersField(forms.Field):
         return names != list(initial or {}) or any(row["value"] or row["remove"] for row in rows)
 
 
-def merge_headers(rows: list[dict[str, Any]], stored: dict[str, str]) -> dict[str, str]:
-    """The headers after an edit: a blank value keeps the stored value of the row's original name."""
+def merge_headers(rows: list[dict[str, Any]], stored: dict[str, str], *, carry: bool = True) -> dict[str, str]:
+    """The headers after an edit: a blank value keeps the stored value of the row's original name. Not ``carry``
+    (the row now points at another server: agentweb/pinned_secrets.py): a stored header left blank is dropped."""
     merged: dict[str, str] = {}
     for row in rows:
         name, value = row["name"], row["value"]
@@ -105,6 +106,8 @@ def merge_headers(rows: list[dict[str, Any]], stored: dict[str, str]) -> dict[st
             continue
         if not name:
             raise forms.ValidationError("A header value was given without a name.")
+        if not value and not carry and row["original"] in stored:
+            continue
         if not value:
             if row["original"] not in stored:
                 raise forms.ValidationError(f"Give a value for the header {name}.")
@@ -116,6 +119,27 @@ def merge_headers(rows: list[dict[str, Any]], stored: dict[str, str]) -> dict[st
     if problem:
         raise forms.ValidationError(problem)
     return merged
+
+
+def left_behind(rows: list[dict[str, Any]], stored: dict[str, str]) -> list[str]:
+    """The stored headers an edit that moves the row drops: those not removed whose value was not typed again."""
+    kept = {row["original"] for row in rows if row["value"] and not row["remove"]}
+    removed = {row["original"] for row in rows if row["remove"]}
+    return [name for name in stored if name not in kept and name not in removed]
+
+
+def moves(form: forms.ModelForm, address: str) -> bool:
+    """Whether the form's row would point elsewhere (another origin of its ``address`` field) than it does now; a new
+    row points nowhere yet. Called from a field's clean, before the instance takes the form's values."""
+    if form.instance.pk is None or address not in form.cleaned_data:
+        return False
+    return origin(form.cleaned_data[address]) != origin(getattr(form.instance, address))
+
+
+MOVE_HELP = (
+    "Pointing the {what} at another server (another scheme, host or port) clears the stored {secrets}: type them "
+    "again in the same form to keep them."
+)
 
 
 class PrettyJSONField(forms.JSONField):
@@ -150,8 +174,11 @@ class HttpToolForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
+        self.cleared_by_move: list[str] = []  # stored headers this form did not carry to a new address
         field = self.fields["secret_headers"]
         field.initial = self._stored()
+        if self.instance.pk is not None and "url_template" in self.fields:
+            self.fields["url_template"].help_text += " " + MOVE_HELP.format(what="URL", secrets="header values")
         if self.instance.headers_are_unreadable:
             field.help_text = (
                 f"The headers are {UNREADABLE} (names and values): configure the key that encrypted them again "
@@ -165,12 +192,16 @@ class HttpToolForm(forms.ModelForm):
 
     def clean_secret_headers(self) -> Any:
         rows = self.cleaned_data.get("secret_headers") or []
+        moved = moves(self, "url_template")  # the URL is cleaned before this field
         if self.data.get(self.add_prefix("clear_headers")):  # cleaned after this field
             headers: Any = {}
         elif self.instance.headers_are_unreadable and not any(row["name"] or row["value"] for row in rows):
-            headers = self.instance.headers  # kept: saved back as the same token
+            # Kept by not touching them (saved back as the same token); a move clears them (the model's rule).
+            return self.instance.headers
         else:
-            headers = merge_headers(rows, self._stored())
+            headers = merge_headers(rows, self._stored(), carry=not moved)
+            if moved:  # the stored values stay with the server they were typed for
+                self.cleared_by_move = [f"header {name}" for name in left_behind(rows, self._stored())]
         # Set before the model's own checks (HttpTool.clean) run on the instance.
         self.instance.headers = headers
         return headers
@@ -360,6 +391,11 @@ class HttpToolAdmin(TryItMixin, admin.ModelAdmin):
             ("Approval", {"fields": list(APPROVAL_FIELDS)}),
             ("Who may use it", {"fields": ["groups"]}),
         ]
+
+    def save_model(self, request: HttpRequest, obj: HttpTool, form: HttpToolForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if message := obj.cleared_secrets_message(form.cleared_by_move):
+            messages.warning(request, message)
 
     def trial_tool(self, obj: HttpTool) -> Tool:
         try:

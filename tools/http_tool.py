@@ -13,7 +13,6 @@ Plain Python: a row is read through its attributes, so nothing here imports the 
 
 from __future__ import annotations
 
-import base64
 import codecs
 import contextlib
 import json
@@ -26,7 +25,7 @@ from urllib.parse import quote
 import httpx
 
 from agentweb.secretbox import UnreadableSecret
-from providers.secrets import split_credentials
+from providers.secrets import Redactor, basic_auth, split_credentials
 from tools.base import Tool, tool
 from tools.net import BlockedURL, Fetched, guarded_request
 
@@ -44,8 +43,6 @@ logger = logging.getLogger("agentweb.tools.http")
 DEFAULT_TIMEOUT = 30.0
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 MASK = "••••"
-# Secrets shorter than this are not searched for in responses: masking every "1" would garble the text.
-_MIN_MASKED = 4
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}")
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
 
@@ -174,13 +171,14 @@ class _RequestTemplate:
         # auth to the bare URL, so the credentials are masked like any header and no error or log shows the URL's.
         self.url_template, credentials = split_credentials(url_template)
         if credentials is not None and not any(name.lower() == "authorization" for name in headers):
-            headers = {**headers, "Authorization": _basic_auth(*credentials)}
+            headers = {**headers, "Authorization": basic_auth(*credentials)}
         self.method = method
         self.body_template = body_template
         self.headers = headers
         self.timeout = timeout
         self.allowed_hosts = allowed_hosts
-        self.secrets = _secrets([*headers.values(), *(credentials[1:] if credentials else [])])
+        # Every header value, in every form a server may echo it in (providers/secrets.py), and the URL's password.
+        self.mask = Redactor.for_request(url=url_template, headers=headers, mask=MASK)
 
     async def send(self, args: dict[str, Any]) -> str:
         try:
@@ -211,7 +209,7 @@ class _RequestTemplate:
             max_bytes=MAX_RESPONSE_BYTES,
             timeout=self.timeout,
         )
-        return _describe(fetched)
+        return _describe(fetched, self.mask)
 
     def _rest(self, args: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         """Query parameters and JSON body: from the body template, else the arguments the URL did not use."""
@@ -222,33 +220,16 @@ class _RequestTemplate:
             return {}, (unused or None)
         return {k: _url_text(v) for k, v in unused.items()}, None
 
-    def mask(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, MASK)
-        return text
 
-
-def _basic_auth(user: str, password: str) -> str:
-    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-
-
-def _secrets(values: Iterable[str]) -> list[str]:
-    """Each header value, and each long word of it ("Bearer <token>": the token alone too), longest first."""
-    found: set[str] = set()
-    for value in values:
-        if len(value) >= _MIN_MASKED:
-            found.add(value)
-        found.update(word for word in value.split() if len(word) >= 8)
-    return sorted(found, key=len, reverse=True)
-
-
-def _describe(fetched: Fetched) -> str:
-    """The response as text: JSON pretty-printed; an error status raises with the body for the model to read."""
+def _describe(fetched: Fetched, mask: Redactor) -> str:
+    """The response as text, secrets masked: JSON pretty-printed; an error status raises with the body for the model
+    to read. A body cut at the limit may end with a secret's first characters: those are masked too."""
     content_type = fetched.headers.get("content-type", "")
     text = fetched.body.decode(_charset(content_type), errors="replace")
     if not fetched.truncated and "json" in content_type:
         with contextlib.suppress(ValueError):
             text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    text = mask(text, cut=fetched.truncated)
     if fetched.truncated:
         text += f"\n…[response cut at {MAX_RESPONSE_BYTES // (1024 * 1024)} MB]"
     status = f"HTTP {fetched.status_code} {fetched.reason}".rstrip()

@@ -17,7 +17,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from agentweb.fields import EncryptedJSONField
+from agentweb.pinned_secrets import PinnedSecrets, PinnedSecretsQuerySet
 from agentweb.secretbox import UnreadableSecret
+from providers.secrets import origin
 from tools.approval_rules import argument_problem, tool_name_problem
 from tools.http_tool import body_placeholders, render_body, url_placeholders
 
@@ -82,8 +84,12 @@ class ToolSetting(ApprovalChoices):
         return self.name
 
 
-class HttpTool(ApprovalChoices):
-    """A tool defined entirely in the admin: an HTTP request built from the model's arguments."""
+class HttpTool(PinnedSecrets, ApprovalChoices):
+    """A tool defined entirely in the admin: an HTTP request built from the model's arguments. Its headers are sent
+    to the origin of its URL: a change of it clears headers not given again with it (agentweb/pinned_secrets.py)."""
+
+    ADDRESS_FIELDS = ("url_template",)
+    PINNED_SECRETS = {"headers": dict}
 
     class Method(models.TextChoices):
         GET = "GET"
@@ -124,6 +130,8 @@ class HttpTool(ApprovalChoices):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = PinnedSecretsQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
         verbose_name = "HTTP tool"
@@ -149,6 +157,9 @@ class HttpTool(ApprovalChoices):
     @property
     def headers_are_unreadable(self) -> bool:
         return isinstance(self.headers, UnreadableSecret)
+
+    def points_at(self) -> Any:
+        return origin(self.url_template)
 
     def property_names(self) -> set[str]:
         properties = self.parameters.get("properties") if isinstance(self.parameters, dict) else None

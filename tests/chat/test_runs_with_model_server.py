@@ -1,8 +1,10 @@
 """Runs against a real local OpenAI-compatible server: the loop, tool errors and model-server failures."""
 
 import asyncio
+import base64
 import gc
 import json
+import logging
 
 import pytest
 from channels.db import database_sync_to_async
@@ -17,6 +19,7 @@ from chat.runs.interaction import RunInteraction
 from providers.budget import estimate
 from providers.types import ChatMessage
 from tests.support.model_server import (
+    EchoRequest,
     ErrorResponse,
     NDJSONResponse,
     ScriptedModelServer,
@@ -159,6 +162,38 @@ async def test_a_key_and_url_credentials_echoed_by_the_server_reach_no_event_pag
     texts = [json.dumps(events), run.error, run.model_label, *await database_sync_to_async(pages)(owner, run.thread)]
     for text in texts:
         assert "sk-live" not in text and "SECRET" not in text and password not in text
+
+
+async def test_credentials_a_proxy_echoes_back_in_its_error_reach_no_event_snapshot_export_or_log(
+    connect, owner, settings, caplog
+):
+    """A proxy that refuses the request and echoes its headers puts the Basic credentials (base64 of user:password)
+    and the Bearer key into its error text; the run's error says what the server answered, without any of them."""
+    key, password = "sk-live-SECRET-4f9a8b7c6d5e", "pa55/w0rd+x"
+    encoded = base64.b64encode(f"alice:{password}".encode()).decode()
+    with ScriptedModelServer() as server:
+        base_url = server.base_url.replace("http://", "http://alice:pa55%2Fw0rd%2Bx@")
+        settings.AGENTWEB_LLM = {"api": "openai", "base_url": base_url, "model": "m", "api_key": key, "max_attempts": 2}
+        server.enqueue(EchoRequest(502), EchoRequest(502))
+        client = await connect(owner)
+        with caplog.at_level(logging.INFO):
+            await client.ask("hello")
+            events = await client.run_to_end()
+            await client.send(type="thread.subscribe", thread=events[0]["thread"], after_seq=None)
+            snapshot = await client.until("thread.snapshot")
+        sent = server.requests[0]["headers"]["Authorization"]
+    assert sent == f"Basic {encoded}"  # what the proxy got, and echoed
+    error = events[-1]["error"]
+    assert error.startswith(f"The model server at {server.base_url} answered 502 Bad Gateway: Upstream refused")
+    assert "Authorization: ***" in error
+    run = await Run.objects.select_related("thread").aget()
+    assert snapshot[-1]["run"]["error"] == run.error == error
+    texts = [json.dumps(events), json.dumps(snapshot), *await database_sync_to_async(pages)(owner, run.thread)]
+    texts.append(caplog.text)
+    assert "attempt 1 of 2 failed" in caplog.text  # the retry's log line quotes the error too
+    for text in texts:
+        for secret in (encoded, encoded[:12], key, "SECRET", password, "pa55%2Fw0rd", "pa55"):
+            assert secret not in text
 
 
 async def test_an_error_recorded_before_url_credentials_were_kept_out_is_shown_without_them(connect, owner):

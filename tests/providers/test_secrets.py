@@ -2,7 +2,10 @@
 not an error message, not a label, not httpx's own log line. Against a real local model server that echoes them."""
 
 import base64
+import json
 import logging
+import re
+from urllib.parse import quote, quote_plus
 
 import httpx
 import pytest
@@ -11,10 +14,11 @@ from providers.anthropic import AnthropicProvider
 from providers.config import ModelConfig
 from providers.ollama import OllamaProvider
 from providers.openai import OpenAIProvider
+from providers.secrets import Redactor, basic_auth, masked_url
 from providers.types import ModelError
 from tests.providers.test_faults import KITS
 from tests.providers.test_openai import collect
-from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse
+from tests.support.model_server import EchoRequest, ErrorResponse, ScriptedModelServer, SSEResponse
 
 KEY = "sk-live-SECRET-4f9a8b7c6d5e"
 PASSWORD = "pa55-w0rd"
@@ -126,3 +130,62 @@ async def test_credentials_in_the_base_url_are_not_in_httpx_request_log_line(ser
 def test_the_label_a_browser_sees_has_no_credentials():
     config = ModelConfig(api="openai", base_url=f"https://bob:{PASSWORD}@models.example/v1", model="qwen3")
     assert config.public_info()["label"] == "qwen3 · https://models.example/v1"
+
+
+async def test_basic_credentials_a_proxy_echoes_in_any_encoding_are_masked(server, client, kit):
+    password = "pa55/w0rd+x é"
+    url = kit.url(server).replace("http://", "http://alice:pa55%2Fw0rd%2Bx%20%C3%A9@", 1)
+    server.enqueue(EchoRequest(401))
+    text = await failure(PROVIDERS[kit.name](base_url=url, model="m", client=client))
+    sent = server.requests[0]["headers"]["Authorization"]
+    assert sent.startswith("Basic ") and "Authorization: ***" in text
+    encoded = sent.removeprefix("Basic ")
+    for secret in (encoded, encoded[:16], password, "pa55%2Fw0rd"):
+        assert secret not in text
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        lambda s: s,
+        lambda s: quote(s, safe=""),
+        lambda s: re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(s, safe="")),
+        lambda s: quote_plus(s),
+        lambda s: json.dumps(s)[1:-1],
+        lambda s: json.dumps(s).replace("/", "\\/")[1:-1],
+    ],
+    ids=["raw", "percent-encoded", "percent-encoded lower case", "form-encoded", "JSON", "JSON with \\/"],
+)
+async def test_a_key_echoed_percent_encoded_or_json_escaped_is_masked(server, client, kit, form):
+    key = "sk-live/SECRET+4f9a=8b7c 6d5e"
+    server.enqueue(ErrorResponse(400, f"bad key {form(key)} for this model"))
+    text = await failure(kit.provider(server, client, api_key=key))
+    assert "bad key *** for this model" in text
+
+
+def test_the_authorization_value_and_its_base64_are_masked_whole():
+    redact = Redactor.for_request(url="https://bob:hunter22@models.example/v1")
+    value = basic_auth("bob", "hunter22")
+    assert redact(f"got {value}; token {value.removeprefix('Basic ')}") == "got ***; token ***"
+
+
+def test_a_text_cut_in_the_middle_of_a_secret_keeps_none_of_it():
+    redact = Redactor(["sk-live-SECRET-4f9a8b7c6d5e"])
+    assert redact("refused: sk-live-SEC", cut=True) == "refused: ***"
+    assert redact("refused: sk-live-SEC") == "refused: sk-live-SEC"  # not cut: a text that happens to end so
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://TOKEN-abc@h.example/mcp", "https://••••@h.example/mcp"),
+        (
+            "https://h.example/mcp?access_token=a%2Fb&x-api-key=z&page=2#top",
+            "https://h.example/mcp?access_token=••••&x-api-key=••••&page=2#top",
+        ),
+        ("https://h.example/mcp?sig=&q=token", "https://h.example/mcp?sig=&q=token"),
+    ],
+    ids=["a user name alone (a token)", "secret parameters by name", "empty and non-secret values"],
+)
+def test_a_masked_url_shows_no_password_nor_token(url, shown):
+    assert masked_url(url) == shown

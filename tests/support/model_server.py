@@ -23,6 +23,8 @@ Response kinds:
 - `ErrorResponse(status, body, headers={})` — a complete response with Content-Length, meant for HTTP errors
   (any status works, e.g. a 200 JSON body where a stream was expected); `body` is a dict (sent as JSON), str
   or bytes (sent as text/plain); headers e.g. {"Retry-After": "1"}.
+- `EchoRequest(status=502)` — an error whose plain-text body echoes the request line and every header as
+  received (Authorization included), as some proxies answer a request they refuse.
 - `Hang(prelude=b"", status=200, content_type=...)` — sends the headers and `prelude`, then nothing until the
   server stops (the client may give up first): for read-timeout tests.
 - `NDJSONResponse(...)` — like SSEResponse, with Content-Type application/x-ndjson (Ollama).
@@ -43,6 +45,7 @@ The script is a JSON list; each entry is one response:
     {"text": "...", "tool_calls": [{"id", "name", "arguments"}], "finish_reason": ..., "usage": {...},
      "delay_ms": per-chunk delay}                               → an OpenAI stream (see openai_sse_body)
     {"status": 500, "body": {...} or "...", "headers": {...}}   → an HTTP error
+    {"echo": true, "status": 502}                              → EchoRequest()
     {"hang": true, "text": "..."?}                              → Hang(), after that text when given
     {"disconnect": true}                                        → Disconnect()
 An entry with "format": "anthropic" (stop_reason, usage {input_tokens, output_tokens}) or "format": "ollama"
@@ -110,6 +113,13 @@ class ErrorResponse:
 
 
 @dataclass
+class EchoRequest:
+    """An error answering with the request's line and headers as its plain-text body."""
+
+    status: int = 502
+
+
+@dataclass
 class Hang:
     prelude: bytes = b""
     status: int = 200
@@ -121,7 +131,7 @@ class Disconnect:
     """Read the request, then close the connection without a response."""
 
 
-Response = SSEResponse | ErrorResponse | Hang | Disconnect
+Response = SSEResponse | ErrorResponse | EchoRequest | Hang | Disconnect
 
 
 def openai_sse_body(
@@ -302,6 +312,8 @@ def response_from_script(entry: dict[str, Any]) -> Response:
         return Hang(prelude=prelude)
     if entry.get("disconnect"):
         return Disconnect()
+    if entry.get("echo"):
+        return EchoRequest(entry.get("status", 502))
     if "status" in entry and entry["status"] >= 400:
         return ErrorResponse(entry["status"], entry.get("body", {}), entry.get("headers", {}))
     text, tool_calls, usage = entry.get("text", ""), entry.get("tool_calls"), entry.get("usage")
@@ -457,6 +469,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(500, {"error": {"message": "script exhausted", "type": "server_error"}})
             elif isinstance(response, ErrorResponse):
                 self._send_error(response)
+            elif isinstance(response, EchoRequest):
+                echo = "".join(f"{name}: {value}\n" for name, value in self.headers.items())
+                body = f"Upstream refused the request:\n{self.requestline}\n{echo}"
+                self._send_error(ErrorResponse(response.status, body))
             elif isinstance(response, Hang):
                 self._hang(response)
             elif isinstance(response, Disconnect):

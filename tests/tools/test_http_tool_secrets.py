@@ -92,10 +92,14 @@ def unreadable(settings):
     return row
 
 
-def test_the_tool_answers_with_a_message_naming_it_and_sends_nothing(unreadable, owner, caplog):
+def test_the_tool_answers_with_a_message_naming_it_and_sends_nothing(settings, owner, caplog):
     AllowedHost.objects.create(host="127.0.0.1")  # the guard would let a request to the test server through
     with LocalServer() as server:
-        HttpTool.objects.filter(pk=unreadable.pk).update(url_template=server.base_url + "/items/{item_id}")
+        # Made pointing at the server: a row moved there would lose its headers (agentweb/pinned_secrets.py).
+        row = saved(url_template=server.base_url + "/items/{item_id}")
+        settings.AGENTWEB_SECRET_KEYS = [KEY_C]
+        unreadable = HttpTool.objects.get(pk=row.pk)
+        assert unreadable.headers_are_unreadable
         toolset = toolset_for_user(user=owner)
         assert "lookup" in toolset.registry.names() and "lookup" not in toolset.disabled
         with caplog.at_level(logging.WARNING, logger="agentweb"):

@@ -38,6 +38,7 @@ from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
+from providers.secrets import Redactor
 from tools.executor import ToolFailure
 from tools.mcp.config import McpServerConfig
 
@@ -57,6 +58,7 @@ log = logging.getLogger("agentweb.tools.mcp")
 warnings.filterwarnings("ignore", message="ping is removed", category=MCPDeprecationWarning)
 
 Status = Literal["connecting", "connected", "failed", "stopped"]
+MAX_ERROR = 1000  # characters of a failure's text kept (a server's error may quote a whole page, or the request)
 MAX_STDERR = 400  # characters of a stdio server's standard error in a connection's error
 MAX_STDERR_KEPT = 256 * 1024  # bytes of it kept while the server runs
 MAX_PAGES = 100  # tools/list pages: a paginator that never ends cannot hang a connection
@@ -285,10 +287,12 @@ class ServerConnection:
                         lost = f"MCP server {self.config.name!r} closed the connection during the call."
                         call.fail(McpCallFailed(lost))
                         raise ConnectionLost("the server closed the connection") from None
-                    call.fail(McpCallFailed(f"MCP server {self.config.name!r} answered with an error: {exc}"))
+                    error = describe(exc, self.config)
+                    call.fail(McpCallFailed(f"MCP server {self.config.name!r} answered with an error: {error}"))
                     return
                 except Exception as exc:  # a transport failure, an answer the SDK cannot read
-                    call.fail(McpCallFailed(f"The call to MCP server {self.config.name!r} failed: {describe(exc)}"))
+                    error = describe(exc, self.config)
+                    call.fail(McpCallFailed(f"The call to MCP server {self.config.name!r} failed: {error}"))
                     return
                 if not call.future.done():
                     call.future.set_result(result)
@@ -304,7 +308,7 @@ class ServerConnection:
                 with anyio.fail_after(min(self.config.timeout, 30.0)):
                     await client.session.send_ping()
             except (MCPError, TimeoutError) as exc:
-                raise ConnectionLost(f"the server stopped answering ({describe(exc)})") from None
+                raise ConnectionLost(f"the server stopped answering ({describe(exc, self.config)})") from None
 
     async def _refresher(self, client: Client) -> None:
         while True:
@@ -412,7 +416,8 @@ def stdio_parameters(config: McpServerConfig) -> StdioServerParameters:
 
 
 def describe(exc: BaseException, config: McpServerConfig | None = None) -> str:
-    """One line for a failure, the innermost cause of a task group's exception group; header values masked."""
+    """One line for a failure, the innermost cause of a task group's exception group: with ``config``, its secrets
+    masked (mask), and at most MAX_ERROR characters of it."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     if isinstance(exc, MCPError):
@@ -421,11 +426,13 @@ def describe(exc: BaseException, config: McpServerConfig | None = None) -> str:
         text = str(exc) or type(exc).__name__
         if isinstance(exc, OSError | httpx2.HTTPError | TimeoutError) and type(exc).__name__ not in text:
             text = f"{type(exc).__name__}: {text}"
-    return mask(text, config) if config is not None else text
+    text = mask(text, config) if config is not None else text  # masked before it is cut: no secret's start is left
+    return text if len(text) <= MAX_ERROR else text[:MAX_ERROR] + "…"
 
 
 def mask(text: str, config: McpServerConfig) -> str:
-    for secret in [*config.headers.values(), *config.env.values()]:
-        if len(secret) >= 4:
-            text = text.replace(secret, "••••")
-    return text
+    """``text`` without the server's secrets, in any form the app sent them in (providers/secrets.py): its headers'
+    values, its environment's values, its URL's credentials (and the Basic authorization they become) and the values
+    of its URL's secret query parameters (?token=…)."""
+    redact = Redactor.for_request(url=config.url, headers=config.headers, secrets=config.env.values(), mask="••••")
+    return redact(text)

@@ -1,6 +1,7 @@
 """One connection per server, against the real test server over stdio and streamable HTTP."""
 
 import asyncio
+import base64
 import os
 
 import pytest
@@ -8,7 +9,8 @@ import pytest
 from tests.support.mcp_servers.running import HttpServer, stdio_config
 from tests.tools.mcp.conftest import connected, wait_until
 from tools.context import ElicitationAnswer, ToolContext
-from tools.mcp.connection import McpCallFailed, McpUnavailable
+from tools.mcp.config import McpServerConfig
+from tools.mcp.connection import MAX_ERROR, McpCallFailed, McpUnavailable, describe
 
 
 async def test_connects_lists_and_calls(manager, server_config):
@@ -152,3 +154,24 @@ async def test_a_chatty_stdio_servers_standard_error_is_kept_short(manager, reco
         await manager.call("srv", "fail", {"reason": "x" * 50}, None)
     [owner] = [c for c in manager._connections.values()]
     await wait_until(lambda: 0 < os.fstat(owner._stderr.fileno()).st_size <= 1000 + 800)
+
+
+def test_a_failure_that_echoes_the_request_shows_none_of_the_servers_secrets():
+    """An HTTP server's error may echo the request: its URL's password (sent as Basic authorization), its query's
+    token (sent percent-encoded), its headers. None of them, in any of those forms, is in the failure's text."""
+    config = McpServerConfig(
+        name="srv",
+        transport="http",
+        url="https://alice:pa55%2Fw0rd@mcp.example/mcp?token=tok/123+456789&region=eu",
+        headers={"X-Api-Key": "key-abcdef-123456"},
+    )
+    authorization = "Basic " + base64.b64encode(b"alice:pa55/w0rd").decode()
+    echoed = (
+        f"refused GET /mcp?token=tok%2F123%2B456789&region=eu with Authorization: {authorization}, "
+        'headers {"X-Api-Key": "key-abcdef-123456", "password": "pa55\\/w0rd"} ' + "x" * 2000
+    )
+    text = describe(RuntimeError(echoed), config)
+    for secret in (authorization.removeprefix("Basic "), "tok%2F123", "tok/123", "key-abcdef", "pa55"):
+        assert secret not in text
+    assert text.startswith("refused GET /mcp?token=••••&region=eu with Authorization: ••••, headers {")
+    assert len(text) <= MAX_ERROR + 1
