@@ -335,3 +335,9 @@ AGENTWEB_ATTACHMENT_MAX_BYTES = env_int("AGENTWEB_ATTACHMENT_MAX_BYTES", 10 * 10
 AGENTWEB_ATTACHMENT_QUOTA_BYTES = env_int("AGENTWEB_ATTACHMENT_QUOTA_BYTES", 200 * 1024 * 1024)
 AGENTWEB_ATTACHMENT_TEXT_CHARS = env_int("AGENTWEB_ATTACHMENT_TEXT_CHARS", 20_000)
 AGENTWEB_ATTACHMENT_UNSENT_HOURS = env_int("AGENTWEB_ATTACHMENT_UNSENT_HOURS", 24)
+# A PDF's text is read in a process of its own (attachments/pdf_reader.py): killed after this many seconds of CPU
+# (or twice as many of wall-clock time) or past this much memory, the PDF then refused as unreadable; at most
+# AGENTWEB_PDF_READERS such processes at once per server process (a PDF beyond them is refused, to be sent again).
+AGENTWEB_PDF_READ_SECONDS = env_int("AGENTWEB_PDF_READ_SECONDS", 15)
+AGENTWEB_PDF_MEMORY_BYTES = env_int("AGENTWEB_PDF_MEMORY_BYTES", 512 * 1024 * 1024)
+AGENTWEB_PDF_READERS = env_int("AGENTWEB_PDF_READERS", 2)
