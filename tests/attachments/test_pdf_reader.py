@@ -4,17 +4,24 @@ busy is refused with a clear error and its reader is gone, and no more readers r
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from attachments import pdf_reader
 from attachments.models import Attachment
+from attachments.services import PDF_NOT_READ
 from tests.attachments.files import pdf, slow_pdf
+from tests.support.processes import Daphne, app_environment, create_user, log_in, manage
+
+BUSY, LIMITS = PDF_NOT_READ["busy"], PDF_NOT_READ["limits"]
 
 pytestmark = pytest.mark.django_db
 
@@ -25,8 +32,8 @@ def upload(user, name: str, data: bytes):
     return client.post("/attachments/", {"file": SimpleUploadedFile(name, data)})
 
 
-def readers() -> list[int]:
-    """The PDF readers this test's process has started that are still there (zombies included)."""
+def readers(parent: int | None = None) -> list[int]:
+    """The PDF readers that `parent` (this test's process) started that are still there (zombies included)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -36,8 +43,8 @@ def readers() -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        parent = int(stat.rpartition(")")[2].split()[1])
-        if parent == os.getpid() and b"pdf_reader.py" in cmdline:
+        started_by = int(stat.rpartition(")")[2].split()[1])
+        if started_by == (parent or os.getpid()) and b"pdf_reader.py" in cmdline:
             found.append(int(entry.name))
     return found
 
@@ -96,3 +103,38 @@ def read_or_reason(data: bytes) -> str:
         return pdf_reader.read_text(data)
     except pdf_reader.PdfNotRead as not_read:
         return not_read.reason
+
+
+def test_pages_are_served_while_the_server_reads_pdfs_made_to_be_slow(tmp_path):
+    """Eight slow PDFs at once held all eight page threads for minutes when pypdf ran in them."""
+    env = app_environment(tmp_path, AGENTWEB_PDF_READ_SECONDS="5")
+    manage(env, "migrate", "--noinput")
+    create_user(env, "ada", "lovelace-1815")
+    server = Daphne(env).start()
+    try:
+        cookie = log_in(server.url, "ada", "lovelace-1815")
+        headers = {"Cookie": cookie, "X-CSRFToken": re.search(r"csrftoken=([^;]+)", cookie).group(1)}
+        with ThreadPoolExecutor(8) as pool:
+            uploads = [
+                pool.submit(
+                    httpx.post,
+                    f"{server.url}/attachments/",
+                    files={"file": ("slow.pdf", slow_pdf())},
+                    headers=headers,
+                    timeout=120,
+                )
+                for _ in range(8)
+            ]
+            started = time.monotonic()
+            while not readers(server.process.pid) and time.monotonic() - started < 30:  # (the uploads have begun)
+                time.sleep(0.05)
+
+            page = httpx.get(f"{server.url}/accounts/login/", timeout=60)
+            reading_meanwhile = not all(upload.done() for upload in uploads)
+            errors = sorted(upload.result().json()["error"] for upload in uploads)
+    finally:
+        server.stop()
+
+    assert page.status_code == 200
+    assert reading_meanwhile
+    assert errors == sorted(6 * [BUSY.format(name="slow.pdf")] + 2 * [LIMITS.format(name="slow.pdf")])
