@@ -25,9 +25,11 @@ from agentweb.request_limits import RequestLimits
 
 logger = logging.getLogger("daphne.server")
 
-#: After a refusal, what the client still sends is read and dropped this long before the connection is closed: a
-#: socket closed with bytes unread answers with a reset, and a client still sending its body would lose the answer.
+#: After a refusal, what the client still sends is read and dropped until it has sent nothing for LINGER_S, or for
+#: LINGER_MAX_S in all, and then the connection is closed: a socket closed with bytes unread answers with a reset, and
+#: a client still sending its body (a browser uploading a file) would lose the answer to it (Apache does the same).
 LINGER_S = 2.0
+LINGER_MAX_S = 30.0
 
 REASONS = {408: "Request Timeout", 413: "Content Too Large"}
 
@@ -41,6 +43,8 @@ class AppHTTPChannel(HTTPChannel):
     _deadline: IDelayedCall | None = None
     _body_since = 0.0
     _body_received = 0
+    _refused_at = 0.0
+    _last_heard = 0.0
 
     @classmethod
     def build(cls) -> _GenericHTTPChannelProtocol:
@@ -53,8 +57,10 @@ class AppHTTPChannel(HTTPChannel):
         self._await_head()
 
     def dataReceived(self, data: bytes) -> None:
-        if not self.refused:
-            super().dataReceived(data)
+        if self.refused:  # read and dropped while the answer's connection lingers
+            self._last_heard = self.factory.reactor.seconds()
+            return
+        super().dataReceived(data)
 
     def rawDataReceived(self, data: bytes) -> None:
         if self.refused:
@@ -158,9 +164,10 @@ class AppHTTPChannel(HTTPChannel):
     # --- closing ------------------------------------------------------------------------------------------------
 
     def _answer_and_close(self, status: int, message: str) -> None:
-        """The answer, then the connection closed: what the client still sends meanwhile is read and dropped for
-        LINGER_S, so that it can read the answer, then it is closed whatever the client does."""
+        """The answer, then the connection closed: what the client still sends meanwhile is read and dropped (see
+        LINGER_S), so that it can read the answer."""
         self.refused = True
+        self._refused_at = self._last_heard = self.factory.reactor.seconds()
         self._cancel_deadline()
         self.setTimeout(None)
         body = json.dumps({"error": message}).encode()
@@ -172,7 +179,15 @@ class AppHTTPChannel(HTTPChannel):
         half_close = getattr(self.transport, "loseWriteConnection", None)
         if half_close is not None:
             half_close()
-        self._deadline = self.callLater(LINGER_S, self.transport.abortConnection)
+        self._deadline = self.callLater(LINGER_S, self._end_linger)
+
+    def _end_linger(self) -> None:
+        now = self.factory.reactor.seconds()
+        if now - self._last_heard < LINGER_S and now - self._refused_at < LINGER_MAX_S:  # the client is still sending
+            self._deadline = self.callLater(LINGER_S - (now - self._last_heard), self._end_linger)
+            return
+        self._deadline = None
+        self.transport.abortConnection()
 
 
 def _path(target: str) -> str:
