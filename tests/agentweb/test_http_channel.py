@@ -91,6 +91,19 @@ def test_a_sign_in_post_announcing_a_huge_body_is_refused_before_the_body_is_rea
     assert error == "The request is too big: at most 1.0 MB may be sent here."
 
 
+def test_a_client_still_sending_a_refused_body_can_read_the_answer_once_it_stops(server):
+    """As a browser does: it sends the file whatever the answer, then reads it."""
+    with connect(server) as client:
+        client.sendall(head("POST", "/accounts/login/", f"Content-Length: {64 * 65536}"))
+        for _ in range(16):  # four seconds of sending, after the answer came: none of it refused by a reset
+            client.sendall(b"x" * 65536)
+            time.sleep(0.25)
+
+        status, _ = status_and_error(read_to_close(client))
+
+    assert status == 413
+
+
 def test_an_upload_announcing_more_than_the_file_limit_is_refused_before_sign_in(server):
     with connect(server) as client:
         client.sendall(
