@@ -3,7 +3,7 @@
 pypdf does what a file asks of it, and a file can ask a lot: 18 KB of PDF, a hundred pages sharing one small
 compressed content stream of a million text operators, keeps pypdf 7.1 busy for four and a half minutes, and eight
 such uploads at once took the server's threads and CPU from everyone else. So each PDF is read by this file run as
-a script (`python -I attachments/pdf_reader.py`), which limits its own CPU time and memory before it imports pypdf
+a script (`python -P attachments/pdf_reader.py`), which limits its own CPU time and memory before it imports pypdf
 and runs at a lower priority than the server; it is killed when AGENTWEB_PDF_READ_SECONDS of CPU, or twice that of
 wall-clock time, have passed. At most AGENTWEB_PDF_READERS run at once per server process, and a PDF beyond them is
 refused at once rather than kept waiting: a waiting upload would hold one of the threads that serve pages.
@@ -15,9 +15,13 @@ on its stdout ({"text": ...} or {"refused": "encrypted" | "damaged" | "empty" | 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
 import threading
 from contextlib import contextmanager
+
+log = logging.getLogger("agentweb.attachments")
 
 #: The reasons a PDF's text is not had, as PdfNotRead.reason.
 ENCRYPTED, DAMAGED, EMPTY, LIMITS, BUSY = "encrypted", "damaged", "empty", "limits", "busy"
@@ -64,14 +68,20 @@ def _run_reader(data: bytes) -> str:
     from django.conf import settings
 
     cpu_s = settings.AGENTWEB_PDF_READ_SECONDS
-    command = [sys.executable, "-I", __file__, str(cpu_s), str(settings.AGENTWEB_PDF_MEMORY_BYTES)]
+    # -P: this file's folder is not put on the reader's path (its modules are the app's, not the reader's).
+    command = [sys.executable, "-P", __file__, str(cpu_s), str(settings.AGENTWEB_PDF_MEMORY_BYTES)]
+    # Of the server's environment (its keys and passwords are none of the reader's business), where Python is.
+    environment = {name: os.environ[name] for name in ("PYTHONPATH", "PYTHONHOME") if name in os.environ}
     try:
-        # No environment: the server's (its keys and passwords) is none of the reader's business.
-        done = subprocess.run(command, input=data, capture_output=True, timeout=2 * cpu_s, env={}, check=False)
+        done = subprocess.run(command, input=data, capture_output=True, timeout=2 * cpu_s, env=environment)
     except subprocess.TimeoutExpired:  # killed, and waited for, by subprocess.run
         raise PdfNotRead(LIMITS) from None
-    if done.returncode != 0:  # killed at its CPU limit (SIGXCPU, SIGKILL), or out of memory before it could say so
-        raise PdfNotRead(LIMITS if done.returncode < 0 or b"MemoryError" in done.stderr else DAMAGED)
+    if done.returncode < 0 or b"MemoryError" in done.stderr:  # killed at its CPU limit (SIGXCPU, SIGKILL), or out
+        raise PdfNotRead(LIMITS)  # of memory before it could say so
+    if done.returncode != 0:  # the reader itself failed (pypdf missing?): the person is told the PDF is unreadable
+        last_line = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["(nothing)"]
+        log.error("The PDF reader failed (exit code %s): %s", done.returncode, last_line[0][:300])
+        raise PdfNotRead(DAMAGED)
     answer = json.loads(done.stdout)
     if "refused" in answer:
         raise PdfNotRead(answer["refused"])
