@@ -92,7 +92,6 @@ def _run_reader(data: bytes) -> str:
 
 
 def _limit_self(cpu_s: int, memory_bytes: int) -> None:
-    import os
     import resource
 
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))  # SIGXCPU at the first, SIGKILL at the second
