@@ -12,6 +12,9 @@ workers do. A request still has its thread to itself while it runs, which is wha
 mode asks for; when all threads are lent, the next request waits for one. Why it is kept rather than Django's
 own handler: docs/performance.md, "What we keep and why".
 
+A body over its route's limit (agentweb/request_limits.py) is refused here too, as it is read: agentweb.serve refuses it
+before it reaches the app, but `manage.py runserver` and other ASGI servers hand the app whatever they were sent.
+
 And a request makes one trip to that thread, not Django's three or four: the request signal, the middleware chain
 (built synchronous, as a WSGI server's), the view and the response's close all run there at once; only the body's
 read and the response's send stay on the event loop. Under load each trip back had waited for the loop's turn.
@@ -27,8 +30,15 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.signals import request_started
-from django.http import FileResponse, HttpResponseBase
+from django.http import FileResponse, HttpResponseBase, JsonResponse
 from django.urls import set_script_prefix
+from django.utils.functional import cached_property
+
+from agentweb.request_limits import RequestLimits
+
+
+class BodyTooLarge(Exception):
+    """A request's body, announced or as read so far, is over its route's limit; the message says so."""
 
 
 class ThreadLender:
@@ -88,8 +98,11 @@ class PooledThreadASGIHandler(ASGIHandler):
     async def handle(self, scope, receive, send):
         """As Django's, less its watch for a disconnect while the view runs: a view in a thread cannot be stopped."""
         try:
-            body_file = await self.read_body(receive)
+            body_file = await self.read_limited_body(scope, receive)
         except RequestAborted:
+            return
+        except BodyTooLarge as refused:
+            await self.send_response(JsonResponse({"error": str(refused)}, status=413), send)
             return
         set_script_prefix(get_script_prefix(scope))
         try:
@@ -101,6 +114,30 @@ class PooledThreadASGIHandler(ASGIHandler):
                     await sync_to_async(response.close, thread_sensitive=True)()
         finally:
             body_file.close()
+
+    @cached_property
+    def request_limits(self) -> RequestLimits:
+        return RequestLimits.from_settings()
+
+    async def read_limited_body(self, scope, receive):
+        """Django's read_body, refusing a body whose Content-Length, or whose length read so far, passes its
+        route's limit (BodyTooLarge) before more of it is read."""
+        path = scope.get("path", "")
+        limit = self.request_limits.body_limit(path)
+        declared = next((value for name, value in scope.get("headers", ()) if name == b"content-length"), b"")
+        if declared.isdigit() and int(declared) > limit:
+            raise BodyTooLarge(self.request_limits.refusal(path))
+        received = 0
+
+        async def counted():
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise BodyTooLarge(self.request_limits.refusal(path))
+            return message
+
+        return await self.read_body(counted)
 
     def respond(self, scope, body_file) -> HttpResponseBase:
         """On the lent thread: the request signal, the middleware and view, and (unless the content streams) the

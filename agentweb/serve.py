@@ -33,6 +33,8 @@ from twisted.python.failure import Failure
 from twisted.web.http import HTTPChannel
 
 from agentweb.heap import HeapFreezer
+from agentweb.http_channel import AppHTTPChannel
+from agentweb.request_limits import RequestLimits
 from agentweb.take_now import SEND_NOW
 from agentweb.tuning import tune_process
 
@@ -183,11 +185,13 @@ def with_factory_options(protocol: type, factory) -> type:
 class AppServer(Server):
     """Daphne's server with AppWebSocketProtocol, a close frame (1009) for a message over the limit, its timeout
     checks spread out, its consumers reaped by event rather than by a walk over every connection, what full
-    collections keep frozen (agentweb/heap.py), the process tuned (agentweb/tuning.py) once the app is loaded, and a
-    websocket's scope carrying `send_now` (SEND_NOW)."""
+    collections keep frozen (agentweb/heap.py), the process tuned (agentweb/tuning.py) once the app is loaded, a
+    websocket's scope carrying `send_now` (SEND_NOW), and HTTP requests read by AppHTTPChannel (a body over its
+    route's limit refused before it is read, a request too slow to arrive closed)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.request_limits = RequestLimits.from_settings()
         self.freezer = HeapFreezer()
         self.last_frame: tuple[str | None, PreparedMessage | None] = (None, None)
 
@@ -300,6 +304,7 @@ class AppServer(Server):
         ready = self.ready_callable
 
         def configure() -> None:
+            self.http_factory.protocol = AppHTTPChannel.build  # (the factory is listening, nothing accepted yet)
             self.ws_factory.setProtocolOptions(failByDrop=False)
             self.ws_factory.protocol = with_factory_options(AppWebSocketProtocol, self.ws_factory)
             tune_process()  # the app is loaded by now (agentweb/tuning.py)

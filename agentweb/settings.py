@@ -306,6 +306,13 @@ AGENTWEB_RUN_STALE_SECONDS = env_float("AGENTWEB_RUN_STALE_SECONDS", 45.0)
 # With AGENTWEB_RUN_WORKERS: a handed-over run that no worker has taken after this long fails, saying so.
 AGENTWEB_RUN_HANDOVER_SECONDS = env_float("AGENTWEB_RUN_HANDOVER_SECONDS", 15.0)
 AGENTWEB_MAX_FRAME_BYTES = env_int("AGENTWEB_MAX_FRAME_BYTES", 256 * 1024)
+# An HTTP request's body, on every route but the upload's (whose limit is AGENTWEB_ATTACHMENT_MAX_BYTES): a body over
+# it is refused (413) as soon as its length says so, before it is read (docs/deploy.md, "Limits and timeouts").
+AGENTWEB_MAX_REQUEST_BODY_BYTES = env_int("AGENTWEB_MAX_REQUEST_BODY_BYTES", 1024 * 1024)
+# Seconds within which a request's line and headers must have arrived (from the connection's opening, or its previous
+# response); a body must then keep up AGENTWEB_REQUEST_BODY_MIN_RATE bytes a second. Too slow: 408, closed. 0: off.
+AGENTWEB_REQUEST_TIMEOUT = env_float("AGENTWEB_REQUEST_TIMEOUT", 20.0)
+AGENTWEB_REQUEST_BODY_MIN_RATE = env_int("AGENTWEB_REQUEST_BODY_MIN_RATE", 1024)
 # Sync tools run in a pool of their own (tools/pool.py), never in the threads of DNS lookups or the ORM;
 # one tool runs in at most AGENTWEB_TOOL_THREADS_PER_TOOL of them, so a tool that hangs starves no other.
 AGENTWEB_TOOL_THREADS = env_int("AGENTWEB_TOOL_THREADS", 16)
@@ -334,3 +341,9 @@ AGENTWEB_ATTACHMENT_MAX_BYTES = env_int("AGENTWEB_ATTACHMENT_MAX_BYTES", 10 * 10
 AGENTWEB_ATTACHMENT_QUOTA_BYTES = env_int("AGENTWEB_ATTACHMENT_QUOTA_BYTES", 200 * 1024 * 1024)
 AGENTWEB_ATTACHMENT_TEXT_CHARS = env_int("AGENTWEB_ATTACHMENT_TEXT_CHARS", 20_000)
 AGENTWEB_ATTACHMENT_UNSENT_HOURS = env_int("AGENTWEB_ATTACHMENT_UNSENT_HOURS", 24)
+# A PDF's text is read in a process of its own (attachments/pdf_reader.py): killed after this many seconds of CPU
+# (or twice as many of wall-clock time) or past this much memory, the PDF then refused as unreadable; at most
+# AGENTWEB_PDF_READERS such processes at once per server process (a PDF beyond them is refused, to be sent again).
+AGENTWEB_PDF_READ_SECONDS = env_int("AGENTWEB_PDF_READ_SECONDS", 15)
+AGENTWEB_PDF_MEMORY_BYTES = env_int("AGENTWEB_PDF_MEMORY_BYTES", 512 * 1024 * 1024)
+AGENTWEB_PDF_READERS = env_int("AGENTWEB_PDF_READERS", 2)

@@ -4,7 +4,6 @@ a tool get of it. Synchronous: async code calls these through database_sync_to_a
 from __future__ import annotations
 
 import base64
-import io
 import logging
 import os
 import re
@@ -116,21 +115,23 @@ def sniff(name: str, data: bytes) -> tuple[str, str, str | None]:
 
 
 def pdf_text(name: str, data: bytes) -> str:
-    from pypdf import PdfReader
+    """The PDF's text, read in a process of its own within limits (pdf_reader.py); Refused saying why not."""
+    from . import pdf_reader
 
     try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            raise Refused(f"{name} is a password-protected PDF; its text cannot be read.")
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except Refused:
-        raise
-    except Exception as error:  # pypdf raises many kinds for a damaged file
-        log.info("Unreadable PDF %r: %s", name, error)
-        raise Refused(f"{name} could not be read as a PDF (the file is damaged or not really a PDF).") from None
-    if not pages:
-        raise Refused(f"{name} could not be read as a PDF (it has no pages).")
-    return "\n\n".join(text.strip() for text in pages).strip()
+        return pdf_reader.read_text(data)
+    except pdf_reader.PdfNotRead as not_read:
+        log.info("Unreadable PDF %r: %s", name, not_read.reason)
+        raise Refused(PDF_NOT_READ[not_read.reason].format(name=name)) from None
+
+
+PDF_NOT_READ = {
+    "encrypted": "{name} is a password-protected PDF; its text cannot be read.",
+    "damaged": "{name} could not be read as a PDF (the file is damaged or not really a PDF).",
+    "empty": "{name} could not be read as a PDF (it has no pages).",
+    "limits": "This PDF could not be read: {name} took more time or memory to read than the server allows a file.",
+    "busy": "{name} was not read: the server is reading as many PDFs as it can at once. Try again in a moment.",
+}
 
 
 def remove_unsent(*, owner=None, older_than_hours: int | None = None) -> int:

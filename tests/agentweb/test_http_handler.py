@@ -3,6 +3,7 @@ so the same database connection) from one request to the next, each request in o
 the limit waits."""
 
 import asyncio
+import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -178,3 +179,31 @@ async def test_a_request_that_gives_up_waiting_loses_no_thread():
     await asyncio.sleep(0)
     lender.give_back(only)
     assert await asyncio.wait_for(lender.borrow(), 1) is only
+
+
+def post_scope(path: str, *headers: tuple[bytes, bytes]) -> dict:
+    return {**scope(path), "method": "POST", "headers": [(b"host", b"127.0.0.1"), *headers]}
+
+
+async def test_a_body_announced_over_its_routes_limit_is_refused_before_it_is_read():
+    """Under an ASGI server that is not agentweb.serve (runserver), which hands the app whatever it was sent."""
+    communicator = ApplicationCommunicator(
+        PooledThreadASGIHandler(threads=1), post_scope("/accounts/login/", (b"content-length", b"1000000000"))
+    )
+    await communicator.send_input({"type": "http.request", "body": b"x" * 65536, "more_body": True})
+
+    start = await communicator.receive_output(10)
+    body = await communicator.receive_output(10)
+
+    assert start["status"] == 413
+    assert json.loads(body["body"]) == {"error": "The request is too big: at most 1.0 MB may be sent here."}
+
+
+async def test_a_body_read_past_its_routes_limit_is_refused_there():
+    communicator = ApplicationCommunicator(PooledThreadASGIHandler(threads=1), post_scope("/accounts/login/"))
+    for _ in range(17):  # 17 pieces of 64 KiB: past 1 MiB with the last
+        await communicator.send_input({"type": "http.request", "body": b"x" * 65536, "more_body": True})
+
+    start = await communicator.receive_output(10)
+
+    assert start["status"] == 413

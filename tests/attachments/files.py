@@ -28,6 +28,11 @@ def pdf(text: str = "Hello from a PDF") -> bytes:
         b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    return pdf_file(objects)
+
+
+def pdf_file(objects: list[bytes]) -> bytes:
+    """A PDF of these objects (numbered from 1, the first the catalog), with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -41,3 +46,23 @@ def pdf(text: str = "Hello from a PDF") -> bytes:
 
 
 BROKEN_PDF = b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 9 0 R >>\nthis is not a pdf at all\n"
+
+
+def slow_pdf(pages: int = 10, operators: int = 200_000) -> bytes:
+    """A small PDF (under 5 KB at these numbers) that keeps pypdf busy: its pages share one compressed content stream
+    of `operators` text operators, which pypdf parses again for every page (about 3 s of CPU a page, pypdf 7.1)."""
+    packer = zlib.compressobj(9)
+    stream = packer.compress(b"BT /F1 12 Tf ")
+    for start in range(0, operators, 100_000):  # (never the whole stream in memory here)
+        stream += packer.compress(b"(a) Tj " * min(100_000, operators - start))
+    stream += packer.compress(b"ET") + packer.flush()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % (5 + n) for n in range(pages)), pages),
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R"
+    page += b" /Resources << /Font << /F1 4 0 R >> >> >>"
+    objects += [page] * pages
+    return pdf_file(objects)

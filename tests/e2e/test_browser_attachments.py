@@ -121,6 +121,24 @@ def test_attach_an_image_by_picking_and_by_pasting_and_see_it_sent(app):
         browser.close()
 
 
+def test_a_file_over_the_limit_is_refused_before_it_is_read_and_the_composer_says_so(app):
+    """The server answers 413 once the upload's Content-Length passes the limit, while Chromium still sends the
+    file: it reads what is still sent, and drops it, until Chromium has read the answer."""
+    big = app["tmp"] / "big.txt"
+    big.write_bytes(b"x" * (11 * 1024 * 1024))
+    with sync_api.sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page()
+        sign_in(page, app["base_url"], "ada", "ada-lovelace-1815")
+
+        page.set_input_files("#attach-input", str(big))
+
+        wait_until(page, "!document.getElementById('composer-error').hidden")
+        assert page.locator("#composer-error").text_content() == "The file is too big: a file may be at most 10.0 MB."
+        assert page.locator("#attachment-chips .attachment-chip").count() == 0
+        browser.close()
+
+
 def test_a_file_dropped_on_the_composer_is_sent_without_any_text(app):
     with sync_api.sync_playwright() as playwright:
         browser = launch(playwright)

@@ -1,0 +1,57 @@
+"""How big a request's body may be, by route, and how long its head and body may take to arrive.
+
+Read by the HTTP channel (agentweb/http_channel.py), which refuses a body over its route's limit as soon as its
+declared length (Content-Length) or its running length (chunked) passes it, before anything is buffered or anyone
+is authenticated; and by the ASGI handler (agentweb/http_handler.py), which holds to the same limits under a server
+that is not ours (`manage.py runserver`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+#: What a multipart upload's body carries besides the file itself (its boundaries, the part's headers, the CSRF
+#: field): a file of exactly the attachment limit still arrives, and the view then says what is wrong with it.
+MULTIPART_ALLOWANCE = 64 * 1024
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    body_bytes: int  # every route but the upload's
+    upload_bytes: int  # the upload route's body: one file and its envelope
+    upload_path: str
+    file_bytes: int  # one attachment's limit, as the refusal names it
+    timeout_s: float  # the request line and headers, and the start of a body, must arrive within it
+    body_min_rate: int  # bytes per second a body must keep up after that (each such many give a second more)
+
+    @classmethod
+    def from_settings(cls) -> RequestLimits:
+        from django.conf import settings
+        from django.urls import reverse
+
+        file_bytes = settings.AGENTWEB_ATTACHMENT_MAX_BYTES
+        return cls(
+            body_bytes=settings.AGENTWEB_MAX_REQUEST_BODY_BYTES,
+            upload_bytes=file_bytes + MULTIPART_ALLOWANCE,
+            upload_path=reverse("attachments:upload"),
+            file_bytes=file_bytes,
+            timeout_s=settings.AGENTWEB_REQUEST_TIMEOUT,
+            body_min_rate=settings.AGENTWEB_REQUEST_BODY_MIN_RATE,
+        )
+
+    def is_upload(self, target: str) -> bool:
+        """Whether a request target (`/attachments/?x`, or the absolute form) is the upload route; any other spelling
+        gets the smaller limit."""
+        return urlsplit(target).path == self.upload_path
+
+    def body_limit(self, target: str) -> int:
+        return self.upload_bytes if self.is_upload(target) else self.body_bytes
+
+    def refusal(self, target: str) -> str:
+        """What a person is told when a body is over its route's limit."""
+        from attachments.services import human_size
+
+        if self.is_upload(target):
+            return f"The file is too big: a file may be at most {human_size(self.file_bytes)}."
+        return f"The request is too big: at most {human_size(self.body_bytes)} may be sent here."
