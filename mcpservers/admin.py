@@ -117,8 +117,10 @@ class McpServerAdmin(TryItMixin, admin.ModelAdmin):
     def get_urls(self):
         opts = self.model._meta
         name = f"{opts.app_label}_{opts.model_name}_try_tool"
+        # A tool's name may hold a slash ("files/read"): it is the rest of the path. The server's id never does (the
+        # admin quotes a slash in a key), so the first "/try/" ends it.
         return [
-            path("<path:object_id>/try/<str:tool>/", self.admin_site.admin_view(self.try_view), name=name),
+            path("<str:object_id>/try/<path:tool>/", self.admin_site.admin_view(self.try_view), name=name),
             *super().get_urls(),
         ]
 

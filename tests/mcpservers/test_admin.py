@@ -26,7 +26,7 @@ def test_the_list_shows_each_servers_state(admin_client_, record):
     McpServer.objects.create(name="off", transport="http", url="http://127.0.0.1:9/mcp", enabled=False)
     wait_connected()
     page = admin_client_.get(LIST).content.decode()
-    assert "connected: 9 tools (agentweb-test-server 1.2.3)" in page
+    assert "connected: 10 tools (agentweb-test-server 1.2.3)" in page
     assert "disabled" in page
 
 
@@ -59,6 +59,18 @@ def test_the_try_page_runs_an_mcp_tool(admin_client_, record):
     assert admin_client_.get(url).status_code == 200
     page = admin_client_.post(url, {"arguments": '{"a": 20, "b": 22}'}).content.decode()
     assert "42.0" in page
+
+
+def test_a_tool_whose_name_has_a_slash_has_its_try_page(admin_client_, record):
+    row = stdio_row(record)
+    wait_connected()
+    response = admin_client_.get(f"{LIST}{row.pk}/change/")
+    assert response.status_code == 200
+    url = f"{LIST}{row.pk}/try/files/read/"
+    assert url in response.content.decode()
+    assert admin_client_.get(url).status_code == 200
+    page = admin_client_.post(url, {"arguments": '{"path": "notes.txt"}'}).content.decode()
+    assert "the text of notes.txt" in page
 
 
 def test_adding_a_server_keeps_the_typed_secret(admin_client_):
