@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from agentweb.admin_display import PlainHelpTexts
 from tools.admin import UNREADABLE, PrettyJSONField, SecretHeadersField, TryItMixin, merge_headers
 from tools.base import Tool
 from tools.mcp.connection import ServerState
@@ -87,7 +88,7 @@ def describe_state(state: ServerState | None, *, enabled: bool = True) -> str:
 
 
 @admin.register(McpServer)
-class McpServerAdmin(TryItMixin, admin.ModelAdmin):
+class McpServerAdmin(PlainHelpTexts, TryItMixin, admin.ModelAdmin):
     form = McpServerForm
     change_form_template = None  # the try-it pages are per tool (its tools' list), not per server
     list_display = ["name", "transport", "target", "enabled", "require_approval", "state"]
