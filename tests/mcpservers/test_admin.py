@@ -106,14 +106,28 @@ def test_the_list_warns_when_the_tools_take_too_much_context(admin_client_, reco
     assert "more than 25% of the smallest context window (256 tokens)" in page
 
 
-def test_the_servers_of_the_config_file_are_marked_read_only(admin_client_, settings, tmp_path):
+def test_the_servers_of_the_config_file_are_read_only_rows_of_the_list(admin_client_, settings, tmp_path, record):
     import json
+    import sys
 
+    from tests.support.mcp_servers.running import SCRIPT
+
+    servers = {
+        "fromfile": {"url": "http://someone:file-password@127.0.0.1:9/mcp?token=file-token", "enabled": False},
+        "local": {"command": sys.executable, "args": [str(SCRIPT)], "env": {"MCP_TEST_RECORD": str(record)}},
+    }
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {"fromfile": {"url": "http://127.0.0.1:9/mcp", "enabled": False}}}))
+    path.write_text(json.dumps({"mcpServers": servers}))
     settings.AGENTWEB_MCP_CONFIG = str(path)
+    wait_connected("local")
     page = admin_client_.get(LIST).content.decode()
-    assert "MCP server fromfile comes from AGENTWEB_MCP_CONFIG (read-only here: edit the file): disabled." in page
+    rows = page.split('id="mcp-file-servers"')[1].split("</table>")[0]
+    assert "<td>fromfile</td><td>streamable HTTP</td><td>http://127.0.0.1:9/mcp</td><td>no</td>" in rows
+    assert "<td>local</td><td>stdio (a command run on this server)</td>" in rows and "connected: 10 tools" in rows
+    assert "disabled" in rows and "edit AGENTWEB_MCP_CONFIG" in page
+    assert "file-password" not in page and "file-token" not in page
+    assert "/admin/mcpservers/mcpserver/fromfile" not in page  # read-only: no change link
+    assert 'class="messagelist"' not in page  # rows, not banners
 
 
 def test_staff_with_every_permission_but_not_superuser_cannot_add_or_change_a_server(record):
