@@ -114,7 +114,10 @@ def file_server_target(config: McpServerConfig) -> str:
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
+    try:
+        netloc = f"{host}:{parts.port}" if parts.port else host
+    except ValueError:  # a port that is not a number: the connection fails and says so; the host is enough here
+        netloc = host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 

@@ -124,7 +124,7 @@ def test_the_servers_of_the_config_file_are_read_only_rows_of_the_list(admin_cli
     rows = page.split('id="mcp-file-servers"')[1].split("</table>")[0]
     assert "<td>fromfile</td><td>streamable HTTP</td><td>http://127.0.0.1:9/mcp</td><td>no</td>" in rows
     assert "<td>local</td><td>stdio (a command run on this server)</td>" in rows and "connected: 10 tools" in rows
-    assert "disabled" in rows and "edit AGENTWEB_MCP_CONFIG" in page
+    assert "disabled" in rows and "From AGENTWEB_MCP_CONFIG (read-only here: edit the file and restart)" in page
     assert "file-password" not in page and "file-token" not in page
     assert "/admin/mcpservers/mcpserver/fromfile" not in page  # read-only: no change link
     assert 'class="messagelist"' not in page  # rows, not banners
