@@ -1,13 +1,13 @@
 from django.contrib import admin
 
-from agentweb.admin_display import mark
+from agentweb.admin_display import PlainHelpTexts, mark
 
 from .forms import AgentAdminForm
 from .models import Agent
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(PlainHelpTexts, admin.ModelAdmin):
     form = AgentAdminForm
     list_display = ("name", "slug", "owner", "model", "all_tools", "step_limit", "default")
     list_filter = ("is_default", "all_tools", "owner")

@@ -7,6 +7,7 @@ from django.db.models.functions import TruncDate
 from agentweb.admin_display import flag
 
 from .models import Message, Run, Thread, TokenBudget, ToolCall, Usage
+from .usage import money
 
 
 class RecordAdmin(admin.ModelAdmin):
@@ -86,7 +87,10 @@ REPORT_ROWS = 100
 @admin.register(Usage)
 class UsageAdmin(admin.ModelAdmin):
     """Every model call's tokens and cost, read-only, with the report of what the filters select: totals, and the same
-    by user, agent (empty until agents exist), model and day (chat/usage.py, docs/usage.md)."""
+    by user, agent (empty until agents exist), model and day (chat/usage.py, docs/usage.md).
+
+    Nobody adds, changes or deletes a row, superusers included: the rows are what was spent, and today's count
+    against the daily budget (deleting one would give its tokens back)."""
 
     list_display = [
         "created_at",
@@ -96,7 +100,7 @@ class UsageAdmin(admin.ModelAdmin):
         "input_tokens",
         "output_tokens",
         "estimated_flag",
-        "cost",
+        "cost_shown",
         "thread",
         "run",
     ]
@@ -115,6 +119,13 @@ class UsageAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="cost", ordering="cost")
+    def cost_shown(self, obj: Usage) -> str:
+        return money(obj.cost)
 
     def changelist_view(self, request, extra_context=None):
         response = super().changelist_view(request, extra_context)
@@ -151,4 +162,5 @@ class TokenBudgetAdmin(admin.ModelAdmin):
 
     list_display = ["user", "daily_tokens"]
     search_fields = ["user__username"]
-    raw_id_fields = ["user"]
+    # Picked by name (a search of the people as one types), not by a user id.
+    autocomplete_fields = ["user"]

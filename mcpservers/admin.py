@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from django import forms
 from django.contrib import admin, messages
@@ -14,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from agentweb.admin_display import PlainHelpTexts
 from providers.secrets import masked_url, origin, restore_hidden
 from tools.admin import (
     MOVE_HELP,
@@ -26,6 +28,7 @@ from tools.admin import (
     moves,
 )
 from tools.base import Tool
+from tools.mcp.config import McpServerConfig
 from tools.mcp.connection import ServerState
 from tools.mcp.manager import default_manager
 from tools.mcp.names import tool_name
@@ -122,8 +125,40 @@ def describe_state(state: ServerState | None, *, enabled: bool = True) -> str:
     return state.status + "…"
 
 
+def file_server_rows(configs: list[McpServerConfig]) -> list[dict[str, str]]:
+    """The servers of AGENTWEB_MCP_CONFIG as the list's read-only rows (below the admin's own), columns as theirs."""
+    states = default_manager().states()
+    return [
+        {
+            "name": config.name,
+            "transport": McpServer.Transport(config.transport).label,
+            "target": file_server_target(config),
+            "enabled": "yes" if config.enabled else "no",
+            "require_approval": "yes" if config.require_approval else "no",
+            "state": describe_state(states.get(config.name), enabled=config.enabled),
+        }
+        for config in configs
+    ]
+
+
+def file_server_target(config: McpServerConfig) -> str:
+    """A file server's command and arguments, or its URL without what may be a secret in it: user and password,
+    query string (a `?token=`) and fragment."""
+    if config.transport != "http":
+        return " ".join([config.command, *config.args])
+    parts = urlsplit(config.url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        netloc = f"{host}:{parts.port}" if parts.port else host
+    except ValueError:  # a port that is not a number: the connection fails and says so; the host is enough here
+        netloc = host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
 @admin.register(McpServer)
-class McpServerAdmin(TryItMixin, admin.ModelAdmin):
+class McpServerAdmin(PlainHelpTexts, TryItMixin, admin.ModelAdmin):
     form = McpServerForm
     change_form_template = None  # the try-it pages are per tool (its tools' list), not per server
     list_display = ["name", "transport", "target", "enabled", "require_approval", "state"]
@@ -169,8 +204,10 @@ class McpServerAdmin(TryItMixin, admin.ModelAdmin):
     def get_urls(self):
         opts = self.model._meta
         name = f"{opts.app_label}_{opts.model_name}_try_tool"
+        # A tool's name may hold a slash ("files/read"): it is the rest of the path. The server's id never does (the
+        # admin quotes a slash in a key), so the first "/try/" ends it.
         return [
-            path("<path:object_id>/try/<str:tool>/", self.admin_site.admin_view(self.try_view), name=name),
+            path("<str:object_id>/try/<path:tool>/", self.admin_site.admin_view(self.try_view), name=name),
             *super().get_urls(),
         ]
 
@@ -194,13 +231,7 @@ class McpServerAdmin(TryItMixin, admin.ModelAdmin):
                 f"{report.share:.0%} of the smallest context window ({report.window} tokens): offer fewer of each "
                 "server's tools (Offered tools) or disable a server.",
             )
-        states = default_manager().states()
-        for config in services.file_configs():
-            messages.info(
-                request,
-                f"MCP server {config.name} comes from AGENTWEB_MCP_CONFIG (read-only here: edit the file): "
-                f"{describe_state(states.get(config.name), enabled=config.enabled)}.",
-            )
+        extra_context = {**(extra_context or {}), "file_servers": file_server_rows(services.file_configs())}
         return super().changelist_view(request, extra_context)
 
     @admin.display(description="command or URL")

@@ -1,5 +1,7 @@
 """MCP servers in the admin and from AGENTWEB_MCP_CONFIG; the connections themselves are tools/mcp/."""
 
+import sys
+
 from django.apps import AppConfig
 from django.db.models.signals import post_delete, post_save
 
@@ -11,8 +13,6 @@ class McpServersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.core.exceptions import ImproperlyConfigured
-
         from tools.mcp.config import McpConfigError
         from tools.models import bump_settings_stamp
 
@@ -22,7 +22,7 @@ class McpServersConfig(AppConfig):
         try:
             file_configs()  # read at start: a file that cannot be used stops the start, saying why
         except McpConfigError as exc:
-            raise ImproperlyConfigured(f"AGENTWEB_MCP_CONFIG: {exc}") from None
+            stop_the_start(exc)
 
         def bump(sender, using="default", raw=False, **kwargs) -> None:
             if not raw:
@@ -31,3 +31,13 @@ class McpServersConfig(AppConfig):
         # A change of a server gives the tool sets a new stamp, as a change of any tool does (tools/apps.py).
         post_save.connect(bump, sender=McpServer, weak=False, dispatch_uid="mcpservers.settings_stamp.save")
         post_delete.connect(bump, sender=McpServer, weak=False, dispatch_uid="mcpservers.settings_stamp.delete")
+
+
+def stop_the_start(error) -> None:
+    """A bad AGENTWEB_MCP_CONFIG ends the process with each of its mistakes on a line of their own, and no
+    traceback: the file is the person's to fix, not the code."""
+    count = len(error.problems)
+    heading = "a mistake" if count == 1 else f"{count} mistakes"
+    lines = "".join(f"  - {problem}\n" for problem in error.problems)
+    sys.stderr.write(f"AGENTWEB_MCP_CONFIG has {heading}; the app does not start:\n{lines}")
+    raise SystemExit(2)

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.http import content_disposition_header
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat.access import NotFound, get_thread_for_user
 
@@ -68,9 +68,14 @@ def link_list(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def revoke(request: HttpRequest, link_id) -> HttpResponse:
+    """GET asks (a page of its own: it works without JavaScript), POST revokes; revoking cannot be undone."""
     link = _owned_link(request, link_id)
+    if request.method == "GET":
+        if not link.is_active:
+            raise Http404("No such link.")
+        return render(request, "sharing/revoke.html", {"link": link})
     link.revoke()
     messages.success(request, f"Link to “{link.snapshot.get('title') or 'Untitled'}” revoked: it no longer opens.")
     return redirect("sharing:list")

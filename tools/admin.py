@@ -25,7 +25,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from jsonschema.exceptions import SchemaError
 
-from agentweb.admin_display import flag
+from agentweb.admin_display import PlainHelpTexts, flag
 from providers.secrets import origin, public_url
 from tools import services
 from tools.base import Tool
@@ -418,8 +418,13 @@ class HttpToolAdmin(TryItMixin, admin.ModelAdmin):
 
 
 @admin.register(ApprovalRule)
-class ApprovalRuleAdmin(admin.ModelAdmin):
+class ApprovalRuleAdmin(PlainHelpTexts, admin.ModelAdmin):
     """Rules on argument values that decide, before the tool's own setting, whether a call waits."""
+
+    help_texts = {
+        "tool_name": "A code tool or an HTTP tool by its name, or an MCP server's tool as <server>__<tool>, the name "
+        "the model sees (e.g. docs__search).",
+    }
 
     list_display = ["tool_name", "tool_exists", "argument", "match", "pattern", "action", "position", "enabled"]
     list_editable = ["enabled", "position"]

@@ -29,7 +29,8 @@ export function relativeTime(when, now = new Date()) {
   if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
   if (dateGroup(when, now) === "Today") return `${Math.floor(seconds / 3600)} h ago`;
   if (dateGroup(when, now) === "Yesterday") return "yesterday";
-  if (seconds < 7 * 86400) return `${Math.ceil(seconds / 86400)} days ago`;
+  // Whole days gone by (5 days and a minute is 5 days, not 6); at least 2, as "yesterday" took the day before.
+  if (seconds < 7 * 86400) return `${Math.max(2, Math.floor(seconds / 86400))} days ago`;
   return when.toLocaleDateString(undefined, { day: "numeric", month: "short", year: "numeric" });
 }
 

@@ -4,10 +4,13 @@ without approval. The MCP server is the real test server over stdio; the model i
 
 # ruff: noqa: F811  (the fixtures imported below are the tests' parameters)
 
+import asyncio
+
 import pytest
 from asgiref.sync import sync_to_async
 
 from chat.models import Message
+from mcpservers.models import McpServer
 from tests.chat.test_runs_with_model_server import answer, calls, tool_messages
 from tests.mcpservers.conftest import connections, record, stdio_row, wait_connected  # noqa: F401
 
@@ -101,6 +104,42 @@ async def test_an_mcp_servers_request_for_input_is_the_cards_form(
     completed = next(e for e in events if e["type"] == "tool_call.completed")
     assert (completed["status"], completed["content"]) == ("success", said)
     assert events[-1]["type"] == "run.completed"
+
+
+async def test_waiting_for_the_answer_does_not_count_against_the_servers_timeout(connect, owner, model_server, record):
+    # A 1 s timeout, answered after 3 s (the connections fixture pings the server twice a second meanwhile); then a
+    # later call of the same server asks again. Connected under 30 s first: the timeout bounds connecting too, and a
+    # change of the timeout alone keeps the connection.
+    await mcp_server(record, require_approval=False, timeout=30)
+    row = await McpServer.objects.aget(name="srv")
+    row.timeout = 1
+    await row.asave()
+    model_server.enqueue(
+        calls(("c1", "srv__ask_name", {})), answer("Nice to meet you."),
+        calls(("c2", "srv__ask_name", {})), answer("Again."),
+    )  # fmt: skip
+    client = await connect(owner)
+    await client.ask("greet me")
+    asked = (await client.until("tool_call.input_requested"))[-1]
+    await asyncio.sleep(3)
+    await client.send(
+        type="tool_call.input", thread=asked["thread"], tool_call=asked["tool_call"], request=asked["request"],
+        action="accept", content={"name": "Ada"},
+    )  # fmt: skip
+    events = await client.run_to_end()
+    completed = next(e for e in events if e["type"] == "tool_call.completed")
+    assert (completed["status"], completed["content"]) == ("success", "hello Ada")
+
+    await client.ask("once more", thread=asked["thread"])
+    again = (await client.until("tool_call.input_requested"))[-1]
+    assert again["message"] == "What is your name?" and again["tool_call"] != asked["tool_call"]
+    await client.send(
+        type="tool_call.input", thread=again["thread"], tool_call=again["tool_call"], request=again["request"],
+        action="accept", content={"name": "Bob"},
+    )  # fmt: skip
+    events = await client.run_to_end()
+    completed = next(e for e in events if e["type"] == "tool_call.completed")
+    assert (completed["status"], completed["content"]) == ("success", "hello Bob")
 
 
 async def test_an_mcp_servers_progress_is_the_cards_status_line(connect, owner, model_server, record, settings):

@@ -1,6 +1,7 @@
 """An MCP server's tool in real Chromium, against the real app (Daphne), a scripted model server and the real test
 MCP server (tests/support/mcp_servers/tool_server.py, over stdio) configured as an admin row: its card is named
-`<server>__<tool>`, asks for approval by default, is approved from the card, and shows the image the tool returned.
+`<server>__<tool>`, asks for approval by default, is approved from the card, and shows the image the tool returned;
+its request for input answered after the server's timeout still reaches it, and the next call asks again.
 
 The fixtures are those of test_browser_tool_cards.py. AGENTWEB_SCREENSHOTS=1 also writes the waiting card to
 docs/screenshots/mcp-approval.png (docs/mcp.md).
@@ -74,3 +75,38 @@ def test_an_mcp_calls_card_asks_for_approval_and_shows_the_image_it_returned(sta
     expect(page.locator(".message.assistant .message-text").last).to_have_text(
         "Here is the picture from the MCP server."
     )
+
+
+ASK_TWICE = [
+    {"tool_calls": [{"id": "c1", "name": "srv__ask_name", "arguments": {}}]},
+    {"text": "Nice to meet you."},
+    {"tool_calls": [{"id": "c2", "name": "srv__ask_name", "arguments": {}}]},
+    {"text": "Nice to meet you again."},
+]
+# A 5 s timeout for each call (connecting too: the test server starts well within it, and a slow start is retried).
+SERVER_WITH_A_SHORT_TIMEOUT = SERVER_ROW.replace(")", ", timeout=5, require_approval=False)", 1)
+
+
+def test_an_answer_given_after_the_servers_timeout_reaches_it_and_the_next_call_asks_again(start_app, new_page):  # noqa: F811
+    url = start_app(ASK_TWICE, setup=SERVER_WITH_A_SHORT_TIMEOUT)
+    page = new_page(url)
+    wait_for_tool(page, url, "srv__ask_name")
+    ask(page, "greet me")
+    form = page.locator(".tool-card form.input-request")
+    expect(form.locator(".input-request-message")).to_have_text("What is your name?")
+    page.wait_for_timeout(7000)  # the person takes longer than the server's timeout: the wait does not count
+    form.get_by_label("Name", exact=True).fill("Ada")
+    form.get_by_role("button", name="Accept").click()
+    first = page.locator(".tool-card").first
+    expect(first).to_have_attribute("data-status", "success")
+    expect(first.locator(".tool-result-text")).to_have_text("hello Ada")
+    finished(page)
+
+    ask(page, "and again")
+    form = page.locator(".tool-card form.input-request")
+    expect(form.locator(".input-request-message")).to_have_text("What is your name?")
+    form.get_by_label("Name", exact=True).fill("Bob")
+    form.get_by_role("button", name="Accept").click()
+    second = page.locator(".tool-card").nth(1)
+    expect(second).to_have_attribute("data-status", "success")
+    expect(second.locator(".tool-result-text")).to_have_text("hello Bob")

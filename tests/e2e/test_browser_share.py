@@ -108,7 +108,12 @@ def test_it_shows_the_conversation_with_javascript_disabled(browser, share_url):
 def test_it_404s_once_the_owner_revokes_it(app, browser, owner_page, share_url):
     owner_page.goto(f"{app}/shares/")
     screenshot(owner_page, "share-links.png")
-    owner_page.locator(".share-item").first.get_by_role("button", name="Revoke").click()
+    owner_page.locator(".share-item").first.get_by_role("link", name="Revoke…").click()
+    expect(owner_page.locator("h1")).to_have_text("Revoke this link?")  # it asks first; Cancel goes back
+    owner_page.get_by_role("link", name="Cancel").click()
+    expect(owner_page.locator(".share-item").first).not_to_contain_text("revoked")
+    owner_page.locator(".share-item").first.get_by_role("link", name="Revoke…").click()
+    owner_page.get_by_role("button", name="Revoke the link").click()
     expect(owner_page.locator(".share-item").first).to_contain_text("revoked")
     context = browser.new_context()
     page = context.new_page()

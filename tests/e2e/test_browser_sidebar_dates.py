@@ -184,3 +184,14 @@ def test_on_a_phone_every_chats_buttons_are_on_screen(app, browser):
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, name
     assert page.evaluate("() => document.documentElement.scrollWidth") == 390
     context.close()
+
+
+def test_a_chat_five_days_and_a_minute_old_says_five_days_ago(env, app, browser):
+    chat_aged(env, "Five days and a minute", 5 + 1 / 1440)
+    chat_aged(env, "Six days less a minute", 6 - 1 / 1440)
+    context = browser.new_context()
+    page = context.new_page()
+    sign_in(page, app, "ada", "lovelace-1815")
+    expect(thread_item(page, "Five days and a minute").locator(".thread-time")).to_have_text("5 days ago")
+    expect(thread_item(page, "Six days less a minute").locator(".thread-time")).to_have_text("5 days ago")
+    context.close()

@@ -26,7 +26,7 @@ def test_the_list_shows_each_servers_state(admin_client_, record):
     McpServer.objects.create(name="off", transport="http", url="http://127.0.0.1:9/mcp", enabled=False)
     wait_connected()
     page = admin_client_.get(LIST).content.decode()
-    assert "connected: 9 tools (agentweb-test-server 1.2.3)" in page
+    assert "connected: 10 tools (agentweb-test-server 1.2.3)" in page
     assert "disabled" in page
 
 
@@ -59,6 +59,18 @@ def test_the_try_page_runs_an_mcp_tool(admin_client_, record):
     assert admin_client_.get(url).status_code == 200
     page = admin_client_.post(url, {"arguments": '{"a": 20, "b": 22}'}).content.decode()
     assert "42.0" in page
+
+
+def test_a_tool_whose_name_has_a_slash_has_its_try_page(admin_client_, record):
+    row = stdio_row(record)
+    wait_connected()
+    response = admin_client_.get(f"{LIST}{row.pk}/change/")
+    assert response.status_code == 200
+    url = f"{LIST}{row.pk}/try/files/read/"
+    assert url in response.content.decode()
+    assert admin_client_.get(url).status_code == 200
+    page = admin_client_.post(url, {"arguments": '{"path": "notes.txt"}'}).content.decode()
+    assert "the text of notes.txt" in page
 
 
 def test_adding_a_server_keeps_the_typed_secret(admin_client_):
@@ -94,14 +106,28 @@ def test_the_list_warns_when_the_tools_take_too_much_context(admin_client_, reco
     assert "more than 25% of the smallest context window (256 tokens)" in page
 
 
-def test_the_servers_of_the_config_file_are_marked_read_only(admin_client_, settings, tmp_path):
+def test_the_servers_of_the_config_file_are_read_only_rows_of_the_list(admin_client_, settings, tmp_path, record):
     import json
+    import sys
 
+    from tests.support.mcp_servers.running import SCRIPT
+
+    servers = {
+        "fromfile": {"url": "http://someone:file-password@127.0.0.1:9/mcp?token=file-token", "enabled": False},
+        "local": {"command": sys.executable, "args": [str(SCRIPT)], "env": {"MCP_TEST_RECORD": str(record)}},
+    }
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {"fromfile": {"url": "http://127.0.0.1:9/mcp", "enabled": False}}}))
+    path.write_text(json.dumps({"mcpServers": servers}))
     settings.AGENTWEB_MCP_CONFIG = str(path)
+    wait_connected("local")
     page = admin_client_.get(LIST).content.decode()
-    assert "MCP server fromfile comes from AGENTWEB_MCP_CONFIG (read-only here: edit the file): disabled." in page
+    rows = page.split('id="mcp-file-servers"')[1].split("</table>")[0]
+    assert "<td>fromfile</td><td>streamable HTTP</td><td>http://127.0.0.1:9/mcp</td><td>no</td>" in rows
+    assert "<td>local</td><td>stdio (a command run on this server)</td>" in rows and "connected: 10 tools" in rows
+    assert "disabled" in rows and "From AGENTWEB_MCP_CONFIG (read-only here: edit the file and restart)" in page
+    assert "file-password" not in page and "file-token" not in page
+    assert "/admin/mcpservers/mcpserver/fromfile" not in page  # read-only: no change link
+    assert 'class="messagelist"' not in page  # rows, not banners
 
 
 def test_staff_with_every_permission_but_not_superuser_cannot_add_or_change_a_server(record):

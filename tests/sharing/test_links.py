@@ -84,6 +84,41 @@ def test_it_revokes_a_link(as_owner, share):
     assert link.revoked_at is not None
 
 
+def test_the_list_says_whether_each_links_files_are_shared(as_owner, share):
+    with_files, _ = share(share_attachments=True)
+    without, _ = share()
+    page = as_owner.get(reverse("sharing:list")).content.decode()
+    items = {item.split('"', 1)[0]: item for item in page.split('data-link-id="')[1:]}
+    assert "files shared" in items[str(with_files.id)] and "files not shared" not in items[str(with_files.id)]
+    assert "files not shared" in items[str(without.id)]
+
+
+def test_revoke_asks_first_and_the_answer_revokes(as_owner, share):
+    link, _ = share()
+    revoke_url = reverse("sharing:revoke", args=[link.id])
+    listing = as_owner.get(reverse("sharing:list")).content.decode()
+    assert f'href="{revoke_url}"' in listing  # a way to the question, not a button that revokes at once
+    assert f'action="{revoke_url}"' not in listing
+    question = as_owner.get(revoke_url)
+    assert question.status_code == 200
+    page = question.content.decode()
+    assert "What is 23*19?" in page and "cannot be undone" in page
+    assert f'<form method="post" action="{revoke_url}">' in page
+    link.refresh_from_db()
+    assert link.revoked_at is None  # asking changed nothing
+    assert as_owner.post(revoke_url).status_code == 302
+    link.refresh_from_db()
+    assert link.revoked_at is not None
+
+
+def test_the_revoke_question_is_the_owners_only_and_only_for_a_live_link(as_owner, as_stranger, share):
+    link, _ = share()
+    revoke_url = reverse("sharing:revoke", args=[link.id])
+    assert as_stranger.get(revoke_url).status_code == 404
+    link.revoke()
+    assert as_owner.get(revoke_url).status_code == 404
+
+
 def test_it_updates_the_snapshot_and_keeps_the_token(as_owner, share, thread):
     from tests.sharing.conftest import add_message
 

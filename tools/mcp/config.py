@@ -34,7 +34,12 @@ Transport = Literal["stdio", "http"]
 
 
 class McpConfigError(ValueError):
-    """A configuration that cannot be used; the message names the server and the field."""
+    """A configuration that cannot be used; each of its `problems` names the server and the field (the message is
+    them all, one a line)."""
+
+    def __init__(self, *problems: str):
+        self.problems = list(problems)
+        super().__init__("\n".join(problems))
 
 
 @dataclass(frozen=True)
@@ -54,31 +59,35 @@ class McpServerConfig:
     source: Literal["admin", "file"] = "admin"
 
     def __post_init__(self) -> None:
-        problem = self.problem()
-        if problem:
-            raise McpConfigError(problem)
+        problems = self.problems()
+        if problems:
+            raise McpConfigError(*problems)
 
-    def problem(self) -> str | None:
+    def problems(self) -> list[str]:
+        """Every way this configuration cannot be used (none: [])."""
         where = f"MCP server {self.name!r}"
+        found = []
         if not SERVER_NAME.match(self.name or ""):
-            return f"{where}: the name must be 1-40 letters, digits, '_' or '-', with no '_' first or last and no '__'."
+            found.append(
+                f"{where}: the name must be 1-40 letters, digits, '_' or '-', with no '_' first or last and no '__'."
+            )
         if self.transport not in ("stdio", "http"):
-            return f"{where}: transport must be 'stdio' or 'http', got {self.transport!r}."
+            found.append(f"{where}: transport must be 'stdio' or 'http', got {self.transport!r}.")
         if self.transport == "stdio" and not self.command.strip():
-            return f"{where}: 'command' is required for a stdio server."
+            found.append(f"{where}: 'command' is required for a stdio server.")
         if self.transport == "http" and not re.match(r"^https?://[^/?#\s]+", self.url or "", re.IGNORECASE):
-            return f"{where}: 'url' must be an http:// or https:// address."
+            found.append(f"{where}: 'url' must be an http:// or https:// address.")
         if not 0 < self.timeout <= MAX_TIMEOUT:
-            return f"{where}: 'timeout' must be between 0 and {MAX_TIMEOUT:g} seconds, got {self.timeout!r}."
+            found.append(f"{where}: 'timeout' must be between 0 and {MAX_TIMEOUT:g} seconds, got {self.timeout!r}.")
         for label, mapping in (("env", self.env), ("headers", self.headers)):
             for key, value in mapping.items():
                 if not isinstance(key, str) or not key or not isinstance(value, str):
-                    return f"{where}: '{label}' must map names to strings ({key!r} does not)."
-                if label == "headers" and ("\n" in value or "\r" in value):
-                    return f"{where}: the header {key} must be one line."
-                if label == "env" and ("=" in key or "\0" in key + value):
-                    return f"{where}: {key!r} is not a valid environment variable."
-        return None
+                    found.append(f"{where}: '{label}' must map names to strings ({key!r} does not).")
+                elif label == "headers" and ("\n" in value or "\r" in value):
+                    found.append(f"{where}: the header {key} must be one line.")
+                elif label == "env" and ("=" in key or "\0" in key + value):
+                    found.append(f"{where}: {key!r} is not a valid environment variable.")
+        return found
 
     def connection_key(self) -> tuple:
         """What the connection depends on: a change of anything else (timeout, approval, offered tools) keeps it."""
@@ -99,10 +108,19 @@ class McpServerConfig:
 
 
 def parse_mcp_servers(data: Any, *, source: Literal["admin", "file"] = "file") -> list[McpServerConfig]:
-    """The servers of an ``{"mcpServers": {...}}`` document. Raises McpConfigError naming the server and field."""
+    """The servers of an ``{"mcpServers": {...}}`` document. Raises McpConfigError with every mistake of every
+    server, each naming the server and field."""
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
         raise McpConfigError('The configuration must be a JSON object with an "mcpServers" object in it.')
-    return [_one(name, entry, source) for name, entry in data["mcpServers"].items()]
+    configs, problems = [], []
+    for name, entry in data["mcpServers"].items():
+        try:
+            configs.append(_one(name, entry, source))
+        except McpConfigError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise McpConfigError(*problems)
+    return configs
 
 
 def load_config_file(path: str) -> list[McpServerConfig]:
@@ -119,7 +137,7 @@ def load_config_file(path: str) -> list[McpServerConfig]:
     try:
         return parse_mcp_servers(data)
     except McpConfigError as exc:
-        raise McpConfigError(f"{path}: {exc}") from None
+        raise McpConfigError(*(f"{path}: {problem}" for problem in exc.problems)) from None
 
 
 _KNOWN = {
@@ -141,58 +159,74 @@ _KNOWN = {
 
 
 def _one(name: Any, entry: Any, source: Literal["admin", "file"]) -> McpServerConfig:
+    """One server of the file; McpConfigError with every mistake of its entry."""
     where = f"MCP server {name!r}"
     if not isinstance(entry, dict):
         raise McpConfigError(f"{where}: its entry must be a JSON object.")
+    problems: list[str] = []
     unknown = sorted(set(entry) - _KNOWN)
     if unknown:
-        raise McpConfigError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}.")
+        problems.append(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}.")
     has_command, has_url = "command" in entry, "url" in entry
     if has_command == has_url:
-        raise McpConfigError(f"{where}: give either 'command' (a stdio server) or 'url' (streamable HTTP), not both.")
+        problems.append(f"{where}: give either 'command' (a stdio server) or 'url' (streamable HTTP), not both.")
     kind = entry.get("type", entry.get("transport"))
     if kind not in (None, "stdio", "http", "streamable-http", "streamableHttp"):
-        raise McpConfigError(f"{where}: 'type' {kind!r} is not supported (stdio or streamable HTTP only).")
+        problems.append(f"{where}: 'type' {kind!r} is not supported (stdio or streamable HTTP only).")
 
     def strings(key: str) -> tuple[str, ...]:
         value = entry.get(key, [])
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise McpConfigError(f"{where}: '{key}' must be a list of strings.")
+            problems.append(f"{where}: '{key}' must be a list of strings.")
+            return ()
         return tuple(value)
 
     def mapping(key: str) -> dict[str, str]:
         value = entry.get(key, {})
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise McpConfigError(f"{where}: '{key}' must be an object of strings.")
+            problems.append(f"{where}: '{key}' must be an object of strings.")
+            return {}
         return dict(value)
 
     def flag(key: str, default: bool) -> bool:
         value = entry.get(key, default)
         if not isinstance(value, bool):
-            raise McpConfigError(f"{where}: '{key}' must be true or false.")
+            problems.append(f"{where}: '{key}' must be true or false.")
+            return default
         return value
 
     timeout = entry.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise McpConfigError(f"{where}: 'timeout' must be a number of seconds.")
+        problems.append(f"{where}: 'timeout' must be a number of seconds.")
+        timeout = DEFAULT_TIMEOUT
     offered_key = "offeredTools" if "offeredTools" in entry else "tools"
     offered = frozenset(strings(offered_key)) if offered_key in entry else None
     command = entry.get("command", "")
     url = entry.get("url", "")
     if not isinstance(command, str) or not isinstance(url, str):
-        raise McpConfigError(f"{where}: 'command' and 'url' must be strings.")
-    return McpServerConfig(
-        name=str(name),
-        transport="stdio" if has_command else "http",
-        command=command,
-        args=strings("args"),
-        env=mapping("env"),
-        url=url,
-        headers=mapping("headers"),
-        timeout=float(timeout),
-        enabled=flag("enabled", True) and not flag("disabled", False),
-        offered_tools=offered,
-        require_approval=flag("requireApproval", True),
-        approval_exempt=frozenset(strings("approvalExempt")),
-        source=source,
-    )
+        problems.append(f"{where}: 'command' and 'url' must be strings.")
+        command, url = str(command), str(url)
+    enabled, disabled = flag("enabled", True), flag("disabled", False)
+    values = {
+        "name": str(name),
+        "transport": "stdio" if has_command else "http",
+        "command": command,
+        "args": strings("args"),
+        "env": mapping("env"),
+        "url": url,
+        "headers": mapping("headers"),
+        "timeout": float(timeout),
+        "enabled": enabled and not disabled,
+        "offered_tools": offered,
+        "require_approval": flag("requireApproval", True),
+        "approval_exempt": frozenset(strings("approvalExempt")),
+        "source": source,
+    }
+    if has_command != has_url:  # else which fields apply is unknown: the checks of the config would only guess
+        try:
+            config = McpServerConfig(**values)
+        except McpConfigError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise McpConfigError(*problems)
+    return config

@@ -21,8 +21,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         try:
             report = import_file(options["file"])
-        except McpConfigError as exc:
-            raise CommandError(str(exc)) from None
+        except McpConfigError as exc:  # every mistake of the file, one a line (no traceback: CommandError)
+            count = len(exc.problems)
+            heading = "a mistake" if count == 1 else f"{count} mistakes"
+            lines = "".join(f"\n  - {problem}" for problem in exc.problems)
+            raise CommandError(f"The file has {heading}; nothing was imported:{lines}") from None
         for name in report.created:
             self.stdout.write(f"created {name}")
         for name in report.updated:

@@ -3,8 +3,9 @@
 
 Its tools cover what a client must handle: a plain result, a slow call (it writes "cancelled" to the file named
 by MCP_TEST_RECORD when the client cancels it), a crash mid-call, an image, an isError result, progress, an
-elicitation, and a tool list that changes. It also writes "env KEY=..." lines for the environment it got
-(`environment` tool), so the tests can check what a stdio server is given.
+elicitation, a tool list that changes, and a tool whose name has a slash (`files/read`). It also writes
+"env KEY=..." lines for the environment it got (`environment` tool), so the tests can check what a stdio server is
+given.
 """
 
 from __future__ import annotations
@@ -103,6 +104,12 @@ async def grow(ctx: Context) -> str:
     server.add_tool(extra)
     await ctx.session.send_tool_list_changed()
     return "grown"
+
+
+@server.tool(name="files/read")
+def read_file(path: str) -> str:
+    """Read a file (a name with a slash, as some servers give their tools)."""
+    return f"the text of {path}"
 
 
 @server.tool()

@@ -85,3 +85,21 @@ def test_only_what_the_connection_depends_on_is_in_its_key():
     same = McpServerConfig(name="s", transport="http", url="http://h/mcp", timeout=5, require_approval=False)
     other = McpServerConfig(name="s", transport="http", url="http://h/mcp", headers={"A": "b"})
     assert config.connection_key() == same.connection_key() != other.connection_key()
+
+
+def test_every_mistake_of_every_server_is_reported_at_once():
+    document = {
+        "mcpServers": {
+            "a": {"command": "x", "args": "-y", "env": {"K": 1}, "timeout": 0},
+            "b": {"url": "ftp://h"},
+            "good": {"url": "http://h/mcp"},
+        }
+    }
+    with pytest.raises(McpConfigError) as raised:
+        parse_mcp_servers(document)
+    assert raised.value.problems == [
+        "MCP server 'a': 'args' must be a list of strings.",
+        "MCP server 'a': 'env' must be an object of strings.",
+        "MCP server 'a': 'timeout' must be between 0 and 3600 seconds, got 0.0.",
+        "MCP server 'b': 'url' must be an http:// or https:// address.",
+    ]
