@@ -3,13 +3,16 @@ scheme, host or port) clears them, through the admin, a QuerySet or bulk_update,
 
 import pytest
 
+from tests.tools import test_admin
 from tests.tools.local_http import LocalServer, Reply
 from tests.tools.test_admin import SECRET, client_for, http_tool_form, saved_http_tool, try_url
 from tools.models import AllowedHost, HttpTool
 
 pytestmark = pytest.mark.django_db
 
-pytest_plugins = ["tests.tools.test_admin"]  # its fixtures: tool_manager, the code tools' rows
+# test_admin's fixtures, for this module only (pytest_plugins would make its autouse fixture everyone's)
+tool_manager = test_admin.tool_manager
+rows_for_the_code_tools = test_admin.rows_for_the_code_tools
 
 
 def change(tool) -> str:
