@@ -27,6 +27,7 @@ from tools.store import DatabaseStore
 from .. import store
 from ..agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from ..broadcast import tell_user
+from ..flush import forget_text
 from ..live import events
 from ..models import Message, Run, Thread, ToolCall
 from ..recorder import RunRecorder
@@ -156,7 +157,7 @@ async def start_here(
     recorder = RunRecorder(
         thread_id=thread.pk,
         run_id=run.pk,
-        # Crash safety only: the text is written at the message's end and when a page asks (chat/recorder.py).
+        # Crash safety only: the text is written at the message's end and when a page asks (chat/flush.py).
         flush_interval=settings.AGENTWEB_FLUSH_INTERVAL,
         window=settings.AGENTWEB_COALESCE_WINDOW,
         steps=run.steps,
@@ -265,6 +266,7 @@ async def execute_run(
         await _fail(recorder, f"The run stopped on an internal error ({type(error).__name__}); see the server log.")
     finally:
         stop_beating(run.pk)
+        forget_text(run.pk)
         recorder.coalescer.close()
         interaction.discard()
         active = ACTIVE_RUNS.get(thread.pk)

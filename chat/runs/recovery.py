@@ -71,9 +71,9 @@ async def live_run(thread_id: uuid.UUID) -> owners.LiveRun | None:
 
 async def interrupt_dead_run(thread_id: uuid.UUID, run_id: int) -> None:
     """A dead process's run becomes interrupted with the text its tabs were shown, and they are told, as a clean stop
-    tells them (message.completed with the partial text, run.failed). The process wrote its answer's text only every
-    AGENTWEB_FLUSH_INTERVAL (30 s), so after a kill -9 the database lacks up to that much of it; the thread's log
-    (Redis, shared by every process) still holds the deltas it published, from the answer's message.started on."""
+    tells them (message.completed with the partial text, run.failed). The process wrote its answer's text every
+    AGENTWEB_FLUSH_INTERVAL (2 s, chat/flush.py), so after a kill -9 the database lacks up to that much of it; the
+    thread's log (Redis, shared by every process) still holds the deltas it published, from its message.started on."""
     texts = await streamed_texts(thread_id)
     closed = await db(owners.interrupt_dead_run)(run_id=run_id, stale_before=stale_before(), texts=texts)
     if closed is None:  # another process interrupted it first, and told the tabs

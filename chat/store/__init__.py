@@ -29,6 +29,7 @@ from .steps import (
     pause_run,
     record_tool_calls,
     save_partial_content,
+    save_streaming_texts,
 )
 from .thread_tools import UnknownTools, checked_tool_names, set_tool_enabled
 from .turns import (
@@ -79,6 +80,7 @@ __all__ = [
     "pause_run",
     "record_tool_calls",
     "save_partial_content",
+    "save_streaming_texts",
     "search_messages",
     "set_thread_model",
     "set_tool_enabled",
