@@ -90,6 +90,8 @@ class RunRecorder:
     reserved_message_id: int | None = None
     # The run's model calls: their usage and cost (chat/usage.py), written with the run's pause or end.
     meter: Meter = field(default_factory=Meter)
+    # The run's end (or pause) is written: what fails after it fails only to tell the tabs (chat/runs/execute.py).
+    ended: bool = False
 
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
@@ -341,6 +343,23 @@ class RunRecorder:
         for call in self.calls.values():
             if call.is_open():
                 await self.emit(events.tool_call_cancelled(str(call.id)))
+
+    async def keep_shown(self) -> list[events.Event]:
+        """Redis went away mid-run (chat/runs/execute.py): the streaming message keeps the text its tabs were shown
+        (what was published) and the calls are written as they are, without publishing anything. Returns the events
+        that tell the tabs, to publish once Redis answers again."""
+        forget_text(self.run_id)
+        self.coalescer.close()
+        told: list[events.Event] = []
+        if self.message_open:
+            self.message_open = False
+            content = "".join(self.emitted[: self._shown])
+            message_id = await self._message_id()
+            await db(store.save_partial_content)(message_id=message_id, content=content)
+            told.append(events.message_completed(message_id, content, "error"))
+        await self._write_calls()
+        told += [events.tool_call_cancelled(str(call.id)) for call in self.calls.values() if call.is_open()]
+        return told
 
     # --- persistence of the streaming message -----------------------------------------
 

@@ -14,6 +14,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from agents.services import AgentSpec, agent_spec, model_choice, restrict_toolset, system_prompt, with_sampling
+from agentweb.redis_layer import REDIS_GONE
 from modelconfig.services import config_for
 from providers.budget import DEFAULT_RESERVE, ContextBudget
 from providers.config import ModelConfig, build_provider
@@ -259,6 +260,8 @@ async def execute_run(
         await recorder.abort("cancelled")
         await _finish(recorder, Run.Status.CANCELLED)
         await emit(events.run_cancelled(run.pk))
+    except REDIS_GONE:
+        await _interrupt_without_redis(recorder)
     except (ModelError, AgentGaveUp) as error:
         await _fail(recorder, str(error))
     except Exception as error:
@@ -371,6 +374,7 @@ async def _pause(recorder: RunRecorder) -> None:
     await db(store.pause_run)(
         run_id=recorder.run_id, steps=recorder.steps, usage=meter.take_rows(), totals=meter.totals
     )
+    recorder.ended = True
     await recorder.emit(events.run_waiting(recorder.run_id, waiting))
 
 
@@ -381,6 +385,22 @@ async def _fail(recorder: RunRecorder, message: str) -> None:
         log.exception("run %s: its partial answer could not be written", recorder.run_id)
     await _finish(recorder, Run.Status.FAILED, error=message)
     await recorder.emit(events.run_failed(recorder.run_id, message))
+
+
+async def _interrupt_without_redis(recorder: RunRecorder) -> None:
+    """Redis went away mid-run (restarting, out of reach): the run's events can no longer go out, so it stops, as a
+    server that stops stops it: interrupted, with the text its tabs were shown, Retry offered. The tabs are told once
+    Redis answers again (recovery.tell_when_redis_is_back). A run whose end was written already stays as it is."""
+    told: list[events.Event] = []
+    if not recorder.ended:
+        log.warning("run %s: Redis is out of reach; interrupted, the text its tabs were shown kept", recorder.run_id)
+        try:
+            told = await recorder.keep_shown()
+        except Exception:  # the database out of reach too: the run still ends, rather than stay running
+            log.exception("run %s: its partial answer could not be written", recorder.run_id)
+        await _finish(recorder, Run.Status.INTERRUPTED, error=store.LOST_REDIS_ERROR)
+        told.append(events.run_failed(recorder.run_id, store.LOST_REDIS_ERROR))
+    recovery.tell_when_redis_is_back(recorder.thread_id, told)
 
 
 async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error: str = "") -> None:
@@ -397,3 +417,4 @@ async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error
         usage=meter.take_rows(),
         totals=meter.totals if meter.run_id is not None else None,
     )
+    recorder.ended = True

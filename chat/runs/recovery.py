@@ -13,6 +13,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
+from agentweb.redis_layer import BACKOFF_MOST, REDIS_GONE, backoff
+
 from .. import live, store
 from ..live import events
 from ..store import owners
@@ -54,6 +56,45 @@ async def interrupt_live_runs() -> int:
         if late:
             log.warning("server stopping: %d run(s) did not finish writing within %g s", len(late), STOP_WRITE_SECONDS)
     return len(tasks)
+
+
+# --- Redis out of reach -------------------------------------------------------------------------
+
+#: How long a process keeps trying to tell a run's tabs how it ended while Redis is out of reach (a tab that looks at
+#: the thread later is shown it from the database).
+TELL_FOR_SECONDS = 300.0
+_telling: set[asyncio.Task] = set()
+
+
+def tell_when_redis_is_back(thread_id: uuid.UUID, told: list[events.Event]) -> None:
+    """Publish `told` (how a run ended while Redis was out of reach: chat/runs/execute.py) once Redis answers again,
+    in a task of its own, trying with backoff for up to TELL_FOR_SECONDS. Redis may have restarted empty: the log
+    then numbers from the database's ceiling (chat/live/log.py), past every number a tab has seen, so a tab that
+    missed events sees the gap and takes a snapshot."""
+    if not told:
+        return
+    task = asyncio.ensure_future(_tell(thread_id, told))
+    _telling.add(task)
+    task.add_done_callback(_telling.discard)
+
+
+async def _tell(thread_id: uuid.UUID, told: list[events.Event]) -> None:
+    loop = asyncio.get_running_loop()
+    give_up_at, failures = loop.time() + TELL_FOR_SECONDS, 0
+    while True:
+        try:
+            await live.last_seq(thread_id)  # answered: Redis is back
+            # Every process tries Redis again within the backoff's longest wait, and joins its sockets' groups again
+            # before it reads (agentweb/redis_layer.py): told sooner, a tab whose group was lost would not hear it.
+            await asyncio.sleep(BACKOFF_MOST + 1)
+            await live.publish(thread_id, told)
+            return
+        except REDIS_GONE:
+            failures += 1
+            if loop.time() > give_up_at:
+                log.warning("thread %s: its tabs could not be told how its run ended (Redis out of reach)", thread_id)
+                return
+            await asyncio.sleep(backoff(failures))
 
 
 # --- a process that died ------------------------------------------------------------------------

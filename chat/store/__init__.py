@@ -15,6 +15,7 @@ from .approvals import (
 )
 from .snapshot import build_snapshot, history_and_last_order, load_history, tool_call_view
 from .steps import (
+    LOST_REDIS_ERROR,
     STOPPED_SERVER_ERROR,
     Answer,
     add_run_note,
@@ -48,6 +49,7 @@ from .turns import (
 )
 
 __all__ = [
+    "LOST_REDIS_ERROR",
     "STOPPED_SERVER_ERROR",
     "AlreadyDecided",
     "Answer",

@@ -21,6 +21,7 @@ from ..live.events import INTERRUPTED_RESULT
 from ..models import Message, Run, Thread, ToolCall, Usage
 
 STOPPED_SERVER_ERROR = "The server stopped during this run; the partial answer is kept."
+LOST_REDIS_ERROR = "The server lost its connection to Redis during this run; the partial answer is kept."
 
 
 def next_order(thread: Thread) -> int:
