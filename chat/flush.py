@@ -3,12 +3,13 @@ one statement: crash safety.
 
 An answer's text is written when it ends (chat/recorder.py). A process killed meanwhile (kill -9, a power cut) keeps
 only what was written before: in one process (`make run`, no Redis to read the deltas back from) that was nothing
-for any answer under the old 30 s flush. Here one task per process wakes every interval and writes, for each answer
-that has streamed that long and been shown more since, the text its tabs were shown: a kill loses at most a couple of
-seconds of it, and the restarted process marks the run interrupted with that text (chat/runs/recovery.py). A turn
-whose answer ends within the interval gains no statement, and the per-token path none at all: the text is read
-from the recorder when the task wakes. One statement for all the answers, as the heartbeat is one for all the runs
-(chat/runs/heartbeat.py): 200 streams of a worker would otherwise write 100 times a second.
+for any answer under the old 30 s flush. Here one task per process wakes twice an interval and writes, for each
+answer that has streamed an interval since it began or was last written, and been shown more since, the text its
+tabs were shown: a kill loses at most an interval and a half of it, and the restarted process marks the run
+interrupted with that text (chat/runs/recovery.py). A turn whose answer ends within the interval gains no
+statement, and the per-token path none at all: the text is read from the recorder when the task wakes. The answers
+due together share one statement, as the heartbeat is one for all the runs (chat/runs/heartbeat.py): 200 streams
+of a worker would otherwise write 100 times a second.
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ def forget_text(run_id: int) -> None:
 
 async def _flush(recorders: dict[int, Streaming]) -> None:
     while True:
-        await asyncio.sleep(settings.AGENTWEB_FLUSH_INTERVAL)
+        # Twice an interval: an answer is written within half an interval of its due time, each at most once an
+        # interval, and the process's answers that are due together in one statement.
+        await asyncio.sleep(settings.AGENTWEB_FLUSH_INTERVAL / 2)
         now = time.monotonic()
         texts = dict(kept for recorder in list(recorders.values()) if (kept := recorder.text_to_keep(now)))
         if not texts:

@@ -101,8 +101,9 @@ class RunRecorder:
         self._shown = 0
         self._last_save = time.monotonic()
         self._save_task: asyncio.Task | None = None
-        # When the streaming message's first piece went out, and how many of `emitted` the flush wrote (chat/flush.py).
-        self._streaming_since = 0.0
+        # When the streaming message's first piece went out (or the flush last wrote it), and how many of `emitted` the
+        # flush wrote (chat/flush.py).
+        self._kept_at = 0.0
         self._kept = 0
         # The streaming message's INSERT, started when the step starts and awaited when its first content (or
         # its end) arrives: the model request does not wait for it.
@@ -149,7 +150,7 @@ class RunRecorder:
             self._announced = True
             message_id = await self._message_id()
             await self.emit(events.message_started(message_id))
-            self._streaming_since = time.monotonic()
+            self._kept_at = time.monotonic()
             keep_text(self.run_id, self)
 
     async def emit(self, event: events.Event) -> None:
@@ -370,13 +371,13 @@ class RunRecorder:
         return self.last_order
 
     def text_to_keep(self, now: float) -> tuple[int, str] | None:
-        """(message id, the text its tabs were shown) when the streaming message has streamed `flush_interval` and been
-        shown more since the flush last wrote it (chat/flush.py); else None."""
+        """(message id, the text its tabs were shown) when `flush_interval` has passed since the streaming message began
+        (or was last written) and it has been shown more since (chat/flush.py); else None."""
         if not self.message_open or self.message_id is None or self._shown == self._kept:
             return None
-        if now - self._streaming_since < self.flush_interval:
+        if now - self._kept_at < self.flush_interval:
             return None
-        self._kept = self._shown
+        self._kept, self._kept_at = self._shown, now
         return self.message_id, "".join(self.emitted[: self._shown])
 
     def _send_delta(self, key: tuple[str, Any], take: Take) -> asyncio.Future:
