@@ -40,12 +40,28 @@ import logging
 import random
 
 from channels_redis.core import RedisChannelLayer as ChannelsRedisChannelLayer
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agentweb.batched_script import BatchedScript
 from agentweb.take_now import TakesNow
 
 logger = logging.getLogger(__name__)
+
+#: What redis-py raises while Redis is out of reach (restarting, the network cut, still loading its data): a process
+#: waits and tries again (`backoff`), a run streaming then is interrupted (chat/runs/execute.py).
+REDIS_GONE = (RedisConnectionError, RedisTimeoutError)
+
+
+#: The longest wait between two tries to reach Redis: once it answers again, every process has tried within this.
+BACKOFF_MOST = 5.0
+
+
+def backoff(failures: int) -> float:
+    """Seconds to wait after `failures` failed tries in a row to reach Redis: 0.2 s, doubling, at most BACKOFF_MOST."""
+    return min(0.1 * 2**failures, BACKOFF_MOST)
+
 
 #: (channel, message); the channel is a list when one message was sent for several sockets of the process (a group's).
 Received = tuple[str | list[str], dict]
@@ -151,6 +167,9 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
         self.blocking_pop_many = True
         # Joining and leaving groups, in the event loop that runs them (see group_add).
         self.membership: dict[asyncio.AbstractEventLoop, tuple[BatchedScript, BatchedScript]] = {}
+        # The groups this process's channels are in, as joined through group_add: a Redis that restarted has lost
+        # them, and they are joined again once it answers (join_again).
+        self.joined: dict[str, set[str]] = collections.defaultdict(set)
         self.prefix_length = kwargs.get("random_prefix_length", 12)
         # The script stores what channels_redis's receive reads only when it alone would have stored it: one host (no
         # sharding of sets), no encryption, a 12-byte unique prefix (the script's token and index).
@@ -171,6 +190,7 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
             return await super().group_add(group, channel)
         assert self.require_valid_group_name(group), "Group name not valid"
         assert self.require_valid_channel_name(channel), "Channel name not valid"
+        self.joined[group].add(channel)
         await self.batched()[0]([self.group_key(group)], [self.group_expiry, channel])
 
     async def group_discard(self, group: str, channel: str) -> None:
@@ -178,7 +198,28 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
             return await super().group_discard(group, channel)
         assert self.require_valid_group_name(group), "Group name not valid"
         assert self.require_valid_channel_name(channel), "Channel name not valid"
+        channels = self.joined.get(group)
+        if channels is not None:
+            channels.discard(channel)
+            if not channels:
+                del self.joined[group]
         await self.batched()[1]([self.group_key(group)], [channel])
+
+    async def join_again(self) -> None:
+        """Every group this process's channels joined, joined again (in one pipeline: agentweb/batched_script.py),
+        before the process reads again after Redis was out of reach: it may have restarted empty, and a socket whose
+        group was lost would hear no more of its thread. Joining again only renews a membership. Raises what redis-py
+        raises when Redis is still out of reach."""
+        if not self.one_trip or not self.joined:
+            return
+        add = self.batched()[0]
+        joins = [
+            add([self.group_key(group)], [self.group_expiry, channel])
+            for group, channels in list(self.joined.items())
+            for channel in list(channels)
+        ]
+        await asyncio.gather(*joins)
+        logger.info("Redis answers again: this process's %d group membership(s) joined again", len(joins))
 
     def batched(self) -> tuple[BatchedScript, BatchedScript]:
         """This event loop's group joins and leaves (a connection belongs to the loop that opened it)."""
@@ -277,6 +318,7 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
         if len(self.hosts) != 1 or not self.blocking_pop_many:  # sharded channels, or a Redis before 7.0
             return await super().receive(channel)
         taken = self.shared_taken[channel]
+        failures = 0
         while not taken:
             connection = self.connection(0)
             try:
@@ -288,6 +330,16 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
                     raise
                 self.blocking_pop_many = False
                 return await super().receive(channel)
+            except REDIS_GONE:
+                # Redis restarting or out of reach: the worker waits for it rather than end (channels' runworker
+                # ends with its listener), and takes runs again once it answers.
+                failures += 1
+                logger.warning("reading %s from Redis failed (%d in a row); trying again", channel, failures)
+                await asyncio.sleep(backoff(failures))
+                continue
+            if failures:
+                logger.info("reading %s from Redis again", channel)
+                failures = 0
             taken.extend(self.deserialize(member) for member, _ in (popped[1] if popped else ()))
         return taken.popleft()
 
@@ -315,15 +367,19 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
         failures = 0
         while True:
             try:
+                if failures:  # Redis may have restarted empty, without this process's groups: they come first
+                    await self.join_again()
                 batch = await self.next_batch(process_channel)
-                failures = 0
             except asyncio.CancelledError:
                 raise
-            except Exception:  # Redis restarting or out of reach: the sockets wait, as they would for news
+            except Exception as error:  # Redis restarting or out of reach: the sockets wait, as they would for news
                 failures += 1
-                logger.exception("reading this process's messages from Redis failed (%d in a row)", failures)
-                await asyncio.sleep(min(0.1 * 2**failures, 5))
+                gone = isinstance(error, REDIS_GONE)  # its traceback says nothing more
+                message = "reading this process's messages from Redis failed (%d in a row): %s"
+                logger.warning(message, failures, error, exc_info=not gone)
+                await asyncio.sleep(backoff(failures))
                 continue
+            failures = 0
             self.buffer(batch)
 
     async def next_batch(self, channel: str) -> list[Received]:

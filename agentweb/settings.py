@@ -283,9 +283,9 @@ AGENTWEB_SYSTEM_PROMPT = env_str(
 )
 # Seconds between two pauses of the demo model's words, so a person sees it stream.
 AGENTWEB_DEMO_DELAY = float(env_str("AGENTWEB_DEMO_DELAY", "0.03"))
-# Crash safety: a streaming assistant message's text is also written this often (it is always written when
-# the message ends, when a page loads the thread, and when the run stops). A crash loses at most this much.
-AGENTWEB_FLUSH_INTERVAL = float(env_str("AGENTWEB_FLUSH_INTERVAL", "30.0"))
+# Crash safety: a streaming assistant message's text is also written this often once it has streamed this long
+# (chat/flush.py; it is always written when the message ends and when the run stops). A crash loses about this much.
+AGENTWEB_FLUSH_INTERVAL = float(env_str("AGENTWEB_FLUSH_INTERVAL", "2.0"))
 # At most one delta frame per stream per this many seconds; the first piece is never held back.
 AGENTWEB_COALESCE_WINDOW = float(env_str("AGENTWEB_COALESCE_WINDOW", "0.016"))
 # A tool's progress reports (tool_call.progress): the first at once, then at most one frame per call per this many

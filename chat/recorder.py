@@ -1,9 +1,10 @@
 """The agent's sink for one run: writes what happens down and tells the thread's group.
 
-The streaming message's text is written when it ends, never per token nor per second of streaming, so a
-turn's statements do not grow with the answer's length. Before that it is written when the run stops
-(abort) and, for crash safety only, once `flush_interval` (AGENTWEB_FLUSH_INTERVAL, 30 s) has passed since
-the last write: a server killed while a message streams loses at most that much of its text. A page that
+The streaming message's text is written when it ends, never per token, so a turn's statements do not grow
+with the answer's length. Before that it is written when the run stops (abort) and, for crash safety only,
+every `flush_interval` (AGENTWEB_FLUSH_INTERVAL, 2 s) while it streams longer than that, by the process's one
+flush for all its streaming answers (chat/flush.py): a server killed while a message streams loses at most a
+couple of seconds of what its tabs were shown, and an answer that ends sooner gains no statement. A page that
 asks for the thread's state meanwhile gets what the database holds with the run's own state laid over it
 (`live_view`), as of the last event the run published: nothing is written for it, and the stream does not
 wait. Deltas go out coalesced (chat/live/coalesce.py).
@@ -27,6 +28,7 @@ from tools.executor import ToolResult
 
 from . import live, store
 from .agent import StepResult
+from .flush import forget_text, keep_text
 from .live import events
 from .live.coalesce import DeltaCoalescer, Take
 from .models import ToolCall
@@ -92,6 +94,8 @@ class RunRecorder:
     reserved_message_id: int | None = None
     # The run's model calls: their usage and cost (chat/usage.py), written with the run's pause or end.
     meter: Meter = field(default_factory=Meter)
+    # The run's end (or pause) is written: what fails after it fails only to tell the tabs (chat/runs/execute.py).
+    ended: bool = False
 
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
@@ -104,6 +108,10 @@ class RunRecorder:
         self._thought_shown = 0
         self._last_save = time.monotonic()
         self._save_task: asyncio.Task | None = None
+        # When the streaming message's first piece went out (or the flush last wrote it), and how many of `emitted` the
+        # flush wrote (chat/flush.py).
+        self._kept_at = 0.0
+        self._kept = 0
         # The streaming message's INSERT, started when the step starts and awaited when its first content (or
         # its end) arrives: the model request does not wait for it.
         self._insert: asyncio.Future | None = None
@@ -134,7 +142,7 @@ class RunRecorder:
             )
         self.emitted, self.calls, self.message_open, self._awaiting = [], {}, True, []
         self._stored, self._dirty, self._answers = set(), set(), []
-        self._shown = 0
+        self._shown = self._kept = 0
         self.thought, self._thought_shown = [], 0
         self._last_save = time.monotonic()
 
@@ -150,6 +158,8 @@ class RunRecorder:
             self._announced = True
             message_id = await self._message_id()
             await self.emit(events.message_started(message_id))
+            self._kept_at = time.monotonic()
+            keep_text(self.run_id, self)
 
     async def emit(self, event: events.Event) -> None:
         """One event of the run, to the thread's log (chat/live/log.py)."""
@@ -176,8 +186,6 @@ class RunRecorder:
             await let_sockets_send()
             return
         await self.coalescer.push(("message", self.message_id), text)
-        if time.monotonic() - self._last_save >= self.flush_interval:
-            self._save_in_background()
 
     async def reasoning_delta(self, text: str) -> None:
         text = storable(text)
@@ -229,6 +237,7 @@ class RunRecorder:
             structured=structured,
         )
         self.emitted, self.message_open = [content], False
+        forget_text(self.run_id)
         await self.emit(events.answer_completed(self.message_id, content, step.finish_reason, usage, structured))
         for index in step.indexes:
             state = self.calls[index]
@@ -325,6 +334,7 @@ class RunRecorder:
 
     async def abort(self, status: str) -> None:
         """Keep the partial text, mark it `status` (cancelled | error), and close every open tool call."""
+        forget_text(self.run_id)
         await self.coalescer.flush()
         self.coalescer.close()
         await self._wait_for_save()
@@ -343,6 +353,23 @@ class RunRecorder:
             if call.is_open():
                 await self.emit(events.tool_call_cancelled(str(call.id)))
 
+    async def keep_shown(self) -> list[events.Event]:
+        """Redis went away mid-run (chat/runs/execute.py): the streaming message keeps the text its tabs were shown
+        (what was published) and the calls are written as they are, without publishing anything. Returns the events
+        that tell the tabs, to publish once Redis answers again."""
+        forget_text(self.run_id)
+        self.coalescer.close()
+        told: list[events.Event] = []
+        if self.message_open:
+            self.message_open = False
+            content = "".join(self.emitted[: self._shown])
+            message_id = await self._message_id()
+            await db(store.save_partial_content)(message_id=message_id, content=content)
+            told.append(events.message_completed(message_id, content, "error"))
+        await self._write_calls()
+        told += [events.tool_call_cancelled(str(call.id)) for call in self.calls.values() if call.is_open()]
+        return told
+
     # --- persistence of the streaming message -----------------------------------------
 
     def _next_order(self) -> int | None:
@@ -350,6 +377,16 @@ class RunRecorder:
             return None
         self.last_order += 1
         return self.last_order
+
+    def text_to_keep(self, now: float) -> tuple[int, str] | None:
+        """(message id, the text its tabs were shown) when `flush_interval` has passed since the streaming message began
+        (or was last written) and it has been shown more since (chat/flush.py); else None."""
+        if not self.message_open or self.message_id is None or self._shown == self._kept:
+            return None
+        if now - self._kept_at < self.flush_interval:
+            return None
+        self._kept, self._kept_at = self._shown, now
+        return self.message_id, "".join(self.emitted[: self._shown])
 
     def _send_delta(self, key: tuple[str, Any], take: Take) -> asyncio.Future:
         """Queue a stream's frame with the log (chat/live/coalesce.py): its text is taken when it goes out."""

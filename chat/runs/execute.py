@@ -14,6 +14,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from agents.services import AgentSpec, agent_spec, model_choice, restrict_toolset, system_prompt, with_sampling
+from agentweb.redis_layer import REDIS_GONE
 from modelconfig.services import config_for
 from providers.budget import DEFAULT_RESERVE, ContextBudget
 from providers.config import ModelConfig, build_provider
@@ -27,6 +28,7 @@ from tools.store import DatabaseStore
 from .. import store
 from ..agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from ..broadcast import tell_user
+from ..flush import forget_text
 from ..live import events
 from ..models import Message, Run, Thread, ToolCall
 from ..recorder import RunRecorder
@@ -162,7 +164,7 @@ async def start_here(
     recorder = RunRecorder(
         thread_id=thread.pk,
         run_id=run.pk,
-        # Crash safety only: the text is written at the message's end and when a page asks (chat/recorder.py).
+        # Crash safety only: the text is written at the message's end and when a page asks (chat/flush.py).
         flush_interval=settings.AGENTWEB_FLUSH_INTERVAL,
         window=settings.AGENTWEB_COALESCE_WINDOW,
         steps=run.steps,
@@ -281,6 +283,8 @@ async def execute_run(
         await recorder.abort("cancelled")
         await _finish(recorder, Run.Status.CANCELLED)
         await emit(events.run_cancelled(run.pk))
+    except REDIS_GONE:
+        await _interrupt_without_redis(recorder)
     except (ModelError, AgentGaveUp) as error:
         await _fail(recorder, str(error))
     except Exception as error:
@@ -288,6 +292,7 @@ async def execute_run(
         await _fail(recorder, f"The run stopped on an internal error ({type(error).__name__}); see the server log.")
     finally:
         stop_beating(run.pk)
+        forget_text(run.pk)
         recorder.coalescer.close()
         interaction.discard()
         active = ACTIVE_RUNS.get(thread.pk)
@@ -392,6 +397,7 @@ async def _pause(recorder: RunRecorder) -> None:
     await db(store.pause_run)(
         run_id=recorder.run_id, steps=recorder.steps, usage=meter.take_rows(), totals=meter.totals
     )
+    recorder.ended = True
     await recorder.emit(events.run_waiting(recorder.run_id, waiting))
 
 
@@ -402,6 +408,22 @@ async def _fail(recorder: RunRecorder, message: str) -> None:
         log.exception("run %s: its partial answer could not be written", recorder.run_id)
     await _finish(recorder, Run.Status.FAILED, error=message)
     await recorder.emit(events.run_failed(recorder.run_id, message))
+
+
+async def _interrupt_without_redis(recorder: RunRecorder) -> None:
+    """Redis went away mid-run (restarting, out of reach): the run's events can no longer go out, so it stops, as a
+    server that stops stops it: interrupted, with the text its tabs were shown, Retry offered. The tabs are told once
+    Redis answers again (recovery.tell_when_redis_is_back). A run whose end was written already stays as it is."""
+    told: list[events.Event] = []
+    if not recorder.ended:
+        log.warning("run %s: Redis is out of reach; interrupted, the text its tabs were shown kept", recorder.run_id)
+        try:
+            told = await recorder.keep_shown()
+        except Exception:  # the database out of reach too: the run still ends, rather than stay running
+            log.exception("run %s: its partial answer could not be written", recorder.run_id)
+        await _finish(recorder, Run.Status.INTERRUPTED, error=store.LOST_REDIS_ERROR)
+        told.append(events.run_failed(recorder.run_id, store.LOST_REDIS_ERROR))
+    recovery.tell_when_redis_is_back(recorder.thread_id, told)
 
 
 async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error: str = "") -> None:
@@ -418,3 +440,4 @@ async def _finish(recorder: RunRecorder, status: str, *, reason: str = "", error
         usage=meter.take_rows(),
         totals=meter.totals if meter.run_id is not None else None,
     )
+    recorder.ended = True

@@ -13,6 +13,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
+from agentweb.redis_layer import BACKOFF_MOST, REDIS_GONE, backoff
+
 from .. import live, store
 from ..live import events
 from ..store import owners
@@ -56,6 +58,45 @@ async def interrupt_live_runs() -> int:
     return len(tasks)
 
 
+# --- Redis out of reach -------------------------------------------------------------------------
+
+#: How long a process keeps trying to tell a run's tabs how it ended while Redis is out of reach (a tab that looks at
+#: the thread later is shown it from the database).
+TELL_FOR_SECONDS = 300.0
+_telling: set[asyncio.Task] = set()
+
+
+def tell_when_redis_is_back(thread_id: uuid.UUID, told: list[events.Event]) -> None:
+    """Publish `told` (how a run ended while Redis was out of reach: chat/runs/execute.py) once Redis answers again,
+    in a task of its own, trying with backoff for up to TELL_FOR_SECONDS. Redis may have restarted empty: the log
+    then numbers from the database's ceiling (chat/live/log.py), past every number a tab has seen, so a tab that
+    missed events sees the gap and takes a snapshot."""
+    if not told:
+        return
+    task = asyncio.ensure_future(_tell(thread_id, told))
+    _telling.add(task)
+    task.add_done_callback(_telling.discard)
+
+
+async def _tell(thread_id: uuid.UUID, told: list[events.Event]) -> None:
+    loop = asyncio.get_running_loop()
+    give_up_at, failures = loop.time() + TELL_FOR_SECONDS, 0
+    while True:
+        try:
+            await live.last_seq(thread_id)  # answered: Redis is back
+            # Every process tries Redis again within the backoff's longest wait, and joins its sockets' groups again
+            # before it reads (agentweb/redis_layer.py): told sooner, a tab whose group was lost would not hear it.
+            await asyncio.sleep(BACKOFF_MOST + 1)
+            await live.publish(thread_id, told)
+            return
+        except REDIS_GONE:
+            failures += 1
+            if loop.time() > give_up_at:
+                log.warning("thread %s: its tabs could not be told how its run ended (Redis out of reach)", thread_id)
+                return
+            await asyncio.sleep(backoff(failures))
+
+
 # --- a process that died ------------------------------------------------------------------------
 
 
@@ -71,9 +112,9 @@ async def live_run(thread_id: uuid.UUID) -> owners.LiveRun | None:
 
 async def interrupt_dead_run(thread_id: uuid.UUID, run_id: int) -> None:
     """A dead process's run becomes interrupted with the text its tabs were shown, and they are told, as a clean stop
-    tells them (message.completed with the partial text, run.failed). The process wrote its answer's text only every
-    AGENTWEB_FLUSH_INTERVAL (30 s), so after a kill -9 the database lacks up to that much of it; the thread's log
-    (Redis, shared by every process) still holds the deltas it published, from the answer's message.started on."""
+    tells them (message.completed with the partial text, run.failed). The process wrote its answer's text every
+    AGENTWEB_FLUSH_INTERVAL (2 s, chat/flush.py), so after a kill -9 the database lacks up to that much of it; the
+    thread's log (Redis, shared by every process) still holds the deltas it published, from its message.started on."""
     texts = await streamed_texts(thread_id)
     closed = await db(owners.interrupt_dead_run)(run_id=run_id, stale_before=stale_before(), texts=texts)
     if closed is None:  # another process interrupted it first, and told the tabs

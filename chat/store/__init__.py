@@ -15,6 +15,7 @@ from .approvals import (
 )
 from .snapshot import build_snapshot, history_and_last_order, load_history, tool_call_view
 from .steps import (
+    LOST_REDIS_ERROR,
     STOPPED_SERVER_ERROR,
     Answer,
     add_run_note,
@@ -29,6 +30,7 @@ from .steps import (
     pause_run,
     record_tool_calls,
     save_partial_content,
+    save_streaming_texts,
 )
 from .thread_tools import UnknownTools, checked_tool_names, set_tool_enabled
 from .turns import (
@@ -47,6 +49,7 @@ from .turns import (
 )
 
 __all__ = [
+    "LOST_REDIS_ERROR",
     "STOPPED_SERVER_ERROR",
     "AlreadyDecided",
     "Answer",
@@ -79,6 +82,7 @@ __all__ = [
     "pause_run",
     "record_tool_calls",
     "save_partial_content",
+    "save_streaming_texts",
     "search_messages",
     "set_thread_model",
     "set_tool_enabled",

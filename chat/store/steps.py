@@ -8,8 +8,12 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import (
+    Case,
     Max,
     Q,
+    TextField,
+    Value,
+    When,
 )
 from django.utils import timezone
 
@@ -17,6 +21,7 @@ from ..live.events import INTERRUPTED_RESULT
 from ..models import Message, Run, Thread, ToolCall, Usage
 
 STOPPED_SERVER_ERROR = "The server stopped during this run; the partial answer is kept."
+LOST_REDIS_ERROR = "The server lost its connection to Redis during this run; the partial answer is kept."
 
 
 def next_order(thread: Thread) -> int:
@@ -49,6 +54,15 @@ def discard_message(*, message_id: int) -> None:
 
 def save_partial_content(*, message_id: int, content: str) -> None:
     Message.objects.filter(pk=message_id).update(content=content, updated_at=timezone.now())
+
+
+def save_streaming_texts(*, texts: dict[int, str]) -> None:
+    """The text so far of answers still streaming, by message id, in one statement (chat/flush.py). An answer that
+    ended meanwhile is left as its end wrote it."""
+    Message.objects.filter(pk__in=texts, status=Message.Status.STREAMING).update(
+        content=Case(*(When(pk=pk, then=Value(text)) for pk, text in texts.items()), output_field=TextField()),
+        updated_at=timezone.now(),
+    )
 
 
 def complete_assistant_message(

@@ -11,6 +11,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from agentweb.redis_layer import RedisChannelLayer
+from tests.support.production import own_redis
 from tests.support.redis import REDIS_URL, redis_client_or_skip
 
 #: The commands a process's reader may read its messages with (Redis 7's BZMPOP, or the older way's).
@@ -300,3 +301,49 @@ async def test_on_a_redis_without_bzmpop_a_channel_every_worker_reads_still_arri
     assert got == list(range(20))
     assert not layer.blocking_pop_many
     await layer.close_pools()
+
+
+@pytest.fixture
+def restartable_redis(tmp_path):
+    """A Redis server of the test's own that it may kill and start again, empty, on the same port."""
+    with own_redis(tmp_path) as server:
+        yield server
+
+
+async def test_a_channel_every_worker_reads_waits_out_a_redis_restart(restartable_redis):
+    """A worker's read of the runs' channel rides out Redis going away (channels' runworker ends when it raises), and
+    takes what is sent once Redis is back."""
+    layer = RedisChannelLayer(hosts=[restartable_redis.url], prefix="agentweb-test")
+    reading = asyncio.ensure_future(layer.receive("agentweb-runs"))
+    await asyncio.sleep(0.3)  # the read waits in Redis
+    restartable_redis.kill()
+    await asyncio.sleep(1)
+    restartable_redis.start()
+    await asyncio.sleep(0.5)
+    assert not reading.done()
+    await layer.send("agentweb-runs", {"type": "run.launch", "run": 1})
+    try:
+        assert (await asyncio.wait_for(reading, 15))["run"] == 1
+    finally:
+        await layer.close_pools()
+
+
+async def test_a_socket_still_hears_its_group_after_redis_restarted_empty(restartable_redis):
+    """Redis restarted without its data has lost every group: the process joins its sockets' groups again before it
+    reads again, and a socket hears what is sent to its thread afterwards."""
+    layer = RedisChannelLayer(hosts=[restartable_redis.url], prefix="agentweb-test")
+    sender = RedisChannelLayer(hosts=[restartable_redis.url], prefix="agentweb-test")  # another process
+    socket = await layer.new_channel()
+    await layer.group_add("thread.x", socket)
+    reading = asyncio.ensure_future(layer.receive(socket))
+    await asyncio.sleep(0.3)
+    restartable_redis.kill()
+    await asyncio.sleep(1)
+    restartable_redis.start()
+    await asyncio.sleep(6)  # the reader's next try (its backoff is at most 5 s)
+    await sender.group_send("thread.x", {"type": "thread.event", "text": "after"})
+    try:
+        assert (await asyncio.wait_for(reading, 15))["text"] == "after"
+    finally:
+        await layer.close_pools()
+        await sender.close_pools()

@@ -147,3 +147,44 @@ def test_a_run_streaming_when_the_server_is_killed_is_interrupted_and_can_be_ret
     assert snapshot["run"]["status"] == "interrupted"
     assert events[-1]["type"] == "run.completed"
     assert [e for e in events if e["type"] == "message.completed"][-1]["content"] == "A whole answer."
+
+
+def test_a_server_killed_mid_answer_keeps_nearly_all_the_text_its_tab_was_shown(tmp_path):
+    """`make run`'s shape (one process, SQLite, no Redis to read the deltas back from): what the tab was shown is in
+    the database within a couple of seconds (AGENTWEB_FLUSH_INTERVAL), so a kill -9 loses at most that much."""
+    answer = " ".join(f"word{n}" for n in range(1000))  # 3-character chunks 20 ms apart: over a minute of streaming
+    with model_server([{"text": answer, "delay_ms": 20}], tmp_path) as url:
+        env = app_environment(
+            tmp_path, AGENTWEB_LLM_API="openai", AGENTWEB_LLM_BASE_URL=f"{url}/v1", AGENTWEB_LLM_MODEL="m"
+        )
+        server = Server(env).start()
+        try:
+            cookie = log_in(server.url, "ada", "lovelace-1815")
+
+            async def watch(seconds: float) -> tuple[str, str]:
+                async with ChatSocket(server.url, cookie) as socket:
+                    await socket.send(type="message.send", thread=None, content="hi", client_msg_id=str(uuid.uuid4()))
+                    first = await socket.until("message.delta")
+                    thread, shown = first[0]["thread"], [first[-1]["text"]]
+                    deadline = asyncio.get_running_loop().time() + seconds
+                    while asyncio.get_running_loop().time() < deadline:
+                        shown += [e["text"] for e in await socket.until("message.delta") if "text" in e]
+                    return thread, "".join(shown)
+
+            thread, shown = asyncio.run(watch(6))
+            server.kill()
+            server.start()
+
+            async def snapshot() -> dict:
+                async with ChatSocket(server.url, cookie) as socket:
+                    await socket.send(type="thread.subscribe", thread=thread, after_seq=None)
+                    return (await socket.until("thread.snapshot"))[-1]
+
+            state = asyncio.run(snapshot())
+        finally:
+            server.stop()
+    assert state["run"]["status"] == "interrupted"
+    kept = state["messages"][-1]["content"]
+    assert answer.startswith(shown)
+    # Nearly all of it: what streamed in the last couple of seconds may be missing, never more than half of six.
+    assert answer.startswith(kept) and len(kept) >= len(shown) / 2, (len(kept), len(shown))
