@@ -32,6 +32,7 @@ from .types import (
     ToolDefinition,
     Usage,
 )
+from .unreadable_calls import with_readable_calls
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -181,7 +182,7 @@ def messages_to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict[str, A
     """
     system: list[str] = []
     wire: list[dict[str, Any]] = []
-    for message in messages:
+    for message in with_readable_calls(messages):
         if message.role == "system":
             if message.content:
                 system.append(message.content)

@@ -30,11 +30,11 @@ from .types import (
     TextDelta,
     ToolCallArgsDelta,
     ToolCallEnd,
-    ToolCallRequest,
     ToolCallStart,
     ToolDefinition,
     Usage,
 )
+from .unreadable_calls import with_readable_calls
 
 log = logging.getLogger("agentweb.llm")
 
@@ -109,7 +109,7 @@ class OpenAIProvider(HTTPProvider):
             tools, answer = with_final_answer(tools, answer), None
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [message_to_wire(m) for m in messages],
+            "messages": [message_to_wire(m) for m in with_readable_calls(messages)],
             "stream": True,
         }
         if self._url not in USAGE_OPTION_REFUSED:
@@ -325,15 +325,10 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
         # rejects null with a 500 ("Input should be a valid string").
         "content": message.content,
         "tool_calls": [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": _arguments(call)}}
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": json.dumps(call.args)}}
             for call in message.tool_calls
         ],
     }
-
-
-def _arguments(call: ToolCallRequest) -> str:
-    # A call that could not be read goes back as the model wrote it, next to the error it got for it.
-    return call.raw if call.raw is not None else json.dumps(call.args)
 
 
 @dataclass

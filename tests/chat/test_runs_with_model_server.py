@@ -95,17 +95,19 @@ def sent_calls(request):
     return [c for m in request["json"]["messages"] if m["role"] == "assistant" for c in m.get("tool_calls", [])]
 
 
-async def test_arguments_that_are_not_json_are_shown_and_sent_back_as_the_model_wrote_them(
+async def test_arguments_that_are_not_json_are_shown_as_written_and_sent_back_in_the_error_with_empty_arguments(
     connect, owner, model_server
 ):
     model_server.enqueue(calls(("c1", "calculator", BROKEN_ARGS)), answer("retrying"))
     client = await connect(owner)
     await client.ask("broken")
     events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed", events[-1]
     assert next(e for e in events if e["type"] == "tool_call.requested")["args"] == BROKEN_ARGS
     [call] = sent_calls(model_server.requests[1])
-    assert call["function"] == {"name": "calculator", "arguments": BROKEN_ARGS}
-    assert "not valid JSON" in tool_messages(model_server.requests[1])[0]["content"]
+    assert call["function"] == {"name": "calculator", "arguments": "{}"}
+    [result] = tool_messages(model_server.requests[1])
+    assert "not valid JSON" in result["content"] and BROKEN_ARGS in result["content"]
 
 
 async def test_arguments_that_are_not_json_are_kept_as_written_in_the_stored_thread(connect, owner, model_server):
@@ -114,10 +116,64 @@ async def test_arguments_that_are_not_json_are_kept_as_written_in_the_stored_thr
     await client.ask("broken")
     thread = (await client.run_to_end())[0]["thread"]
     await client.ask("and now?", thread=thread)
-    await client.run_to_end()
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
     [call] = sent_calls(model_server.requests[2])  # the history read back from the database
-    assert call["function"]["arguments"] == BROKEN_ARGS
+    assert call["function"]["arguments"] == "{}"
+    assert BROKEN_ARGS in tool_messages(model_server.requests[2])[0]["content"]
     assert (await ToolCall.objects.aget()).args == BROKEN_ARGS
+
+
+CUT_ARGS = '{"expression": "23*1'
+
+
+def cut_in_a_call(api):
+    """A step cut off by the output limit while the model writes a call's arguments, in `api`'s wire format
+    (Ollama reads calls whole: what it passes on is the broken argument text)."""
+    call = {"id": "c1", "name": "calculator", "arguments": CUT_ARGS}
+    if api == "openai":
+        return SSEResponse(openai_sse_body(tool_calls=[call], finish_reason="length"))
+    if api == "anthropic":
+        return SSEResponse(anthropic_sse_body(tool_calls=[call], stop_reason="max_tokens"))
+    return NDJSONResponse(ollama_ndjson_body(tool_calls=[call], done_reason="length"))
+
+
+def said(api, text):
+    if api == "openai":
+        return answer(text)
+    if api == "anthropic":
+        return SSEResponse(anthropic_sse_body(text=text))
+    return NDJSONResponse(ollama_ndjson_body(text=text))
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic", "ollama"])
+async def test_a_call_cut_off_by_the_output_limit_never_poisons_the_thread(connect, owner, model_server, settings, api):
+    # The servers refuse a history whose call arguments are not a JSON object (llama-server with a 500, on every
+    # later request): the call goes back with {} and the model's text in its error result.
+    base_url = model_server.base_url if api == "openai" else model_server.root_url
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "api": api, "base_url": base_url, "max_tokens": 64}
+    model_server.enqueue(cut_in_a_call(api), said(api, "Let me try again."), said(api, "Still here."))
+    client = await connect(owner)
+    await client.ask("23*19?")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed", events[-1].get("error")
+    completed = next(e for e in events if e["type"] == "tool_call.completed")
+    assert completed["status"] == "error"
+    await client.ask("and now?", thread=events[0]["thread"])
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    assert len(model_server.requests) == 3
+    for request in model_server.requests[1:]:  # the run's next step, and the next message's history
+        [result] = tool_results(api, request)
+        assert "could not be used" in result and CUT_ARGS in result
+    assert (await ToolCall.objects.aget()).args == CUT_ARGS
+
+
+def tool_results(api, request):
+    """The contents of the tool results a request sent back."""
+    messages = request["json"]["messages"]
+    if api == "anthropic":
+        blocks = [b for m in messages if isinstance(m["content"], list) for b in m["content"]]
+        return [b.get("content") for b in blocks if b["type"] == "tool_result"]
+    return [m["content"] for m in messages if m["role"] == "tool"]
 
 
 async def test_a_model_server_that_is_down_fails_the_run_naming_its_url(connect, owner, settings):
