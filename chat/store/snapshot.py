@@ -97,9 +97,12 @@ def history_and_last_order(
     if tool_attachments is not None:
         last_user = next((head[0] for head, _ in reversed(messages) if head[2] == Message.Role.USER), None)
         tool_attachments[:] = [tool_attachment(found[i]) for i in attached.get(last_user, ()) if i in found]
-    for (pk, order, role, status, content, answers, name), calls in messages:
+    for at, ((pk, order, role, status, content, answers, name), calls) in enumerate(messages):
         if role == Message.Role.ASSISTANT and status == Message.Status.ERROR and not calls:
             continue  # the partial text of a failed answer: a retry answers afresh
+        stopped = role == Message.Role.ASSISTANT and status == Message.Status.CANCELLED and not calls
+        if stopped and retried(messages, at):
+            continue  # the partial text of a stopped answer that a retry replaces (or is about to)
         if role == Message.Role.ASSISTANT and status == Message.Status.STREAMING and not content and not calls:
             continue  # an answer that has not begun: the one this run is about to write
         if orders is not None:
@@ -132,6 +135,13 @@ def history_and_last_order(
         orders.extend([None] * (len(history) - len(orders)))
     last = max((head[1] for head, _ in messages), default=0)
     return history, max(last, summary_through or 0)
+
+
+def retried(messages: list, at: int) -> bool:
+    """Whether the answer at `at` is one a retry answers again: nothing the person said came after it (the thread
+    ends with it, or the retry's answer follows). A stopped answer the person then replied to stays in the
+    history: they saw it, and may speak of it."""
+    return at + 1 == len(messages) or messages[at + 1][0][2] == Message.Role.ASSISTANT
 
 
 #: How the summary of older turns is introduced to the model (a system message after the system prompt).

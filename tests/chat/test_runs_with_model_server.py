@@ -18,6 +18,7 @@ from providers.budget import estimate
 from providers.types import ChatMessage
 from tests.support.model_server import (
     ErrorResponse,
+    Hang,
     NDJSONResponse,
     ScriptedModelServer,
     SSEResponse,
@@ -269,6 +270,39 @@ async def test_an_answer_the_server_ends_early_fails_with_its_text_kept_and_retr
     assert retried[-1]["type"] == "run.completed"
     answer = await Message.objects.filter(role="assistant").exclude(pk=failed.pk).aget()
     assert (answer.status, answer.content) == ("complete", "The answer is forty-two.")
+
+
+def assistant_texts(request):
+    return [m["content"] for m in request["json"]["messages"] if m["role"] == "assistant"]
+
+
+async def test_a_retry_after_stop_replaces_the_stopped_answer_in_what_the_model_is_sent(connect, owner, model_server):
+    model_server.enqueue(Hang(prelude=b'data: {"choices":[{"index":0,"delta":{"content":"Half an ans"}}]}\n\n'))
+    model_server.enqueue(answer("A whole answer."), answer("Sure."))
+    client = await connect(owner)
+    await client.ask("tell me something")
+    thread = (await client.until("message.delta"))[0]["thread"]
+    await client.send(type="run.cancel", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.cancelled"
+    await client.send(type="run.retry", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    assert assistant_texts(model_server.requests[1]) == []
+    await client.ask("and more?", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    assert assistant_texts(model_server.requests[2]) == ["A whole answer."]
+
+
+async def test_a_stopped_answer_the_person_replied_to_stays_in_what_the_model_is_sent(connect, owner, model_server):
+    model_server.enqueue(Hang(prelude=b'data: {"choices":[{"index":0,"delta":{"content":"Half an ans"}}]}\n\n'))
+    model_server.enqueue(answer("Sorry."))
+    client = await connect(owner)
+    await client.ask("tell me something")
+    thread = (await client.until("message.delta"))[0]["thread"]
+    await client.send(type="run.cancel", thread=thread)
+    await client.run_to_end()
+    await client.ask("why did you stop?", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    assert assistant_texts(model_server.requests[1]) == ["Half an ans"]
 
 
 async def test_a_failed_run_keeps_the_question_and_the_thread_goes_on(connect, owner, model_server):
