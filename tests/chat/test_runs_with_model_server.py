@@ -372,6 +372,23 @@ async def test_a_hermes_call_that_cannot_be_read_goes_back_to_the_model_as_it_wr
     assert '"status": "error"' in second[-1]["content"]
 
 
+async def test_with_the_hermes_protocol_a_tool_response_the_model_copies_is_neither_shown_nor_stored(
+    connect, owner, model_server, settings
+):
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "tool_protocol": "hermes"}
+    copied = '<tool_response>\n{"name": "calculator", "content": "42"}\n</tool_response>\nSix times seven is 42.'
+    model_server.enqueue(SSEResponse(openai_sse_body(text=LEAKED)), answer(copied))
+    client = await connect(owner)
+    await client.ask("six times seven")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed"
+    answer_id = [e for e in events if e["type"] == "message.started"][-1]["message"]["id"]
+    streamed = "".join(e["text"] for e in events if e["type"] == "message.delta" and e["message"] == answer_id)
+    assert streamed == "Six times seven is 42."
+    stored = await Message.objects.filter(role="assistant").order_by("-order").afirst()
+    assert stored.content == "Six times seven is 42."
+
+
 @pytest.fixture
 def hanging_http_tool(db):
     """An admin-defined HTTP tool whose server accepts the request and never answers."""
