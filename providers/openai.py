@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from .context import ADVICE, context_full_message
+from .context import ADVICE, context_filled_message
 from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, ModelServerError, error_text
 from .sse import SSEDecoder
 from .structured import AnswerFormat, with_final_answer
@@ -160,7 +160,7 @@ class OpenAIProvider(HTTPProvider):
         received = False
         done = False
         plain = PlainTextChunks()
-        used = 0
+        counted = Usage()  # the server's counts, when it sends them
         async for data in chunks:
             received = True
             for sse in decoder.feed(data):
@@ -198,9 +198,9 @@ class OpenAIProvider(HTTPProvider):
             raise self.ended_early("a finish_reason or [DONE]")
         for event in assembler.finish():
             if isinstance(event, Usage):
-                used = (event.input_tokens or 0) + (event.output_tokens or 0)
+                counted = event
             elif isinstance(event, Finish) and event.reason == "length" and self.length_means_full_context:
-                raise self.error(context_full_message(used or None))
+                raise self.error(context_filled_message(counted.input_tokens, counted.output_tokens, None))
             yield event
 
     def _parse_chunk(self, data: str) -> dict[str, Any]:
