@@ -52,8 +52,9 @@ def history_and_last_order(
     system note after the system prompt, in their place. `orders`: filled with each history message's order (None
     for the system prompt, the summary and the results made up for calls without one). `tool_attachments`, when
     given, is filled with the attachments of the thread's last user message, as tools receive them
-    (InjectedAttachments). `last_message`, when given, is filled with the id and role of the thread's last message
-    (nothing for none): a run's first answer to a user message names it as its parent (chat/store/versions.py).
+    (InjectedAttachments). `last_message`, when given, is filled with the id, role, status and whether it has tool
+    calls of the thread's last message (nothing for none): a run's first answer to a user message names it as its
+    parent (chat/store/versions.py); a retry's first answer that fails too is not kept after a failed one.
 
     An answer with no text and no calls that is still streaming is left out: the message a regenerate inserted for
     the run's first answer (chat/store/versions.py), which the run fills."""
@@ -93,7 +94,8 @@ def history_and_last_order(
     answered = {head[5] for head, _ in messages if head[2] == Message.Role.TOOL}
     found = rows_by_id([i for ids in attached.values() for i in ids]) if attached else {}
     if last_message is not None and messages:
-        last_message[:] = [messages[-1][0][0], messages[-1][0][2]]
+        (pk, _, role, status, *_), calls = messages[-1]
+        last_message[:] = [pk, role, status, bool(calls)]
     if tool_attachments is not None:
         last_user = next((head[0] for head, _ in reversed(messages) if head[2] == Message.Role.USER), None)
         tool_attachments[:] = [tool_attachment(found[i]) for i in attached.get(last_user, ()) if i in found]

@@ -305,6 +305,25 @@ async def test_a_stopped_answer_the_person_replied_to_stays_in_what_the_model_is
     assert assistant_texts(model_server.requests[1]) == ["Half an ans"]
 
 
+async def test_retries_that_fail_before_answering_leave_one_failed_answer_not_one_each(connect, owner, model_server):
+    refused = [ErrorResponse(404, {"error": {"message": "no such model"}}) for _ in range(3)]
+    model_server.enqueue(*refused, answer("Here now."))
+    client = await connect(owner)
+    await client.ask("hello")
+    thread = (await client.run_to_end())[0]["thread"]
+    for _ in range(2):
+        await client.send(type="run.retry", thread=thread)
+        retried = await client.run_to_end()
+        assert retried[-1]["type"] == "run.failed"
+        assert not [e for e in retried if e["type"].startswith("message.")]  # nothing new to show
+    shown = [(m.status, m.content) async for m in Message.objects.filter(role="assistant").order_by("order")]
+    assert shown == [("error", "")]
+    await client.send(type="run.retry", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    shown = [(m.status, m.content) async for m in Message.objects.filter(role="assistant").order_by("order")]
+    assert shown == [("error", ""), ("complete", "Here now.")]
+
+
 async def test_a_failed_run_keeps_the_question_and_the_thread_goes_on(connect, owner, model_server):
     model_server.enqueue(ErrorResponse(500, {"error": {"message": "overloaded"}}), answer("Back again."))
     client = await connect(owner)
