@@ -164,7 +164,8 @@ def user_message_with(content: str, rows: list) -> ChatMessage:
 
 def stored_call(call_id: str, name: str, args: Any) -> ToolCallRequest:
     """A call read back from its row: arguments stored as a string are the model's own text of a call that
-    could not be read (chat/recorder.py), sent back to the model as it wrote them."""
+    could not be read (chat/recorder.py): a text protocol sends it back as written, a native API with `{}` and
+    the text in the call's result (providers/unreadable_calls.py)."""
     if isinstance(args, str):
         return ToolCallRequest(call_id, name, {}, raw=args)
     return ToolCallRequest(call_id, name, args or {})
