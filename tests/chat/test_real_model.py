@@ -191,3 +191,20 @@ async def test_a_call_cut_off_by_the_output_limit_leaves_the_thread_usable(
     await client.ask("Thanks. Now say hello.", thread=events[0]["thread"])
     events = await run_to_end(client)
     assert events[-1]["type"] == "run.completed", events[-1].get("error")
+
+
+async def test_an_answer_that_runs_to_the_end_of_the_context_without_an_output_limit_says_to_set_one(
+    connect, owner, real_model_settings
+):
+    # No output limit: the model writes until the context is full. The message was short: the person is told to set
+    # an output limit, not to shorten it.
+    real_model_settings.AGENTWEB_LLM = {**real_model_settings.AGENTWEB_LLM, "max_tokens": None}
+    client = await connect(owner)
+    await client.ask("Count from 1 to 5000, one number per line, and do not stop.")
+    events = await run_to_end(client)
+    assert events[-1]["type"] == "run.failed", events[-1]
+    error = events[-1]["error"]
+    print("the error:", error)
+    assert error.startswith(f"The answer filled the model's context ({CONTEXT} tokens: "), error
+    assert "no output limit is set for this model" in error and "max output tokens" in error
+    assert "shorter" not in error
