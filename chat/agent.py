@@ -341,8 +341,9 @@ async def stream_step(
 
 
 def call_request(end: ToolCallEnd) -> ToolCallRequest:
-    """The call as the conversation keeps it. One that could not be read keeps the model's own text, shown and
-    sent back as it wrote it (never `{}`, which would tell the model it called the tool without arguments)."""
+    """The call as the conversation keeps it. One that could not be read keeps the model's own text, shown as it
+    wrote it and sent back with it (as written by a text protocol; a native API, which refuses arguments that are
+    not an object, gets `{}` and the text in the call's error result: providers/unreadable_calls.py)."""
     if end.args is not None:
         return ToolCallRequest(end.id, end.name, end.args)
     return ToolCallRequest(end.id, end.name, {}, raw=end.written if end.written is not None else end.raw)

@@ -96,6 +96,9 @@ class RunRecorder:
     meter: Meter = field(default_factory=Meter)
     # The run's end (or pause) is written: what fails after it fails only to tell the tabs (chat/runs/execute.py).
     ended: bool = False
+    # The thread ended with a failed answer when the run began (a retry): if the run's first answer fails too before
+    # anything of it was shown, it is not kept. One "The answer ended with an error." per chain of failures.
+    follows_a_failure: bool = False
 
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
@@ -342,6 +345,9 @@ class RunRecorder:
             self.message_open = False
             content = "".join(self.emitted)
             message_id = await self._message_id()
+            if status == "error" and self.follows_a_failure and self.steps == 1 and not self._announced:
+                await db(store.discard_message)(message_id=message_id)  # never announced: no tab shows it
+                return
             if not self._announced:
                 self._announced = True
                 await self.emit(events.message_started(message_id))

@@ -11,6 +11,7 @@ no statement: the thread's summary comes with its row.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from providers.context_strategy import (
     summary_cut,
     summary_request,
 )
-from providers.types import ChatMessage, ModelError, TextDelta, ToolDefinition
+from providers.types import ChatMessage, Finish, ModelError, TextDelta, ToolDefinition
 from providers.types import Usage as UsageEvent
 
 from .agent import step_usage
@@ -43,6 +44,10 @@ db = database_sync_to_async
 
 #: The longest summary kept (characters): a model that does not stop is cut here.
 SUMMARY_LIMIT = 20_000
+#: The summary call's own output limits (tokens), whatever limit the agent's answers have: the ~300 words it is asked
+#: for, with room; then, for a summary cut at the first, twice as much. One cut at the last is not used.
+SUMMARY_MAX_TOKENS = 1024
+SUMMARY_LIMITS = (SUMMARY_MAX_TOKENS, 2 * SUMMARY_MAX_TOKENS)
 
 
 @dataclass
@@ -103,7 +108,11 @@ def _leading_system(history: list[ChatMessage], end: int) -> list[ChatMessage]:
 
 
 async def summarise(strategy: ContextStrategy, older: list[ChatMessage], summariser: Summariser, through: int) -> str:
-    """Summarise `older` (with the thread's current summary) by the strategy's model, store it and tell the thread."""
+    """Summarise `older` (with the thread's current summary) by the strategy's model, store it and tell the thread.
+
+    The call has its own output limit (SUMMARY_MAX_TOKENS), not the agent's: an agent's answers may be held to a
+    few dozen tokens. A summary cut at the limit is asked for once more with twice as much, and one cut again is not
+    used (ModelError, which the caller notes); every attempt's tokens count."""
     thread = summariser.thread
     if strategy.summary_model:
         from modelconfig.services import config_for
@@ -111,20 +120,6 @@ async def summarise(strategy: ContextStrategy, older: list[ChatMessage], summari
         config, info = await db(config_for)(strategy.summary_model)
     else:
         config, info = summariser.config, None
-    provider = build_provider(config, demo_delay=summariser.demo_delay)
-    messages = summary_request(older, thread.summary)
-    text: list[str] = []
-    reported = None
-    async for event in provider.stream(messages, []):
-        if isinstance(event, TextDelta):
-            text.append(event.text)
-        elif isinstance(event, UsageEvent):
-            reported = event
-    summary = storable("".join(text).strip())[:SUMMARY_LIMIT]
-    if not summary:
-        raise ModelError("the model answered with nothing")
-    answer = ChatMessage(role="assistant", content=summary)
-    usage = step_usage(reported, messages, [], answer, "")
     meter = summariser.meter
     if info is not None:  # another model than the run's: its own prices and name on the row
         model_id = info.get("id")
@@ -138,11 +133,27 @@ async def summarise(strategy: ContextStrategy, older: list[ChatMessage], summari
             price_input=config.price_input,
             price_output=config.price_output,
         )
-    shown = meter.record(usage)
-    if meter is summariser.meter:
-        rows = [meter.rows.pop()]  # written now, with the summary
+    messages = summary_request(older, thread.summary)
+    shown: dict[str, Any] | None = None
+    summary = ""
+    tried = 0
+    for limit in SUMMARY_LIMITS:
+        summary, usage, cut = await _ask_for_summary(config, messages, limit, summariser.demo_delay)
+        tried += 1
+        used = meter.record(usage)
+        shown = used if shown is None else add(shown, used)
+        if not cut:
+            break
+        log.info("A summary of thread %s was cut off at its output limit (%s tokens)", thread.pk, limit)
     else:
-        rows = meter.take_rows()
+        _keep_rows(meter, summariser.meter, shown)  # spent, if not used
+        raise ModelError(f"the summary was cut off at its output limit of {SUMMARY_LIMITS[-1]} tokens, twice")
+    if not summary:
+        _keep_rows(meter, summariser.meter, shown)
+        raise ModelError("the model answered with nothing")
+    rows = meter.rows[-tried:]  # written now, with the summary
+    del meter.rows[-tried:]
+    if meter is not summariser.meter:
         summariser.meter.totals = add(summariser.meter.totals, shown)  # the run's totals count every call it made
     label = rows[0].model_label
     before = await db(save_summary)(
@@ -157,6 +168,34 @@ async def summarise(strategy: ContextStrategy, older: list[ChatMessage], summari
     thread.summary, thread.summary_through = summary, through
     await summariser.emit(events.thread_summarised({**summary_view(summary, before), "usage": shown}))
     return summary
+
+
+async def _ask_for_summary(
+    config: ModelConfig, messages: list[ChatMessage], limit: int, demo_delay: float
+) -> tuple[str, dict[str, Any], bool]:
+    """One summary call under output limit `limit`: its text, its usage, and whether the limit cut it."""
+    provider = build_provider(dataclasses.replace(config, max_tokens=limit), demo_delay=demo_delay)
+    text: list[str] = []
+    reported = None
+    cut = False
+    async for event in provider.stream(messages, []):
+        if isinstance(event, TextDelta):
+            text.append(event.text)
+        elif isinstance(event, UsageEvent):
+            reported = event
+        elif isinstance(event, Finish):
+            cut = event.reason == "length"
+    summary = storable("".join(text).strip())[:SUMMARY_LIMIT]
+    usage = step_usage(reported, messages, [], ChatMessage(role="assistant", content=summary), "")
+    return summary, usage, cut
+
+
+def _keep_rows(meter: Meter, run_meter: Meter, shown: dict[str, Any] | None) -> None:
+    """The usage of summary calls whose summary is not used, written with the run's next write like its own calls'."""
+    if meter is not run_meter:
+        run_meter.rows.extend(meter.take_rows())
+        if shown is not None:
+            run_meter.totals = add(run_meter.totals, shown)
 
 
 def save_summary(

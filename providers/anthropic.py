@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from .context import context_full_message
+from .context import context_filled_message
 from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
 from .openai import OUT_OF_TOKENS, decode_args
 from .sse import SSEDecoder, SSEEvent
@@ -32,6 +32,7 @@ from .types import (
     ToolDefinition,
     Usage,
 )
+from .unreadable_calls import with_readable_calls
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -137,14 +138,15 @@ class AnthropicProvider(HTTPProvider):
             raise self.error(f"The model server at {self.base_url} ended the response without sending anything.")
         if not assembler.complete:
             raise self.ended_early("a stop reason (no message_stop)")
-        used = 0
+        counted = Usage()
         for event in assembler.finish():
             if isinstance(event, Usage):
-                used = (event.input_tokens or 0) + (event.output_tokens or 0)
+                counted = event
             elif isinstance(event, Finish) and assembler.context_exceeded:
                 # The answer filled the model's whole window (models that stop there instead of failing the
                 # request): an error the person can act on, as "length" without an output limit on OpenAI.
-                raise self.error(context_full_message(used or None))
+                message = context_filled_message(counted.input_tokens, counted.output_tokens, self.max_tokens)
+                raise self.error(message)
             yield event
 
     def _parse(self, sse: SSEEvent) -> dict[str, Any]:
@@ -181,7 +183,7 @@ def messages_to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict[str, A
     """
     system: list[str] = []
     wire: list[dict[str, Any]] = []
-    for message in messages:
+    for message in with_readable_calls(messages):
         if message.role == "system":
             if message.content:
                 system.append(message.content)

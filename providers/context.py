@@ -42,6 +42,38 @@ def context_full_message(tokens: int | None) -> str:
     return f"This conversation no longer fits the model's context{size}. {ADVICE}"
 
 
+#: The share of a filled context above which the conversation, not the answer, is what filled it.
+CONVERSATION_SHARE = 0.75
+OUTPUT_LIMIT_ADVICE = (
+    "Set the model's max output tokens in the admin (for example 1024, well under its context) so that its answers "
+    "stop in time."
+)
+
+
+def context_filled_message(prompt_tokens: int | None, answer_tokens: int | None, output_limit: int | None) -> str:
+    """An answer that stopped at the end of the model's context (not at an output limit) fails the run with this.
+
+    Two cases need different help: the conversation itself takes (nearly) all the context: shorten it or start a new
+    chat (context_full_message); or a short conversation left room, and the answer ran on into the end of the context
+    because no output limit was set (`output_limit` None) or one larger than the room left: set one. Without the
+    server's counts the two cannot be told apart, and both are said."""
+    total = (prompt_tokens or 0) + (answer_tokens or 0)
+    why = (
+        "no output limit is set for this model"
+        if output_limit is None
+        else f"its output limit ({output_limit} tokens) is larger than the room the context had left"
+    )
+    if prompt_tokens is None or answer_tokens is None:
+        unknown = f"If the conversation is short, the answer filled the context: {why}. {OUTPUT_LIMIT_ADVICE}"
+        return f"{context_full_message(total or None)} {unknown}"
+    if prompt_tokens >= CONVERSATION_SHARE * total:
+        return context_full_message(total)
+    return (
+        f"The answer filled the model's context ({total} tokens: {prompt_tokens} of conversation, {answer_tokens} of "
+        f"answer) and was cut off there, because {why}. {OUTPUT_LIMIT_ADVICE} The conversation itself still fits."
+    )
+
+
 def context_exceeded(payload: Any, text: str) -> ContextFull | None:
     """What an error response (its JSON `payload`, or None, and its human `text`) says about the context."""
     error = payload.get("error") if isinstance(payload, dict) else None

@@ -31,6 +31,7 @@ from .types import (
     ToolDefinition,
     Usage,
 )
+from .unreadable_calls import with_readable_calls
 
 DEFAULT_BASE_URL = "http://localhost:11434"
 _DONE_REASONS = {"stop": "stop", "length": "length"}
@@ -82,7 +83,11 @@ class OllamaProvider(HTTPProvider):
     ) -> dict[str, Any]:
         """`answer`: `format` is the schema; on the step that must answer no tools are offered (Ollama has no
         tool_choice)."""
-        body: dict[str, Any] = {"model": self.model, "messages": [message_to_wire(m) for m in messages], "stream": True}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [message_to_wire(m) for m in with_readable_calls(messages)],
+            "stream": True,
+        }
         if answer is not None:
             body["format"] = answer.schema
             if answer.force:

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from .context import ADVICE, context_full_message
+from .context import ADVICE, context_filled_message
 from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, ModelServerError, error_text
 from .sse import SSEDecoder
 from .structured import AnswerFormat, with_final_answer
@@ -30,11 +30,11 @@ from .types import (
     TextDelta,
     ToolCallArgsDelta,
     ToolCallEnd,
-    ToolCallRequest,
     ToolCallStart,
     ToolDefinition,
     Usage,
 )
+from .unreadable_calls import with_readable_calls
 
 log = logging.getLogger("agentweb.llm")
 
@@ -109,7 +109,7 @@ class OpenAIProvider(HTTPProvider):
             tools, answer = with_final_answer(tools, answer), None
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [message_to_wire(m) for m in messages],
+            "messages": [message_to_wire(m) for m in with_readable_calls(messages)],
             "stream": True,
         }
         if self._url not in USAGE_OPTION_REFUSED:
@@ -160,7 +160,7 @@ class OpenAIProvider(HTTPProvider):
         received = False
         done = False
         plain = PlainTextChunks()
-        used = 0
+        counted = Usage()  # the server's counts, when it sends them
         async for data in chunks:
             received = True
             for sse in decoder.feed(data):
@@ -198,9 +198,9 @@ class OpenAIProvider(HTTPProvider):
             raise self.ended_early("a finish_reason or [DONE]")
         for event in assembler.finish():
             if isinstance(event, Usage):
-                used = (event.input_tokens or 0) + (event.output_tokens or 0)
+                counted = event
             elif isinstance(event, Finish) and event.reason == "length" and self.length_means_full_context:
-                raise self.error(context_full_message(used or None))
+                raise self.error(context_filled_message(counted.input_tokens, counted.output_tokens, None))
             yield event
 
     def _parse_chunk(self, data: str) -> dict[str, Any]:
@@ -325,15 +325,10 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
         # rejects null with a 500 ("Input should be a valid string").
         "content": message.content,
         "tool_calls": [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": _arguments(call)}}
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": json.dumps(call.args)}}
             for call in message.tool_calls
         ],
     }
-
-
-def _arguments(call: ToolCallRequest) -> str:
-    # A call that could not be read goes back as the model wrote it, next to the error it got for it.
-    return call.raw if call.raw is not None else json.dumps(call.args)
 
 
 @dataclass

@@ -19,8 +19,9 @@ class ToolCallRequest:
     id: str
     name: str
     args: dict[str, Any]
-    #: A call whose arguments could not be read: what the model wrote, sent back to it as written (`args` is
-    #: {} then). Its argument text from a native tool call; the whole call from a text protocol.
+    #: A call whose arguments could not be read: what the model wrote (`args` is {} then). Its argument text from a
+    #: native tool call (sent back in the call's result: providers/unreadable_calls.py); the whole call from a text
+    #: protocol (sent back as written).
     raw: str | None = None
 
 

@@ -239,6 +239,7 @@ async def execute_run(
         meter_for(recorder.meter, thread, run, config, setup.model, setup.agent)
         recorder.last_order = setup.last_order
         recorder.reserved_message_id = setup.message_id
+        recorder.follows_a_failure = setup.follows_a_failure
         context = setup.context
         provider = build_provider(config, demo_delay=settings.AGENTWEB_DEMO_DELAY)
         decided = _prepare_resume(recorder, resume or [])
@@ -321,6 +322,9 @@ class RunSetup:
     orders: list[int | None] = field(default_factory=list)
     # The tools the person turned off for the thread (Thread.disabled_tools): left out of `toolset`, never run.
     turned_off: frozenset[str] = frozenset()
+    # The thread ends with an answer that failed (a retry follows it): a first answer that fails too before showing
+    # anything is not kept (RunRecorder.follows_a_failure).
+    follows_a_failure: bool = False
 
 
 def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None = None) -> RunSetup:
@@ -366,8 +370,21 @@ def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None 
         message_id = store.create_assistant_message(
             thread_id=thread.pk, run_id=run.pk, order=last_order, parent_id=parent
         )
+    failed = bool(last) and last[1] == Message.Role.ASSISTANT and last[2] == Message.Status.ERROR and not last[3]
     return RunSetup(
-        config, toolset, context, granted, history, last_order, message_id, model, agent, options, orders, turned_off
+        config,
+        toolset,
+        context,
+        granted,
+        history,
+        last_order,
+        message_id,
+        model,
+        agent,
+        options,
+        orders,
+        turned_off,
+        follows_a_failure=failed,
     )
 
 

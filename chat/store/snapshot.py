@@ -52,8 +52,9 @@ def history_and_last_order(
     system note after the system prompt, in their place. `orders`: filled with each history message's order (None
     for the system prompt, the summary and the results made up for calls without one). `tool_attachments`, when
     given, is filled with the attachments of the thread's last user message, as tools receive them
-    (InjectedAttachments). `last_message`, when given, is filled with the id and role of the thread's last message
-    (nothing for none): a run's first answer to a user message names it as its parent (chat/store/versions.py).
+    (InjectedAttachments). `last_message`, when given, is filled with the id, role, status and whether it has tool
+    calls of the thread's last message (nothing for none): a run's first answer to a user message names it as its
+    parent (chat/store/versions.py); a retry's first answer that fails too is not kept after a failed one.
 
     An answer with no text and no calls that is still streaming is left out: the message a regenerate inserted for
     the run's first answer (chat/store/versions.py), which the run fills."""
@@ -93,13 +94,17 @@ def history_and_last_order(
     answered = {head[5] for head, _ in messages if head[2] == Message.Role.TOOL}
     found = rows_by_id([i for ids in attached.values() for i in ids]) if attached else {}
     if last_message is not None and messages:
-        last_message[:] = [messages[-1][0][0], messages[-1][0][2]]
+        (pk, _, role, status, *_), calls = messages[-1]
+        last_message[:] = [pk, role, status, bool(calls)]
     if tool_attachments is not None:
         last_user = next((head[0] for head, _ in reversed(messages) if head[2] == Message.Role.USER), None)
         tool_attachments[:] = [tool_attachment(found[i]) for i in attached.get(last_user, ()) if i in found]
-    for (pk, order, role, status, content, answers, name), calls in messages:
+    for at, ((pk, order, role, status, content, answers, name), calls) in enumerate(messages):
         if role == Message.Role.ASSISTANT and status == Message.Status.ERROR and not calls:
             continue  # the partial text of a failed answer: a retry answers afresh
+        stopped = role == Message.Role.ASSISTANT and status == Message.Status.CANCELLED and not calls
+        if stopped and retried(messages, at):
+            continue  # the partial text of a stopped answer that a retry replaces (or is about to)
         if role == Message.Role.ASSISTANT and status == Message.Status.STREAMING and not content and not calls:
             continue  # an answer that has not begun: the one this run is about to write
         if orders is not None:
@@ -134,6 +139,13 @@ def history_and_last_order(
     return history, max(last, summary_through or 0)
 
 
+def retried(messages: list, at: int) -> bool:
+    """Whether the answer at `at` is one a retry answers again: nothing the person said came after it (the thread
+    ends with it, or the retry's answer follows). A stopped answer the person then replied to stays in the
+    history: they saw it, and may speak of it."""
+    return at + 1 == len(messages) or messages[at + 1][0][2] == Message.Role.ASSISTANT
+
+
 #: How the summary of older turns is introduced to the model (a system message after the system prompt).
 SUMMARY_PREFIX = "Summary of the earlier part of this conversation (its messages are not repeated here):\n\n"
 
@@ -152,7 +164,8 @@ def user_message_with(content: str, rows: list) -> ChatMessage:
 
 def stored_call(call_id: str, name: str, args: Any) -> ToolCallRequest:
     """A call read back from its row: arguments stored as a string are the model's own text of a call that
-    could not be read (chat/recorder.py), sent back to the model as it wrote them."""
+    could not be read (chat/recorder.py): a text protocol sends it back as written, a native API with `{}` and
+    the text in the call's result (providers/unreadable_calls.py)."""
     if isinstance(args, str):
         return ToolCallRequest(call_id, name, {}, raw=args)
     return ToolCallRequest(call_id, name, args or {})

@@ -39,10 +39,10 @@ def shorten(text: str, limit: int = 200) -> str:
 class Marker:
     """A tag found in visible text: what it is and where it ends."""
 
-    kind: str  # "think_open" | "think_close" | "drop" | "call"
+    kind: str  # "think_open" | "think_close" | "drop" | "call" | "skip"
     start: int
     end: int
-    name: str = ""  # the tool name of an xml call opener
+    name: str = ""  # the tool name of an xml call opener; for "skip", the closing tag that ends what is skipped
 
 
 class StreamParser:
@@ -63,6 +63,7 @@ class StreamParser:
         self._strip_reasoning = self._mode == "think"
         self._strip_text = False
         self._shown_tail = ""  # the end of the text shown so far (see _scan_text)
+        self._skip_until = ""  # in "skip" mode: the closing tag that ends the block being left out
         #: How many tool calls were closed (successful or not); a Finish after them means "tool_calls".
         self.calls_ended = 0
 
@@ -121,6 +122,8 @@ class StreamParser:
                 progressed = self._scan_text(out, final)
             elif self._mode == "think":
                 progressed = self._scan_think(out, final)
+            elif self._mode == "skip":
+                progressed = self._scan_skip(final)
             else:
                 progressed = self._scan_call(out, final)
             if not progressed:
@@ -143,6 +146,8 @@ class StreamParser:
         elif marker.kind == "call":
             self._strip_text = False  # only the layout right after </think> is dropped
             self._begin_call(marker, out)
+        elif marker.kind == "skip":
+            self._mode, self._skip_until = "skip", marker.name
         # Otherwise a stray closing tag, not shown. A stray </think> means the stream began inside
         # reasoning nobody announced (see reasoning_open): what came before was shown as text already.
         elif _PARTIAL_TAG.search(self._shown_tail):
@@ -150,6 +155,24 @@ class StreamParser:
             # follows ("all>") would complete it into a tag the model never wrote. A space keeps them apart.
             self._emit_text(" ", out)
         return True
+
+    def _scan_skip(self, final: bool) -> bool:
+        """Leave out a block of the protocol's own markup the model copied into its answer (a `<tool_response>`),
+        up to and with its closing tag, or to the end of the reply when it never closes."""
+        buf = self._buf
+        close = buf.find(self._skip_until)
+        if close == -1:
+            keep = 0 if final else len(buf) - hold_point(buf, len(self._skip_until), self._could_close_skip)
+            self._buf = buf[len(buf) - keep :]
+            return False
+        self._buf = buf[close + len(self._skip_until) :]
+        self._mode = "text"
+        # The layout around the block goes with it: no blank lines at the start, no doubled ones in the middle.
+        self._strip_text = not self._shown_tail or self._shown_tail[-1].isspace()
+        return True
+
+    def _could_close_skip(self, tail: str) -> bool:
+        return is_literal_prefix(tail, (self._skip_until,))
 
     def _scan_think(self, out: list[StreamEvent], final: bool) -> bool:
         buf = self._buf

@@ -10,6 +10,9 @@ spaces or newlines inside the tags; "arguments" double-encoded as a JSON string 
 array of calls in one block (Seed); raw newlines and unknown escapes such as `\\$` in strings
 (Command R+); "parameters" for "arguments" (Llama 3). A block that cannot be read becomes a call that
 ends with an error the model is shown, never a crash and never markup in the visible text.
+
+The prompt's other blocks (`<tool_response>`, `<tools>`), which small models copy into their answer, are left
+out of the visible text with their contents, and so are their stray closing tags (not in leak mode).
 """
 
 from __future__ import annotations
@@ -25,11 +28,15 @@ from .base import THINK_CLOSE, Marker, StreamParser, is_literal_prefix, shorten
 
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
+#: The other blocks of the protocol's prompt (prompts.hermes_system_prompt, prompts.tool_response): the tool list
+#: and the results it is given. A small model copies them into its answer; they are never shown, contents and all.
+COPIED_BLOCKS = {"<tool_response>": "</tool_response>", "<tools>": "</tools>"}
 ARGS_KEYS = ("arguments", "parameters")
 HOW_TO = 'Write each call as <tool_call>{"name": "<tool name>", "arguments": {…}}</tool_call>.'
 # Outside a JSON string these end the block; the opening tag of the next call is left for it.
 _BLOCK_ENDS = (TOOL_CALL_CLOSE, TOOL_CALL_OPEN, THINK_CLOSE)
 _STRING_STOP = re.compile(r'["\\]')
+_COPIED_TAGS = (*COPIED_BLOCKS, *COPIED_BLOCKS.values())  # a stray closing tag is left out too
 
 
 @dataclass
@@ -77,7 +84,7 @@ class HermesParser(StreamParser):
     def __init__(self, *, leak_mode: bool = False, reasoning_open: bool = False, split_think: bool = True) -> None:
         super().__init__(reasoning_open=reasoning_open, split_think=split_think)
         self._leak = leak_mode
-        self._tags = (TOOL_CALL_OPEN,) if leak_mode else (TOOL_CALL_OPEN, TOOL_CALL_CLOSE)
+        self._tags = (TOOL_CALL_OPEN,) if leak_mode else (TOOL_CALL_OPEN, TOOL_CALL_CLOSE, *_COPIED_TAGS)
         self._block: _Block | None = None
         #: Calls found in blocks (leak mode: the leaked calls).
         self.blocks_found = 0
@@ -89,7 +96,8 @@ class HermesParser(StreamParser):
         for tag in self._tags:
             at = buf.find(tag, start)
             if at != -1 and (found is None or at < found.start):
-                found = Marker("call" if tag == TOOL_CALL_OPEN else "drop", at, at + len(tag))
+                kind = "call" if tag == TOOL_CALL_OPEN else "skip" if tag in COPIED_BLOCKS else "drop"
+                found = Marker(kind, at, at + len(tag), COPIED_BLOCKS.get(tag, ""))
         return found
 
     def _could_be_marker(self, tail: str) -> bool:

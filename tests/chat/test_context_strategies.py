@@ -19,9 +19,9 @@ def use(monkeypatch, strategy):
     monkeypatch.setattr(execute, "run_options", lambda thread, agent=None: execute.RunOptions(context=strategy))
 
 
-def reply(text, prompt=10, completion=5):
+def reply(text, prompt=10, completion=5, finish_reason=None):
     usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-    return SSEResponse(openai_sse_body(text=text, usage=usage, chunk_text=4000))
+    return SSEResponse(openai_sse_body(text=text, usage=usage, chunk_text=4000, finish_reason=finish_reason))
 
 
 @pytest.fixture
@@ -113,6 +113,53 @@ async def test_summarise_once_the_share_is_passed(connect, owner, model_server, 
     assert user_texts(last) == ["And Berlin?", "And Oslo?"]
     assert SUMMARY_PREFIX in last["system"] and long_answer not in str(last["messages"])
     assert await ThreadSummary.objects.acount() == 1
+
+
+LONG_ANSWER = "The weather in Paris was mild. " * 1600  # ~12 400 tokens: past half of the 20 000
+
+
+async def test_a_summary_has_its_own_output_limit_and_one_cut_off_is_asked_again_with_more(
+    connect, owner, model_server, monkeypatch, settings
+):
+    # The agent's answers are held to 64 tokens; its summaries are not, and one cut at its limit is not used as whole.
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "max_tokens": 64}
+    use(monkeypatch, ContextStrategy("summarise", share=0.5, keep_turns=1))
+    model_server.enqueue(
+        reply(LONG_ANSWER),
+        reply("The user asked about Paris; it was", prompt=12500, completion=1024, finish_reason="length"),
+        reply("The user asked about Paris; it was mild.", prompt=12500, completion=12),
+        reply("Berlin is cooler."),
+    )
+    client = await connect(owner)
+    await turn(client, "Paris?")
+    thread = await Thread.objects.aget()
+    events = await turn(client, "And Berlin?", str(thread.pk))
+    limits = [request["json"].get("max_tokens") for request in model_server.requests]
+    assert limits == [64, 1024, 2048, 64]
+    await thread.arefresh_from_db()
+    assert thread.summary == "The user asked about Paris; it was mild."
+    assert SUMMARY_PREFIX + thread.summary in model_server.carried(3)["system"]
+    # Both summary calls were spent: both counted, on the summary and in the run's totals.
+    assert (await ThreadSummary.objects.aget()).usage["output_tokens"] == 1024 + 12
+    assert [u.output_tokens async for u in Usage.objects.order_by("id")] == [5, 1024, 12, 5]
+    assert events[-1]["usage"]["output_tokens"] == 1024 + 12 + 5
+
+
+async def test_a_summary_cut_off_twice_is_not_used_and_the_run_says_so(connect, owner, model_server, monkeypatch):
+    use(monkeypatch, ContextStrategy("summarise", share=0.5, keep_turns=1))
+    cut = [reply("The user asked", prompt=12500, completion=limit, finish_reason="length") for limit in (1024, 2048)]
+    model_server.enqueue(reply(LONG_ANSWER), *cut, reply("Berlin is cooler."))
+    client = await connect(owner)
+    await turn(client, "Paris?")
+    thread = await Thread.objects.aget()
+    events = await turn(client, "And Berlin?", str(thread.pk))
+    [note] = [e["text"] for e in events if e["type"] == "run.note"]
+    assert "could not be summarised" in note and "cut off at its output limit" in note
+    await thread.arefresh_from_db()
+    assert thread.summary == "" and await ThreadSummary.objects.acount() == 0
+    answered = model_server.carried(3)
+    assert SUMMARY_PREFIX not in answered["system"] and user_texts(answered) == ["Paris?", "And Berlin?"]
+    assert [u.output_tokens async for u in Usage.objects.order_by("id")] == [5, 1024, 2048, 5]
 
 
 async def test_trim_is_unchanged(connect, owner, model_server, monkeypatch):

@@ -161,3 +161,50 @@ async def test_with_the_hermes_protocol_the_tool_prompt_is_counted_and_the_conve
     events = await run_to_end(client)
     assert events[-1]["type"] == "run.completed", events[-1]
     assert "left out to fit the model's context window" in next(e for e in events if e["type"] == "run.note")["text"]
+
+
+#: An output limit that ends the forced call inside its arguments: `{"name": "calculator", "arguments": {"` is
+#: about a dozen tokens.
+CUT_IN_THE_ARGUMENTS = 14
+
+
+async def test_a_call_cut_off_by_the_output_limit_leaves_the_thread_usable(
+    connect, owner, real_model_settings, only_the_calculator, forced_tool_call
+):
+    # The call is not run; the history sent back carries it with {} and the model's text in its error result, which
+    # llama-server accepts (the model's own broken text as the call's arguments got a 500 on every later request).
+    real_model_settings.AGENTWEB_LLM = {**real_model_settings.AGENTWEB_LLM, "max_tokens": CUT_IN_THE_ARGUMENTS}
+    client = await connect(owner)
+    await client.ask("Use the calculator to work out 23*19.")
+    events = await run_to_end(client)
+    assert events[-1]["type"] == "run.completed", events[-1].get("error")
+    call = await ToolCall.objects.order_by("pk").afirst()
+    print("the cut call:", repr(call.args), call.error)  # what the 135M model wrote before the limit
+    assert call.name == "calculator" and isinstance(call.args, str)  # cut: the model's own text, never run
+    assert call.status == "error" and "ran out of output tokens" in call.error
+    follow_up = forced_tool_call[1]["messages"]
+    [calling] = [m for m in follow_up if m["role"] == "assistant" and m.get("tool_calls")]
+    assert calling["tool_calls"][0]["function"]["arguments"] == "{}"
+    [result] = [m["content"] for m in follow_up if m["role"] == "tool"]
+    assert call.args in result
+    # And the chat goes on: a new message is answered (its history carries the cut call the same way).
+    await client.ask("Thanks. Now say hello.", thread=events[0]["thread"])
+    events = await run_to_end(client)
+    assert events[-1]["type"] == "run.completed", events[-1].get("error")
+
+
+async def test_an_answer_that_runs_to_the_end_of_the_context_without_an_output_limit_says_to_set_one(
+    connect, owner, real_model_settings
+):
+    # No output limit: the model writes until the context is full. The message was short: the person is told to set
+    # an output limit, not to shorten it.
+    real_model_settings.AGENTWEB_LLM = {**real_model_settings.AGENTWEB_LLM, "max_tokens": None}
+    client = await connect(owner)
+    await client.ask("Count from 1 to 5000, one number per line, and do not stop.")
+    events = await run_to_end(client)
+    assert events[-1]["type"] == "run.failed", events[-1]
+    error = events[-1]["error"]
+    print("the error:", error)
+    assert error.startswith(f"The answer filled the model's context ({CONTEXT} tokens: "), error
+    assert "no output limit is set for this model" in error and "max output tokens" in error
+    assert "shorter" not in error

@@ -21,6 +21,7 @@ from providers.types import ChatMessage
 from tests.support.model_server import (
     EchoRequest,
     ErrorResponse,
+    Hang,
     NDJSONResponse,
     ScriptedModelServer,
     SSEResponse,
@@ -98,17 +99,19 @@ def sent_calls(request):
     return [c for m in request["json"]["messages"] if m["role"] == "assistant" for c in m.get("tool_calls", [])]
 
 
-async def test_arguments_that_are_not_json_are_shown_and_sent_back_as_the_model_wrote_them(
+async def test_arguments_that_are_not_json_are_shown_as_written_and_sent_back_in_the_error_with_empty_arguments(
     connect, owner, model_server
 ):
     model_server.enqueue(calls(("c1", "calculator", BROKEN_ARGS)), answer("retrying"))
     client = await connect(owner)
     await client.ask("broken")
     events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed", events[-1]
     assert next(e for e in events if e["type"] == "tool_call.requested")["args"] == BROKEN_ARGS
     [call] = sent_calls(model_server.requests[1])
-    assert call["function"] == {"name": "calculator", "arguments": BROKEN_ARGS}
-    assert "not valid JSON" in tool_messages(model_server.requests[1])[0]["content"]
+    assert call["function"] == {"name": "calculator", "arguments": "{}"}
+    [result] = tool_messages(model_server.requests[1])
+    assert "not valid JSON" in result["content"] and BROKEN_ARGS in result["content"]
 
 
 async def test_arguments_that_are_not_json_are_kept_as_written_in_the_stored_thread(connect, owner, model_server):
@@ -117,10 +120,64 @@ async def test_arguments_that_are_not_json_are_kept_as_written_in_the_stored_thr
     await client.ask("broken")
     thread = (await client.run_to_end())[0]["thread"]
     await client.ask("and now?", thread=thread)
-    await client.run_to_end()
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
     [call] = sent_calls(model_server.requests[2])  # the history read back from the database
-    assert call["function"]["arguments"] == BROKEN_ARGS
+    assert call["function"]["arguments"] == "{}"
+    assert BROKEN_ARGS in tool_messages(model_server.requests[2])[0]["content"]
     assert (await ToolCall.objects.aget()).args == BROKEN_ARGS
+
+
+CUT_ARGS = '{"expression": "23*1'
+
+
+def cut_in_a_call(api):
+    """A step cut off by the output limit while the model writes a call's arguments, in `api`'s wire format
+    (Ollama reads calls whole: what it passes on is the broken argument text)."""
+    call = {"id": "c1", "name": "calculator", "arguments": CUT_ARGS}
+    if api == "openai":
+        return SSEResponse(openai_sse_body(tool_calls=[call], finish_reason="length"))
+    if api == "anthropic":
+        return SSEResponse(anthropic_sse_body(tool_calls=[call], stop_reason="max_tokens"))
+    return NDJSONResponse(ollama_ndjson_body(tool_calls=[call], done_reason="length"))
+
+
+def said(api, text):
+    if api == "openai":
+        return answer(text)
+    if api == "anthropic":
+        return SSEResponse(anthropic_sse_body(text=text))
+    return NDJSONResponse(ollama_ndjson_body(text=text))
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic", "ollama"])
+async def test_a_call_cut_off_by_the_output_limit_never_poisons_the_thread(connect, owner, model_server, settings, api):
+    # The servers refuse a history whose call arguments are not a JSON object (llama-server with a 500, on every
+    # later request): the call goes back with {} and the model's text in its error result.
+    base_url = model_server.base_url if api == "openai" else model_server.root_url
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "api": api, "base_url": base_url, "max_tokens": 64}
+    model_server.enqueue(cut_in_a_call(api), said(api, "Let me try again."), said(api, "Still here."))
+    client = await connect(owner)
+    await client.ask("23*19?")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed", events[-1].get("error")
+    completed = next(e for e in events if e["type"] == "tool_call.completed")
+    assert completed["status"] == "error"
+    await client.ask("and now?", thread=events[0]["thread"])
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    assert len(model_server.requests) == 3
+    for request in model_server.requests[1:]:  # the run's next step, and the next message's history
+        [result] = tool_results(api, request)
+        assert "could not be used" in result and CUT_ARGS in result
+    assert (await ToolCall.objects.aget()).args == CUT_ARGS
+
+
+def tool_results(api, request):
+    """The contents of the tool results a request sent back."""
+    messages = request["json"]["messages"]
+    if api == "anthropic":
+        blocks = [b for m in messages if isinstance(m["content"], list) for b in m["content"]]
+        return [b.get("content") for b in blocks if b["type"] == "tool_result"]
+    return [m["content"] for m in messages if m["role"] == "tool"]
 
 
 async def test_a_model_server_that_is_down_fails_the_run_naming_its_url(connect, owner, settings):
@@ -250,6 +307,58 @@ async def test_an_answer_the_server_ends_early_fails_with_its_text_kept_and_retr
     assert (answer.status, answer.content) == ("complete", "The answer is forty-two.")
 
 
+def assistant_texts(request):
+    return [m["content"] for m in request["json"]["messages"] if m["role"] == "assistant"]
+
+
+async def test_a_retry_after_stop_replaces_the_stopped_answer_in_what_the_model_is_sent(connect, owner, model_server):
+    model_server.enqueue(Hang(prelude=b'data: {"choices":[{"index":0,"delta":{"content":"Half an ans"}}]}\n\n'))
+    model_server.enqueue(answer("A whole answer."), answer("Sure."))
+    client = await connect(owner)
+    await client.ask("tell me something")
+    thread = (await client.until("message.delta"))[0]["thread"]
+    await client.send(type="run.cancel", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.cancelled"
+    await client.send(type="run.retry", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    assert assistant_texts(model_server.requests[1]) == []
+    await client.ask("and more?", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    assert assistant_texts(model_server.requests[2]) == ["A whole answer."]
+
+
+async def test_a_stopped_answer_the_person_replied_to_stays_in_what_the_model_is_sent(connect, owner, model_server):
+    model_server.enqueue(Hang(prelude=b'data: {"choices":[{"index":0,"delta":{"content":"Half an ans"}}]}\n\n'))
+    model_server.enqueue(answer("Sorry."))
+    client = await connect(owner)
+    await client.ask("tell me something")
+    thread = (await client.until("message.delta"))[0]["thread"]
+    await client.send(type="run.cancel", thread=thread)
+    await client.run_to_end()
+    await client.ask("why did you stop?", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    assert assistant_texts(model_server.requests[1]) == ["Half an ans"]
+
+
+async def test_retries_that_fail_before_answering_leave_one_failed_answer_not_one_each(connect, owner, model_server):
+    refused = [ErrorResponse(404, {"error": {"message": "no such model"}}) for _ in range(3)]
+    model_server.enqueue(*refused, answer("Here now."))
+    client = await connect(owner)
+    await client.ask("hello")
+    thread = (await client.run_to_end())[0]["thread"]
+    for _ in range(2):
+        await client.send(type="run.retry", thread=thread)
+        retried = await client.run_to_end()
+        assert retried[-1]["type"] == "run.failed"
+        assert not [e for e in retried if e["type"].startswith("message.")]  # nothing new to show
+    shown = [(m.status, m.content) async for m in Message.objects.filter(role="assistant").order_by("order")]
+    assert shown == [("error", "")]
+    await client.send(type="run.retry", thread=thread)
+    assert (await client.run_to_end())[-1]["type"] == "run.completed"
+    shown = [(m.status, m.content) async for m in Message.objects.filter(role="assistant").order_by("order")]
+    assert shown == [("error", ""), ("complete", "Here now.")]
+
+
 async def test_a_failed_run_keeps_the_question_and_the_thread_goes_on(connect, owner, model_server):
     model_server.enqueue(ErrorResponse(500, {"error": {"message": "overloaded"}}), answer("Back again."))
     client = await connect(owner)
@@ -315,6 +424,23 @@ async def test_a_hermes_call_that_cannot_be_read_goes_back_to_the_model_as_it_wr
     second = model_server.requests[1]["json"]["messages"]
     assert second[-2] == {"role": "assistant", "content": written}
     assert '"status": "error"' in second[-1]["content"]
+
+
+async def test_with_the_hermes_protocol_a_tool_response_the_model_copies_is_neither_shown_nor_stored(
+    connect, owner, model_server, settings
+):
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "tool_protocol": "hermes"}
+    copied = '<tool_response>\n{"name": "calculator", "content": "42"}\n</tool_response>\nSix times seven is 42.'
+    model_server.enqueue(SSEResponse(openai_sse_body(text=LEAKED)), answer(copied))
+    client = await connect(owner)
+    await client.ask("six times seven")
+    events = await client.run_to_end()
+    assert events[-1]["type"] == "run.completed"
+    answer_id = [e for e in events if e["type"] == "message.started"][-1]["message"]["id"]
+    streamed = "".join(e["text"] for e in events if e["type"] == "message.delta" and e["message"] == answer_id)
+    assert streamed == "Six times seven is 42."
+    stored = await Message.objects.filter(role="assistant").order_by("-order").afirst()
+    assert stored.content == "Six times seven is 42."
 
 
 @pytest.fixture

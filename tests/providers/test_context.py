@@ -97,6 +97,42 @@ async def test_an_answer_stopped_by_length_without_an_output_limit_means_the_con
     assert error.startswith(f"{FITS_NO_LONGER} (2048 tokens).")
 
 
+async def test_a_short_conversation_whose_answer_ran_into_the_end_of_the_context_is_told_to_set_an_output_limit(
+    server, client
+):
+    # An 82-token prompt: shortening it helps nothing; an output limit does.
+    usage = {"prompt_tokens": 82, "completion_tokens": 1966, "total_tokens": 2048}
+    server.enqueue(SSEResponse(openai_sse_body(text="On and on and", finish_reason="length", usage=usage)))
+    provider = build_provider(ModelConfig(api="openai", base_url=server.base_url, model="m"))
+    text, error = await failure(provider)
+    assert text == "On and on and"
+    assert error.startswith(
+        "The answer filled the model's context (2048 tokens: 82 of conversation, 1966 of answer) and was cut off"
+        " there, because no output limit is set for this model."
+    )
+    assert "Set the model's max output tokens" in error
+    assert FITS_NO_LONGER not in error and "shorter" not in error
+
+
+async def test_without_the_servers_counts_both_causes_of_a_full_context_are_said(server, client):
+    body = openai_sse_body(text="On and on and", finish_reason="length", usage=False)
+    server.enqueue(SSEResponse(body))
+    provider = build_provider(ModelConfig(api="openai", base_url=server.base_url, model="m"))
+    _, error = await failure(provider)
+    assert error.startswith(FITS_NO_LONGER) and "Start a new chat" in error
+    assert "If the conversation is short, the answer filled the context: no output limit is set" in error
+
+
+async def test_anthropic_whose_answer_outgrew_the_window_before_its_output_limit_is_told_to_lower_it(server, client):
+    usage = {"input_tokens": 500, "output_tokens": 3596}
+    body = anthropic_sse_body(text="It goes on and", stop_reason="model_context_window_exceeded", usage=usage)
+    server.enqueue(SSEResponse(body))
+    provider = AnthropicProvider(base_url=server.base_url, model="claude", api_key="sk-ant-test", client=client)
+    _, error = await failure(provider)
+    assert error.startswith("The answer filled the model's context (4096 tokens: 500 of conversation, 3596 of answer)")
+    assert "its output limit (4096 tokens) is larger than the room the context had left" in error
+
+
 async def test_an_answer_stopped_by_the_output_limit_sent_is_cut_off_not_a_full_context(server, client):
     server.enqueue(SSEResponse(openai_sse_body(text="Cut here", finish_reason="length")))
     provider = build_provider(ModelConfig(api="openai", base_url=server.base_url, model="m", max_tokens=2))

@@ -11,7 +11,9 @@ Tests talk to it over real sockets, so the provider's whole HTTP path runs; noth
 
 Every POST to /v1/chat/completions (OpenAI, base URL `server.base_url`), /v1/messages (Anthropic) or
 /api/chat (Ollama; both with base URL `server.root_url`) pops the next scripted response from one queue
-(none left: a 500 with a JSON error "script exhausted"). Requests are recorded as {"method", "path",
+(none left: a 500 with a JSON error "script exhausted"). A request whose history holds a tool call with arguments
+that are not a JSON object is refused as the real servers refuse it (`refused_history`: llama-server's 500,
+Anthropic's and Ollama's 400), without taking a response from the queue. Requests are recorded as {"method", "path",
 "headers", "json"}; `GET /_requests` returns them as JSON for a test in another process, and `POST /_script`
 with a JSON list of CLI script entries (below) queues more responses.
 
@@ -428,6 +430,33 @@ class ScriptedModelServer:
             return self._responses.popleft() if self._responses else None
 
 
+def refused_history(path: str, body: Any) -> tuple[int, dict[str, Any]] | None:
+    """The error a real server answers a history with a tool call whose arguments are not a JSON object:
+    llama-server's 500, the Anthropic API's and Ollama's 400. None: the history is accepted."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for n, message in enumerate(messages if isinstance(messages, list) else ()):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        if path == ANTHROPIC_PATH and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if block.get("type") == "tool_use" and not isinstance(block.get("input"), dict):
+                    error = f"messages.{n}.content.tool_use.input: Input should be a valid dictionary"
+                    return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": error}}
+        for call in message.get("tool_calls") or ():
+            arguments = (call.get("function") or {}).get("arguments")
+            if path == OLLAMA_PATH and not isinstance(arguments, dict):
+                return 400, {"error": "json: cannot unmarshal string into Go struct field of type api.ToolCallFunction"}
+            if path == COMPLETIONS_PATH:
+                try:
+                    decoded = json.loads(arguments)
+                except (TypeError, ValueError):
+                    decoded = None
+                if not isinstance(decoded, dict):
+                    error = "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101]"
+                    return 500, {"error": {"code": 500, "message": error, "type": "server_error"}}
+    return None
+
+
 def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(_Handler):
         scripted = server
@@ -462,6 +491,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.scripted._record({"method": "POST", "path": self.path, "headers": dict(self.headers), "json": parsed})
         if self.path not in ROUTES:
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        refused = refused_history(self.path, parsed)
+        if refused is not None:  # as the real server would, before any answer of the script is taken
+            self._send_json(*refused)
             return
         response = self.scripted._next_response()
         try:

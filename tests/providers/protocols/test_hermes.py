@@ -185,3 +185,29 @@ def test_leak_mode_numbers_calls_without_gaps_after_a_block_given_back():
     events = feed(HermesParser(leak_mode=True), ["<tool_call>oops</tool_call>", CALL])
     assert [e.index for e in events if isinstance(e, ToolCallStart)] == [0]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "<tool_call>oops</tool_call>"
+
+
+COPIED = (
+    'The result is in.\n<tool_response>\n{"name": "calculator", "content": "437"}\n</tool_response>\n'
+    '23 times 19 is 437.\n<tools>\n[{"type": "function"}]\n</tools>\nAnything else?</tool_response>'
+)
+
+
+@pytest.mark.parametrize("way", list(chunkings(COPIED)))
+def test_blocks_of_the_prompt_a_model_copies_into_its_answer_are_never_shown(way):
+    # A small model repeats the <tool_response> it was given and the <tools> list: contents and tags are left out,
+    # as is a stray closing tag, however the text is cut.
+    got = outcome(feed(HermesParser(), chunkings(COPIED)[way]))
+    assert got.text == "The result is in.\n23 times 19 is 437.\nAnything else?"
+    assert got.calls == [] and got.errors == []
+
+
+def test_a_copied_block_that_never_closes_is_left_out_to_the_end():
+    got = outcome(feed(HermesParser(), ["Done. <tool_resp", 'onse>\n{"content": "4', "37"]))
+    assert got.text == "Done. "
+
+
+def test_in_leak_mode_the_prompt_blocks_are_text():
+    # Native tool calling: the model was never shown these tags, so what it writes with them is its own.
+    got = outcome(feed(HermesParser(leak_mode=True), ["Use <tools>x</tools> here."]))
+    assert got.text == "Use <tools>x</tools> here."
