@@ -3,7 +3,7 @@
 import asyncio
 import threading
 
-from channels.db import database_sync_to_async
+from asgiref.sync import sync_to_async
 from channels.testing import ApplicationCommunicator
 
 from chat import runs, worker
@@ -21,7 +21,9 @@ async def test_runs_handed_over_at_once_reach_their_starts_while_the_database_th
 
     monkeypatch.setattr(runs, "start_handed_over", start)
     release = threading.Event()
-    busy = asyncio.ensure_future(database_sync_to_async(release.wait)())
+    # The database thread is asgiref's one thread-sensitive thread: held here without touching a connection (an earlier
+    # test's connection in that thread would be checked, and refused without the django_db mark).
+    busy = asyncio.ensure_future(sync_to_async(release.wait, thread_sensitive=True)())
     communicator = ApplicationCommunicator(
         worker.RunWorker.as_asgi(), {"type": "channel", "channel": runs.RUNS_CHANNEL}
     )
