@@ -127,18 +127,28 @@ async def interrupt_dead_run(thread_id: uuid.UUID, run_id: int) -> None:
 async def streamed_texts(thread_id: uuid.UUID) -> dict[int, str]:
     """The text of the thread's latest answer as its deltas in the log's tail tell it, by message id; empty when the
     tail does not reach back to its message.started (the answer streamed longer than the tail keeps)."""
-    tail = await live.read_from_last(thread_id, "message.started")
-    if not tail:
+    return answer_text(await live.read_from_last(thread_id, "message.started") or [])
+
+
+def answer_text(tail: list[str]) -> dict[int, str]:
+    """The text of the answer whose message.started begins `tail` (events as the log keeps them), from its deltas, by
+    message id; empty when the tail does not begin with one."""
+    told = [event for event in map(_event, tail) if event is not None]
+    if not told or told[0]["type"] != "message.started":
         return {}
-    first = json.loads(tail[0])
-    message = first["message"]["id"]
-    parts = []
-    for text in tail[1:]:
-        if text.startswith('{"type": "message.delta", '):
-            event = json.loads(text)
-            if event.get("message") == message:
-                parts.append(event["text"])
-    return {message: "".join(parts)}
+    message = told[0]["message"]["id"]
+    deltas = [event for event in told[1:] if event["type"] == "message.delta" and event.get("message") == message]
+    return {message: "".join(delta["text"] for delta in deltas)}
+
+
+def _event(text: str) -> dict | None:
+    """One entry of the log as an event: a JSON object with a "type". Anything else (text that is not JSON, or JSON
+    that is not such an object) is no event of the answer, and is passed over rather than trusted by its spelling."""
+    try:
+        event = json.loads(text)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) and isinstance(event.get("type"), str) else None
 
 
 # --- after a restart ----------------------------------------------------------------------------
