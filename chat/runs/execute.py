@@ -241,7 +241,9 @@ async def execute_run(
         recorder.reserved_message_id = setup.message_id
         recorder.follows_a_failure = setup.follows_a_failure
         context = setup.context
-        provider = build_provider(config, demo_delay=settings.AGENTWEB_DEMO_DELAY)
+        provider = build_provider(
+            config, demo_delay=settings.AGENTWEB_DEMO_DELAY, transport=settings.AGENTWEB_LLM_TRANSPORT
+        )
         decided = _prepare_resume(recorder, resume or [])
         toolbox = RegistryToolbox(
             toolset.registry,
@@ -253,7 +255,15 @@ async def execute_run(
         budget = context_budget(config)
         if setup.options.context is not None:  # the run's context strategy (chat/summaries.py)
             summariser = Summariser(
-                thread, run.pk, config, budget, recorder.meter, emit, recorder.note, settings.AGENTWEB_DEMO_DELAY
+                thread,
+                run.pk,
+                config,
+                budget,
+                recorder.meter,
+                emit,
+                recorder.note,
+                settings.AGENTWEB_DEMO_DELAY,
+                settings.AGENTWEB_LLM_TRANSPORT,
             )
             history = await apply_strategy(
                 setup.options.context, history, setup.orders, toolbox.definitions(), summariser
