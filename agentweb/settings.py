@@ -281,6 +281,8 @@ AGENTWEB_SYSTEM_PROMPT = env_str(
     "AGENTWEB_SYSTEM_PROMPT",
     "You are a helpful assistant. Use the tools you are given when they help; answer concisely.",
 )
+# How model servers are read (providers/client.py): "streaming" (providers/transport.py) or "httpcore" (httpx's own).
+AGENTWEB_LLM_TRANSPORT = env_str("AGENTWEB_LLM_TRANSPORT") or "streaming"
 # Seconds between two pauses of the demo model's words, so a person sees it stream.
 AGENTWEB_DEMO_DELAY = float(env_str("AGENTWEB_DEMO_DELAY", "0.03"))
 # Crash safety: a streaming assistant message's text is also written this often once it has streamed this long
@@ -317,6 +319,11 @@ AGENTWEB_REQUEST_BODY_MIN_RATE = env_int("AGENTWEB_REQUEST_BODY_MIN_RATE", 1024)
 # one tool runs in at most AGENTWEB_TOOL_THREADS_PER_TOOL of them, so a tool that hangs starves no other.
 AGENTWEB_TOOL_THREADS = env_int("AGENTWEB_TOOL_THREADS", 16)
 AGENTWEB_TOOL_THREADS_PER_TOOL = env_int("AGENTWEB_TOOL_THREADS_PER_TOOL", 4)
+# Dotted modules whose @tool functions join the built-ins (tools/registry.py, docs/tools.md).
+AGENTWEB_TOOL_MODULES = env_list("AGENTWEB_TOOL_MODULES", [])
+# Hosts fetch_url and HTTP tools may reach although they are private or local, besides the admin's list
+# (tools/services.py allowed_hosts).
+AGENTWEB_FETCH_ALLOWED_HOSTS = env_list("AGENTWEB_FETCH_ALLOWED_HOSTS", [])
 # The frames that make a model request, per user (across processes when they share Redis): a burst of this many,
 # then this many per minute (chat/ratelimit.py).
 AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)

@@ -12,18 +12,17 @@ from django.conf import settings
 
 from agentweb.dispatch import ReceivesInBatches
 from agentweb.take_now import SEND_NOW
-from attachments.services import AttachmentNotFound, ImagesNotSupported
 
-from . import rewind, runs, store
-from .access import NotFound, current_user, get_thread_for_user
+from . import rewind, runs
+from .access import current_user, get_thread_for_user
 from .broadcast import user_group_name
+from .error_codes import REFUSED, client_error
 from .frames import ClientError, frame_ref, parse_frame
 from .live import events
 from .ratelimit import send_limiter
 from .signed_in import read_signed_in_thread
 from .socket_cap import SOCKETS, TOO_MANY_SOCKETS
 from .text import unstorable_message, unstorable_text
-from .usage import BudgetExhausted
 
 UNAUTHENTICATED = 4401
 #: The page's keep-alive frame exactly as static/chat/socket.js sends it, and its answer.
@@ -81,7 +80,12 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             if frame["type"] not in self.checks_own_session and not await self.still_signed_in():
                 await self.close(code=UNAUTHENTICATED)
                 return
-            await self.handlers[frame["type"]](self, frame)
+            try:
+                await self.handlers[frame["type"]](self, frame)
+            except runs.SignedOut:  # found while the frame was handled (its handler checks the session itself)
+                await self.close(code=UNAUTHENTICATED)
+            except REFUSED as refused:  # the run layer's refusals, each told as chat/error_codes.py's table says
+                raise client_error(refused, frame) from None
         except ClientError as error:
             await self.send_event(events.error(error.code, error.message, frame_ref(text_data)))
 
@@ -164,13 +168,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
     async def subscribe(self, frame):
         # One trip to the database thread, the session's check included, shared with the other sockets subscribing
         # at that moment: in a reconnect storm a tab's wait is mostly that thread's queue (chat/signed_in.py).
-        try:
-            user, thread = await read_signed_in_thread(self.session_key(), self.scope["user"], frame["thread"])
-        except runs.SignedOut:
-            await self.close(code=UNAUTHENTICATED)
-            return
-        except NotFound:
-            raise ClientError("not_found", "No such thread.") from None
+        user, thread = await read_signed_in_thread(self.session_key(), self.scope["user"], frame["thread"])
         self.scope["user"] = user
         # Follow first, then read: an event published in between reaches this socket through the group as well
         # as in what is read, and is dropped the second time (sent_already); none is lost.
@@ -189,41 +187,17 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
                 await self.close(code=UNAUTHENTICATED)
                 return
             raise
-        try:
-            turn, setup = await runs.begin_turn(
-                user=self.scope["user"],
-                session_key=self.session_key(),
-                thread_id=frame.get("thread"),
-                content=content,
-                client_msg_id=client_msg_id,
-                model=frame.get("model"),
-                agent=frame.get("agent"),
-                attachments=frame.get("attachments") or None,
-                disabled_tools=frame.get("disabled_tools") or None,
-            )
-        except runs.SignedOut:
-            await self.close(code=UNAUTHENTICATED)
-            return
-        except NotFound:
-            raise ClientError("not_found", "No such thread.") from None
-        except runs.UnknownModel:
-            raise unknown_model(frame["model"]) from None
-        except runs.UnknownAgent:
-            raise ClientError(
-                "not_found", f"agent: {frame['agent'][:100]!r} is not an agent you can pick; reload the page."
-            ) from None
-        except store.RunActive:
-            raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
-        except AttachmentNotFound:
-            raise ClientError(
-                "not_found", "attachments: a file is not one of your unsent uploads (sent already, or removed)."
-            ) from None
-        except ImagesNotSupported as refused:
-            raise ClientError("images_not_supported", str(refused)) from None
-        except store.UnknownTools as unknown:
-            raise ClientError("unknown_tool", str(unknown)) from None
-        except BudgetExhausted as exhausted:
-            raise ClientError("budget_exhausted", str(exhausted)) from None
+        turn, setup = await runs.begin_turn(
+            user=self.scope["user"],
+            session_key=self.session_key(),
+            thread_id=frame.get("thread"),
+            content=content,
+            client_msg_id=client_msg_id,
+            model=frame.get("model"),
+            agent=frame.get("agent"),
+            attachments=frame.get("attachments") or None,
+            disabled_tools=frame.get("disabled_tools") or None,
+        )
         await self.follow(turn.thread.pk)
         if turn.run is None:  # a replayed frame: the message is stored already, show where things stand
             await self.subscribe({"thread": str(turn.thread.pk)})
@@ -231,27 +205,13 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         await runs.launch_run(turn, setup=setup)
 
     async def set_model(self, frame):
-        try:
-            await runs.set_model(user=self.scope["user"], thread_id=frame["thread"], model=frame["model"])
-        except NotFound:
-            raise ClientError("not_found", "No such thread.") from None
-        except runs.UnknownModel:
-            raise unknown_model(frame["model"]) from None
+        await runs.set_model(user=self.scope["user"], thread_id=frame["thread"], model=frame["model"])
 
     async def set_tool(self, frame):
         """thread.set_tool: a tool turned on or off for this chat (chat/store/thread_tools.py)."""
-        try:
-            await runs.set_tool(
-                user=self.scope["user"], thread_id=frame["thread"], tool=frame["tool"], enabled=frame["enabled"]
-            )
-        except NotFound:
-            raise ClientError("not_found", "No such thread.") from None
-        except store.RunActive:
-            raise ClientError(
-                "run_active", "Tools can be turned on or off once this answer is done (or stopped)."
-            ) from None
-        except store.UnknownTools as unknown:
-            raise ClientError("unknown_tool", str(unknown)) from None
+        await runs.set_tool(
+            user=self.scope["user"], thread_id=frame["thread"], tool=frame["tool"], enabled=frame["enabled"]
+        )
 
     async def cancel(self, frame):
         thread = await self.get_thread(frame["thread"])
@@ -272,18 +232,6 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
                 message=frame.get("message", ""),
                 for_thread=frame.get("for_thread", False),
             )
-        except NotFound:
-            raise ClientError("not_found", "No such tool call.") from None
-        except store.AlreadyDecided:
-            raise ClientError(
-                "already_decided", "This tool call was already decided or is no longer waiting."
-            ) from None
-        except store.DecisionNotOffered:
-            raise ClientError("bad_frame", f"decision: '{frame['decision']}' is not offered for this call.") from None
-        except runs.NotAvailable as refused:
-            raise ClientError("not_allowed", str(refused)) from None
-        except runs.InvalidArguments as error:
-            raise ClientError("invalid_args", f"The edited arguments do not fit the tool: {error}") from None
         finally:
             if not resumed:
                 await SEND_LIMIT.agive_back(self.scope["user"].pk)
@@ -291,19 +239,16 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
     async def answer_input(self, frame):
         """tool_call.input: a person's answer to a running tool's request for input (chat/runs/interaction.py)."""
         thread = await self.get_thread(frame["thread"])
-        try:
-            await runs.answer_input(
-                thread=thread,
-                user=self.scope["user"],
-                tool_call=frame["tool_call"],
-                request=frame["request"],
-                action=frame["action"],
-                content=frame.get("content"),
-                reply_to=self.channel_name,
-                ref=frame.get("ref"),
-            )
-        except runs.InputRefused as refused:
-            raise ClientError(refused.code, refused.message) from None
+        await runs.answer_input(
+            thread=thread,
+            user=self.scope["user"],
+            tool_call=frame["tool_call"],
+            request=frame["request"],
+            action=frame["action"],
+            content=frame.get("content"),
+            reply_to=self.channel_name,
+            ref=frame.get("ref"),
+        )
 
     async def input_refused(self, message):
         """The process running the run refused an answer this socket sent (answer_input)."""
@@ -317,21 +262,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
 
     async def follow_up(self, frame, kind: str, steps: int | None = None):
         await self.take_send_token()  # Stop then Retry, over and over, is as many model requests
-        try:
-            turn = await runs.begin_followup(user=self.scope["user"], thread_id=frame["thread"], kind=kind, steps=steps)
-        except NotFound:
-            raise ClientError("not_found", "No such thread.") from None
-        except store.RunActive:
-            raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
-        except BudgetExhausted as exhausted:
-            raise ClientError("budget_exhausted", str(exhausted)) from None
-        except store.NothingToFollowUp:
-            message = (
-                "Only a failed, interrupted or stopped run can be retried."
-                if kind == "retry"
-                else ("Only a run that stopped at its step limit can be continued.")
-            )
-            raise ClientError("not_allowed", message) from None
+        turn = await runs.begin_followup(user=self.scope["user"], thread_id=frame["thread"], kind=kind, steps=steps)
         await self.follow(turn.thread.pk)
         await runs.launch_run(turn)
 
@@ -370,16 +301,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             except ClientError:
                 change.close()
                 raise
-        try:
-            turn = await change
-        except NotFound:
-            raise ClientError("not_found", "No such thread or message.") from None
-        except store.RunActive:
-            raise ClientError("run_active", "This thread is still answering; wait for it or stop it.") from None
-        except BudgetExhausted as exhausted:
-            raise ClientError("budget_exhausted", str(exhausted)) from None
-        except rewind.NothingToRewind:
-            raise ClientError("not_allowed", "This thread has no message of yours to answer again.") from None
+        turn = await change
         await self.follow(turn.thread.pk)
         if turn.run is None:
             if starts_run:  # a replayed edit: already done
@@ -427,10 +349,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         return True
 
     async def get_thread(self, thread_id):
-        try:
-            return await database_sync_to_async(get_thread_for_user)(self.scope["user"], thread_id)
-        except NotFound:
-            raise ClientError("not_found", "No such thread.") from None
+        return await database_sync_to_async(get_thread_for_user)(self.scope["user"], thread_id)
 
     async def follow(self, thread_id) -> None:
         await self.join(runs.group_name(thread_id))
@@ -457,9 +376,3 @@ def refuse_unstorable_text(frame: dict) -> None:
     where = unstorable_text(frame)
     if where is not None:
         raise ClientError("bad_frame", unstorable_message(where))
-
-
-def unknown_model(model_id: str) -> ClientError:
-    return ClientError(
-        "not_found", f"model: {model_id[:100]!r} is not a model you can pick (unknown or disabled); reload the page."
-    )

@@ -62,6 +62,7 @@ class Summariser:
     emit: Any  # async (Event) -> None: the run's publish
     note: Any  # async (text) -> None: a run note
     demo_delay: float = 0.0
+    transport: str = "streaming"  # how model servers are read (AGENTWEB_LLM_TRANSPORT)
 
 
 async def apply_strategy(
@@ -138,7 +139,7 @@ async def summarise(strategy: ContextStrategy, older: list[ChatMessage], summari
     summary = ""
     tried = 0
     for limit in SUMMARY_LIMITS:
-        summary, usage, cut = await _ask_for_summary(config, messages, limit, summariser.demo_delay)
+        summary, usage, cut = await _ask_for_summary(config, messages, limit, summariser)
         tried += 1
         used = meter.record(usage)
         shown = used if shown is None else add(shown, used)
@@ -171,10 +172,12 @@ async def summarise(strategy: ContextStrategy, older: list[ChatMessage], summari
 
 
 async def _ask_for_summary(
-    config: ModelConfig, messages: list[ChatMessage], limit: int, demo_delay: float
+    config: ModelConfig, messages: list[ChatMessage], limit: int, summariser: Summariser
 ) -> tuple[str, dict[str, Any], bool]:
     """One summary call under output limit `limit`: its text, its usage, and whether the limit cut it."""
-    provider = build_provider(dataclasses.replace(config, max_tokens=limit), demo_delay=demo_delay)
+    provider = build_provider(
+        dataclasses.replace(config, max_tokens=limit), demo_delay=summariser.demo_delay, transport=summariser.transport
+    )
     text: list[str] = []
     reported = None
     cut = False

@@ -4,7 +4,8 @@ An AsyncClient belongs to the event loop that first used it, so the cache is per
 Daphne has one loop for the process; tests may run several, one after another.
 
 It reads through `StreamingTransport` (providers/transport.py), several times cheaper per chunk than httpx's
-own transport; `AGENTWEB_LLM_TRANSPORT=httpcore` switches back to httpx's (HTTP/2, SOCKS and the like).
+own transport; `httpcore` switches back to httpx's (HTTP/2, SOCKS and the like): the app passes its
+AGENTWEB_LLM_TRANSPORT setting in (providers/config.py build_provider's `transport`).
 With a proxy named in the environment (HTTPS_PROXY, ...) the client is httpx's own, which reads those variables
 and NO_PROXY itself (it does so only for transports it makes).
 """
@@ -12,7 +13,6 @@ and NO_PROXY itself (it does so only for transports it makes).
 from __future__ import annotations
 
 import asyncio
-import os
 import urllib.request
 import weakref
 
@@ -27,11 +27,12 @@ OLD_NAMES = {"aiohttp": "streaming"}  # for a few days the default transport was
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
-def get_http_client() -> httpx.AsyncClient:
+def get_http_client(transport: str = "streaming") -> httpx.AsyncClient:
+    """This loop's shared client, made with `transport` (the app's AGENTWEB_LLM_TRANSPORT) when it has none."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
-        client = new_http_client(os.environ.get("AGENTWEB_LLM_TRANSPORT") or "streaming")
+        client = new_http_client(transport)
         _clients[loop] = client
     return client
 

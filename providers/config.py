@@ -106,8 +106,9 @@ class ModelConfig:
         }
 
 
-def build_provider(config: ModelConfig, *, demo_delay: float = 0.03) -> Provider:
-    """The provider for `config`, retried per `config.max_attempts`."""
+def build_provider(config: ModelConfig, *, demo_delay: float = 0.03, transport: str = "streaming") -> Provider:
+    """The provider for `config`, retried per `config.max_attempts`; `transport`: how model servers are read
+    (providers/client.py; the app's AGENTWEB_LLM_TRANSPORT)."""
     api = config.resolved_api
     if api == "demo":
         return DemoProvider(delay=demo_delay)
@@ -127,6 +128,7 @@ def build_provider(config: ModelConfig, *, demo_delay: float = 0.03) -> Provider
         "timeout": config.timeout or None,
         "connect_timeout": config.connect_timeout,
         "read_timeout": config.read_timeout,
+        "transport": transport,
     }
     provider: Provider
     if api == "openai":

@@ -84,6 +84,7 @@ class HTTPProvider:
         model: str,
         api_key: str | None = None,
         client: httpx.AsyncClient | None = None,
+        transport: str = "streaming",
         timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
         connect_timeout: float | None = None,
         read_timeout: float | None = None,
@@ -102,6 +103,8 @@ class HTTPProvider:
         # Every form the request carries them in: the key, the URL's password, the Basic authorization it becomes.
         self._redact = Redactor.for_request(url=base_url, secrets=[api_key])
         self._client = client
+        #: How the shared client reads model servers, when no `client` is given (providers/client.py).
+        self._transport = transport
         self._url = self.endpoint(self.base_url)
 
     def __repr__(self) -> str:  # never show the key, not even in a traceback's locals
@@ -146,7 +149,7 @@ class HTTPProvider:
         self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: AnswerFormat | None = None
     ) -> AsyncIterator[StreamEvent]:
         """`answer`: the step's answer is a JSON value of that schema (providers/structured.py)."""
-        client = self._client or get_http_client()
+        client = self._client or get_http_client(self._transport)
         timeout = self._httpx_timeout(client)
         body = self._request_body(messages, tools, answer)
         deadline = asyncio.get_running_loop().time() + self.timeout if self.timeout else None

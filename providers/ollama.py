@@ -47,6 +47,7 @@ class OllamaProvider(HTTPProvider):
         base_url: str = DEFAULT_BASE_URL,
         model: str,
         client: httpx.AsyncClient | None = None,
+        transport: str = "streaming",
         options: dict[str, Any] | None = None,
         api_key: str | None = None,
         timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
@@ -58,6 +59,7 @@ class OllamaProvider(HTTPProvider):
             model=model,
             api_key=api_key,  # only for an Ollama behind an authenticating proxy, or ollama.com
             client=client,
+            transport=transport,
             timeout=timeout,
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,

@@ -166,9 +166,7 @@ class HttpTool(PinnedSecrets, ApprovalChoices):
         return set(properties) if isinstance(properties, dict) else set()
 
     def _name_problem(self) -> str | None:
-        from tools.registry import default_registry  # lazy: the code tools may import user modules
-
-        if self.name and self.name in default_registry():
+        if self.name and self.name in _code_tools():
             return f"A code-defined tool is already called {self.name!r}."
         return None
 
@@ -359,13 +357,18 @@ def known_tool_names() -> set[str]:
     """Every tool name a rule may name: the code tools of this process, the rows of code tools any process
     synced (one started with more AGENTWEB_TOOL_MODULES; a tool the code has lost, whose settings are kept), and
     the HTTP tools."""
-    from tools.registry import default_registry  # lazy: the code tools may import user modules
-
-    names = set(default_registry().names())
+    names = set(_code_tools().names())
     names.update(ToolSetting.objects.values_list("name", flat=True))
     names.update(HttpTool.objects.values_list("name", flat=True))
     names.update(_mcp_tools())
     return names
+
+
+def _code_tools():
+    """This process's code tools (tools/services.py code_tools), imported late: they may import user modules."""
+    from tools.services import code_tools
+
+    return code_tools()
 
 
 def _mcp_tools() -> dict:
@@ -394,9 +397,7 @@ def unconnected_mcp_server(tool_name: str) -> str | None:
 def tool_arguments(tool_name: str) -> set[str] | None:
     """The argument names of a tool, None when this process does not know its schema (a code tool that only
     another process loads, or that the code has lost)."""
-    from tools.registry import default_registry
-
-    code_tool = default_registry().get(tool_name)
+    code_tool = _code_tools().get(tool_name)
     if code_tool is not None:
         properties = code_tool.parameters.get("properties")
         return set(properties) if isinstance(properties, dict) else set()

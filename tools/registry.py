@@ -1,6 +1,5 @@
 """Name → Tool lookup, and the default registry: the built-in tools plus those of AGENTWEB_TOOL_MODULES."""
 
-import os
 from collections.abc import Iterable
 from functools import cache
 
@@ -61,9 +60,10 @@ def build_registry(extra_modules: str | Iterable[str] = ()) -> ToolRegistry:
 
 
 @cache
-def default_registry() -> ToolRegistry:
-    """The built-ins plus AGENTWEB_TOOL_MODULES (comma-separated), built once and shared.
+def default_registry(extra_modules: tuple[str, ...] = ()) -> ToolRegistry:
+    """The built-ins plus the tools of ``extra_modules`` (the app passes AGENTWEB_TOOL_MODULES), built once per set
+    of modules and shared.
 
     Callers that want their own set make a new ToolRegistry or call build_registry().
     """
-    return build_registry(os.environ.get("AGENTWEB_TOOL_MODULES", ""))
+    return build_registry(extra_modules)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
+from django.conf import settings
 from django.db import transaction
 from jsonschema.exceptions import SchemaError
 
@@ -56,13 +56,12 @@ __all__ = [
 
 log = logging.getLogger("agentweb.tools")
 
-FETCH_ALLOWED_HOSTS = "AGENTWEB_FETCH_ALLOWED_HOSTS"
 DEFAULT_APPROVAL = {"approve": True, "edit": True, "reject": True, "respond": True}
 
 
 def code_tools() -> ToolRegistry:
     """Every tool the code defines (built-in and AGENTWEB_TOOL_MODULES). Shared: never mutate it."""
-    return default_registry()
+    return default_registry(tuple(settings.AGENTWEB_TOOL_MODULES))
 
 
 # --- keeping the rows in step with the code ----------------------------------------------
@@ -323,9 +322,9 @@ def _apply_setting(code_tool: Tool, row: ToolSetting) -> Tool:
 
 def allowed_hosts() -> set[str]:
     """Hosts the SSRF guard lets through although they resolve to private or local addresses: the admin's
-    list, plus AGENTWEB_FETCH_ALLOWED_HOSTS (comma-separated), which fetch_url reads without a database."""
+    list, plus AGENTWEB_FETCH_ALLOWED_HOSTS."""
     hosts = set(AllowedHost.objects.values_list("host", flat=True))
-    hosts.update(normalise_host(host) for host in os.environ.get(FETCH_ALLOWED_HOSTS, "").split(",") if host.strip())
+    hosts.update(normalise_host(host) for host in settings.AGENTWEB_FETCH_ALLOWED_HOSTS)
     return hosts
 
 

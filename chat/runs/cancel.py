@@ -12,7 +12,7 @@ from channels.layers import get_channel_layer
 
 from .. import live, store
 from ..live import events
-from ..store import owners
+from ..store import run_claims
 from . import recovery
 from .interaction import take_input
 from .recovery import single_process
@@ -65,7 +65,7 @@ async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
     if live_run is not None and live_run.owner:
         await get_channel_layer().group_send(run_group(thread_id), {"type": "run.cancel", "run": live_run.run_id})
         return True
-    if live_run is not None and await db(owners.cancel_untaken)(run_id=live_run.run_id):
+    if live_run is not None and await db(run_claims.cancel_untaken)(run_id=live_run.run_id):
         await live.publish(thread_id, [events.run_cancelled(live_run.run_id)])
         return True
     cancelled = await db(store.cancel_waiting_run)(thread_id=thread_id)

@@ -32,7 +32,7 @@ from ..flush import forget_text
 from ..live import events
 from ..models import Message, Run, Thread, ToolCall
 from ..recorder import RunRecorder
-from ..store import owners
+from ..store import run_claims
 from ..summaries import Summariser, apply_strategy
 from ..usage import Meter
 from . import recovery
@@ -154,7 +154,7 @@ async def start_here(
         # The run's channel is written on the run, so that other processes know it is taken and live.
         layer = get_channel_layer()
         address = await layer.new_channel()
-        if not await db(owners.take)(run_id=run.pk, owner=address):
+        if not await db(run_claims.take)(run_id=run.pk, owner=address):
             return None  # cancelled before any process took it
         await layer.group_add(run_group(thread.pk), address)
         inbox = asyncio.get_running_loop().create_task(read_inbox(thread.pk, run.pk, address), name=f"inbox-{run.pk}")
@@ -241,7 +241,9 @@ async def execute_run(
         recorder.reserved_message_id = setup.message_id
         recorder.follows_a_failure = setup.follows_a_failure
         context = setup.context
-        provider = build_provider(config, demo_delay=settings.AGENTWEB_DEMO_DELAY)
+        provider = build_provider(
+            config, demo_delay=settings.AGENTWEB_DEMO_DELAY, transport=settings.AGENTWEB_LLM_TRANSPORT
+        )
         decided = _prepare_resume(recorder, resume or [])
         toolbox = RegistryToolbox(
             toolset.registry,
@@ -253,7 +255,15 @@ async def execute_run(
         budget = context_budget(config)
         if setup.options.context is not None:  # the run's context strategy (chat/summaries.py)
             summariser = Summariser(
-                thread, run.pk, config, budget, recorder.meter, emit, recorder.note, settings.AGENTWEB_DEMO_DELAY
+                thread,
+                run.pk,
+                config,
+                budget,
+                recorder.meter,
+                emit,
+                recorder.note,
+                settings.AGENTWEB_DEMO_DELAY,
+                settings.AGENTWEB_LLM_TRANSPORT,
             )
             history = await apply_strategy(
                 setup.options.context, history, setup.orders, toolbox.definitions(), summariser

@@ -1,7 +1,7 @@
 """The heartbeat of the runs streaming in this process: one statement every AGENTWEB_HEARTBEAT_SECONDS for all of them.
 
 A run's heartbeat says its process is alive; once it is older than AGENTWEB_RUN_STALE_SECONDS the run is taken for
-dead and interrupted (chat/store/owners.py). Each run used to beat on its own, an UPDATE every 10 s from a task of
+dead and interrupted (chat/store/run_claims.py). Each run used to beat on its own, an UPDATE every 10 s from a task of
 its own: 200 runs, 20 statements a second through the worker's one database thread, and after a burst of turns
 all of them within the same few seconds, the streams around them delayed (docs/performance.md, P32). What a beat
 says is the same for every run of a process, so one beat says it for all of them.

@@ -17,7 +17,7 @@ from agentweb.redis_layer import BACKOFF_MOST, REDIS_GONE, backoff
 
 from .. import live, store
 from ..live import events
-from ..store import owners
+from ..store import run_claims
 from .registry import ACTIVE_RUNS
 
 log = logging.getLogger("agentweb.runs")
@@ -100,10 +100,10 @@ async def _tell(thread_id: uuid.UUID, told: list[events.Event]) -> None:
 # --- a process that died ------------------------------------------------------------------------
 
 
-async def live_run(thread_id: uuid.UUID) -> owners.LiveRun | None:
+async def live_run(thread_id: uuid.UUID) -> run_claims.LiveRun | None:
     """The thread's running run, if its process is alive. One whose process died (no heartbeat for
     AGENTWEB_RUN_STALE_SECONDS) becomes interrupted here (interrupt_dead_run), so whoever asked sees it as such."""
-    run = await db(owners.running_run)(thread_id=thread_id, stale_before=stale_before())
+    run = await db(run_claims.running_run)(thread_id=thread_id, stale_before=stale_before())
     if run is not None and not run.alive:
         await interrupt_dead_run(thread_id, run.run_id)
         return None
@@ -116,7 +116,7 @@ async def interrupt_dead_run(thread_id: uuid.UUID, run_id: int) -> None:
     AGENTWEB_FLUSH_INTERVAL (2 s, chat/flush.py), so after a kill -9 the database lacks up to that much of it; the
     thread's log (Redis, shared by every process) still holds the deltas it published, from its message.started on."""
     texts = await streamed_texts(thread_id)
-    closed = await db(owners.interrupt_dead_run)(run_id=run_id, stale_before=stale_before(), texts=texts)
+    closed = await db(run_claims.interrupt_dead_run)(run_id=run_id, stale_before=stale_before(), texts=texts)
     if closed is None:  # another process interrupted it first, and told the tabs
         return
     log.info("run %s: its process stopped answering; interrupted, %d answer(s) kept", run_id, len(closed))
@@ -127,18 +127,28 @@ async def interrupt_dead_run(thread_id: uuid.UUID, run_id: int) -> None:
 async def streamed_texts(thread_id: uuid.UUID) -> dict[int, str]:
     """The text of the thread's latest answer as its deltas in the log's tail tell it, by message id; empty when the
     tail does not reach back to its message.started (the answer streamed longer than the tail keeps)."""
-    tail = await live.read_from_last(thread_id, "message.started")
-    if not tail:
+    return answer_text(await live.read_from_last(thread_id, "message.started") or [])
+
+
+def answer_text(tail: list[str]) -> dict[int, str]:
+    """The text of the answer whose message.started begins `tail` (events as the log keeps them), from its deltas, by
+    message id; empty when the tail does not begin with one."""
+    told = [event for event in map(_event, tail) if event is not None]
+    if not told or told[0]["type"] != "message.started":
         return {}
-    first = json.loads(tail[0])
-    message = first["message"]["id"]
-    parts = []
-    for text in tail[1:]:
-        if text.startswith('{"type": "message.delta", '):
-            event = json.loads(text)
-            if event.get("message") == message:
-                parts.append(event["text"])
-    return {message: "".join(parts)}
+    message = told[0]["message"]["id"]
+    deltas = [event for event in told[1:] if event["type"] == "message.delta" and event.get("message") == message]
+    return {message: "".join(delta["text"] for delta in deltas)}
+
+
+def _event(text: str) -> dict | None:
+    """One entry of the log as an event: a JSON object with a "type". Anything else (text that is not JSON, or JSON
+    that is not such an object) is no event of the answer, and is passed over rather than trusted by its spelling."""
+    try:
+        event = json.loads(text)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) and isinstance(event.get("type"), str) else None
 
 
 # --- after a restart ----------------------------------------------------------------------------
@@ -154,7 +164,7 @@ async def ensure_recovered() -> None:
     _recovered = True
     keep = {active.run_id for active in ACTIVE_RUNS.values()}
     if not single_process():  # several processes: only the dead ones' runs, each with what its tabs were shown
-        for thread_id, run in await db(owners.stale_runs)(stale_before=stale_before(), keep=keep):
+        for thread_id, run in await db(run_claims.stale_runs)(stale_before=stale_before(), keep=keep):
             await interrupt_dead_run(thread_id, run.run_id)
         return
     threads = await db(store.interrupt_stale_runs)(stale_before=None, keep=keep)

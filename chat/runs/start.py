@@ -21,7 +21,7 @@ from ..access import SignedOut, current_user
 from ..broadcast import tell_user
 from ..live import events
 from ..models import Run, Thread, ToolCall
-from ..store import owners
+from ..store import run_claims
 from .execute import RunSetup, announce_run, prepare_run, start_here
 from .recovery import ensure_recovered, single_process
 from .registry import ActiveRun
@@ -89,7 +89,7 @@ def open_turn(
 ) -> tuple[store.TurnStart, RunSetup | None, dict[str, Any] | None]:
     """begin_turn's one trip to the database thread: the session's check, the model's, the turn, and the run's
     setup when this process runs it (a run handed to a worker, or taken by one process among others through
-    chat/store/owners.py, prepares itself)."""
+    chat/store/run_claims.py, prepares itself)."""
     current = current_user(session_key)
     if current is None or current.pk != user.pk:
         raise SignedOut
@@ -217,7 +217,7 @@ async def _fail_if_untaken(thread_id: uuid.UUID, run_id: int, seconds: float) ->
     await asyncio.sleep(seconds)
     error = NO_WORKER.format(seconds=seconds)
     try:
-        if await db(owners.fail_untaken)(run_id=run_id, error=error):
+        if await db(run_claims.fail_untaken)(run_id=run_id, error=error):
             log.warning("run %s: no worker took it within %g s", run_id, seconds)
             await live.publish(thread_id, [events.run_failed(run_id, error)])
     except Exception:  # the database or channel layer is down: the stale limit still interrupts the run

@@ -1,6 +1,6 @@
 """The run layer's synchronous database operations, by concern: opening turns (turns.py), what a run writes as it
 goes (steps.py), reading a thread back (snapshot.py), decisions on waiting calls (approvals.py), which process
-runs a run (owners.py), the tools a person turned off for a thread (thread_tools.py). Async code calls them
+runs a run (run_claims.py), the tools a person turned off for a thread (thread_tools.py). Async code calls them
 through database_sync_to_async (chat/runs/), never directly; raw SQL lives in chat/queries.py."""
 
 from .approvals import (

@@ -99,7 +99,7 @@ def grants_groups_and_stamp(*, thread_id: uuid.UUID, user_id: int) -> tuple[set[
 def claim_waiting_run(*, run_id: int) -> bool:
     """Move a waiting run back to running; only one caller ever wins."""
     return bool(
-        # No process owns it until one takes it to resume it (chat/store/owners.py).
+        # No process owns it until one takes it to resume it (chat/store/run_claims.py).
         Run.objects.filter(pk=run_id, status=Run.Status.WAITING).update(
             status=Run.Status.RUNNING, heartbeat_at=timezone.now(), owner=""
         )

@@ -175,12 +175,12 @@ async def test_someone_elses_upload_or_a_sent_one_is_not_found(connect, owner, s
         assert (await client.receive())["code"] == "not_found"
 
 
-async def test_a_tool_receives_the_messages_attachments(connect, owner, model_server, monkeypatch):
+async def test_a_tool_receives_the_messages_attachments(connect, owner, model_server, settings):
     from tools.models import bump_settings_stamp
     from tools.registry import default_registry
     from tools.services import sync_tool_settings
 
-    monkeypatch.setenv("AGENTWEB_TOOL_MODULES", "tests.support.tools_for_tests")
+    settings.AGENTWEB_TOOL_MODULES = ["tests.support.tools_for_tests"]
     default_registry.cache_clear()
     await db(sync_tool_settings)()
     await db(bump_settings_stamp)()

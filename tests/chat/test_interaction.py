@@ -20,8 +20,8 @@ GOOD = {"name": "Ada", "email": "ada@example.org", "age": 36, "colour": "g", "ne
 
 
 @pytest.fixture(autouse=True)
-def tools_for_tests(monkeypatch, db):
-    monkeypatch.setenv("AGENTWEB_TOOL_MODULES", "tests.support.tools_for_tests")
+def tools_for_tests(settings, db):
+    settings.AGENTWEB_TOOL_MODULES = ["tests.support.tools_for_tests"]
     default_registry.cache_clear()
     sync_tool_settings()
     bump_settings_stamp()

@@ -600,3 +600,18 @@ async def test_a_finished_run_is_freed_as_it_ends_not_by_a_garbage_collection(co
         gc.enable()
     assert events[-1]["type"] == "run.completed"
     assert left == []
+
+
+async def test_the_transport_setting_is_the_one_model_servers_are_read_with(connect, owner, model_server, settings):
+    settings.AGENTWEB_LLM_TRANSPORT = "carrier-pigeon"  # AGENTWEB_LLM_TRANSPORT: settings read it, the run is given it
+    model_server.enqueue(answer("never sent"))
+    client = await connect(owner)
+    await client.ask("hello")
+    events = await client.run_to_end()
+
+    # An unknown transport is refused where the client is made, so no request goes out.
+    assert (events[-1]["type"], events[-1]["error"]) == (
+        "run.failed",
+        "The run stopped on an internal error (ValueError); see the server log.",
+    )
+    assert model_server.requests == []

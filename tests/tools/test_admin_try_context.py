@@ -34,8 +34,8 @@ async def note_down(
 
 
 @pytest.fixture(autouse=True)
-def note_down_is_a_code_tool(monkeypatch):
-    monkeypatch.setenv("AGENTWEB_TOOL_MODULES", __name__)
+def note_down_is_a_code_tool(settings):
+    settings.AGENTWEB_TOOL_MODULES = [__name__]
     default_registry.cache_clear()
     sync_tool_settings()
     yield

@@ -48,22 +48,15 @@ def test_it_builds_the_default_registry_once():
     assert default_registry() is default_registry()
 
 
-def test_it_registers_every_builtin_in_the_default_registry(monkeypatch):
-    monkeypatch.delenv("AGENTWEB_TOOL_MODULES", raising=False)
-
-    assert build_registry().names() == BUILTINS
+def test_it_registers_every_builtin_in_the_default_registry():
+    assert default_registry().names() == BUILTINS
 
 
 def test_it_documents_every_builtin():
     assert all(t.description and t.description.endswith(".") for t in build_registry().all())
 
 
-def test_it_adds_the_tools_of_agentweb_tool_modules_to_the_default_registry(monkeypatch):
-    monkeypatch.setenv("AGENTWEB_TOOL_MODULES", "tests.tools.sample_tools")
-    default_registry.cache_clear()
-    try:
-        names = default_registry().names()
-    finally:
-        default_registry.cache_clear()
+def test_it_adds_the_tools_of_agentweb_tool_modules_to_the_default_registry():
+    names = default_registry(("tests.tools.sample_tools",)).names()
 
     assert names == sorted([*BUILTINS, "shout", "word_count"])

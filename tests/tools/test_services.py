@@ -208,8 +208,8 @@ def test_it_carries_the_users_groups_for_the_tool_context(owner):
     assert toolset.tool_user().groups == frozenset({"finance"})
 
 
-def test_it_lists_the_allowed_hosts(monkeypatch):
-    monkeypatch.delenv("AGENTWEB_FETCH_ALLOWED_HOSTS", raising=False)
+def test_it_lists_the_allowed_hosts(settings):
+    settings.AGENTWEB_FETCH_ALLOWED_HOSTS = []
     AllowedHost.objects.create(host="intranet.example.com", note="the wiki")
 
     assert allowed_hosts() == {"intranet.example.com"}
@@ -233,8 +233,8 @@ def test_it_words_the_error_of_a_call_to_a_disabled_tool(owner, synced):
     )
 
 
-def test_it_hands_fetch_url_the_admins_allowed_hosts(monkeypatch):
-    monkeypatch.setenv("AGENTWEB_FETCH_ALLOWED_HOSTS", "wiki.internal")
+def test_it_hands_fetch_url_the_admins_allowed_hosts(settings):
+    settings.AGENTWEB_FETCH_ALLOWED_HOSTS = ["wiki.internal"]
     AllowedHost.objects.create(host="intranet.example.com")
 
     assert async_to_sync(fetch_url_allowed_hosts)() == {"intranet.example.com", "wiki.internal"}

@@ -1,13 +1,12 @@
 """fetch_url: read a public web page or JSON document as text, through the SSRF guard of tools/net.py.
 
-Hosts the guard would refuse (say, an intranet wiki) can be opened with an allow-list: by default the
-comma-separated ``AGENTWEB_FETCH_ALLOWED_HOSTS``; the Django side may install its own provider instead.
+Hosts the guard would refuse (say, an intranet wiki) can be opened with an allow-list, from the provider the
+web app installs (its admin's list plus AGENTWEB_FETCH_ALLOWED_HOSTS: tools/apps.py); without one, none.
 """
 
 import asyncio
 import codecs
 import json
-import os
 import re
 from collections.abc import Awaitable, Callable
 
@@ -15,7 +14,7 @@ from tools.base import tool
 from tools.html_text import html_to_text
 from tools.net import MAX_BYTES, Fetched, guarded_request
 
-# Set by the web app to read its admin allow-list; None means the environment variable.
+# Set by the web app to read its allow-list (tools/services.py allowed_hosts); None: no host is allowed.
 ALLOWED_HOSTS_PROVIDER: Callable[[], Awaitable[set[str]]] | None = None
 DEADLINE_SECONDS = 20.0  # the whole fetch, redirects included; below the tool's own 30 s timeout
 MAX_CHARS_LIMIT = 100_000
@@ -44,10 +43,9 @@ async def fetch_url(url: str, max_chars: int = 20000) -> str:
 
 async def allowed_hosts() -> set[str]:
     """Host names (or IP literals) that skip the address check."""
-    if ALLOWED_HOSTS_PROVIDER is not None:
-        return set(await ALLOWED_HOSTS_PROVIDER())
-    hosts = os.environ.get("AGENTWEB_FETCH_ALLOWED_HOSTS", "").split(",")
-    return {host.strip().lower() for host in hosts if host.strip()}
+    if ALLOWED_HOSTS_PROVIDER is None:
+        return set()
+    return set(await ALLOWED_HOSTS_PROVIDER())
 
 
 def describe(fetched: Fetched, max_chars: int) -> str:

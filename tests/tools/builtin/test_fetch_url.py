@@ -16,13 +16,15 @@ PAGE = b"""<!doctype html><html><head><title>Menu</title><style>body{color:red}<
 
 @pytest.fixture(autouse=True)
 def no_allow_list(monkeypatch):
-    monkeypatch.delenv("AGENTWEB_FETCH_ALLOWED_HOSTS", raising=False)
     monkeypatch.setattr(fetch_module, "ALLOWED_HOSTS_PROVIDER", None)
 
 
 @pytest.fixture
 def allow_local(monkeypatch):
-    monkeypatch.setenv("AGENTWEB_FETCH_ALLOWED_HOSTS", "127.0.0.1")
+    async def local():  # as the web app's provider gives its allow-list (tools/services.py allowed_hosts)
+        return {"127.0.0.1"}
+
+    monkeypatch.setattr(fetch_module, "ALLOWED_HOSTS_PROVIDER", local)
 
 
 async def fetch(url, **args):

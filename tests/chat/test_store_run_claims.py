@@ -1,4 +1,4 @@
-"""Which process runs a thread's run, with several processes (chat/store/owners.py). The thread's event numbers are
+"""Which process runs a thread's run, with several processes (chat/store/run_claims.py). The thread's event numbers are
 the log's (tests/chat/live/test_log.py)."""
 
 import uuid
@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from chat import store
 from chat.models import Message, Run
-from chat.store import owners
+from chat.store import run_claims
 
 pytestmark = pytest.mark.django_db
 
@@ -22,61 +22,61 @@ def turn():
 
 
 def test_a_process_takes_a_run_no_one_has_taken(turn):
-    assert owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    assert run_claims.take(run_id=turn.run.pk, owner="specific.a!1")
     assert Run.objects.get(pk=turn.run.pk).owner == "specific.a!1"
 
 
 def test_a_second_process_cannot_take_the_same_run(turn):
-    owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    run_claims.take(run_id=turn.run.pk, owner="specific.a!1")
 
-    assert not owners.take(run_id=turn.run.pk, owner="specific.b!2")
+    assert not run_claims.take(run_id=turn.run.pk, owner="specific.b!2")
     assert Run.objects.get(pk=turn.run.pk).owner == "specific.a!1"
 
 
 def test_a_live_run_names_its_process(turn):
-    owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    run_claims.take(run_id=turn.run.pk, owner="specific.a!1")
 
-    live = owners.live_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
+    live = run_claims.live_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
 
-    assert live == owners.LiveRun(turn.run.pk, "specific.a!1")
+    assert live == run_claims.LiveRun(turn.run.pk, "specific.a!1")
 
 
 def test_a_run_whose_process_went_silent_becomes_interrupted_when_looked_at(turn):
-    owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    run_claims.take(run_id=turn.run.pk, owner="specific.a!1")
     Run.objects.filter(pk=turn.run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
 
-    live = owners.live_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
+    live = run_claims.live_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
 
     assert live is None
     assert Run.objects.get(pk=turn.run.pk).status == Run.Status.INTERRUPTED
 
 
 def test_a_run_no_worker_took_yet_can_be_cancelled_and_then_no_worker_takes_it(turn):
-    assert owners.cancel_untaken(run_id=turn.run.pk)
+    assert run_claims.cancel_untaken(run_id=turn.run.pk)
 
     assert Run.objects.get(pk=turn.run.pk).status == Run.Status.CANCELLED
-    assert not owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    assert not run_claims.take(run_id=turn.run.pk, owner="specific.a!1")
 
 
 def test_a_taken_run_is_not_cancelled_as_untaken(turn):
-    owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    run_claims.take(run_id=turn.run.pk, owner="specific.a!1")
 
-    assert not owners.cancel_untaken(run_id=turn.run.pk)
+    assert not run_claims.cancel_untaken(run_id=turn.run.pk)
     assert Run.objects.get(pk=turn.run.pk).status == Run.Status.RUNNING
 
 
 def test_resuming_a_waiting_run_leaves_it_for_any_process_to_take(turn):
-    owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    run_claims.take(run_id=turn.run.pk, owner="specific.a!1")
     Run.objects.filter(pk=turn.run.pk).update(status=Run.Status.WAITING)
 
     assert store.claim_waiting_run(run_id=turn.run.pk)
-    assert owners.take(run_id=turn.run.pk, owner="specific.b!2")
+    assert run_claims.take(run_id=turn.run.pk, owner="specific.b!2")
 
 
 def dead(turn) -> int:
     """The turn's run, taken by a process that then died (no heartbeat for five minutes), with an answer streaming
     whose text it last wrote as "Hello"."""
-    owners.take(run_id=turn.run.pk, owner="specific.a!1")
+    run_claims.take(run_id=turn.run.pk, owner="specific.a!1")
     Run.objects.filter(pk=turn.run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
     message = store.create_assistant_message(thread_id=turn.thread.pk, run_id=turn.run.pk)
     Message.objects.filter(pk=message).update(content="Hello")
@@ -86,16 +86,16 @@ def dead(turn) -> int:
 def test_a_dead_run_is_found_dead_without_being_changed(turn):
     dead(turn)
 
-    found = owners.running_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
+    found = run_claims.running_run(thread_id=turn.thread.pk, stale_before=timezone.now() - timedelta(seconds=45))
 
-    assert found == owners.LiveRun(turn.run.pk, "specific.a!1", alive=False)
+    assert found == run_claims.LiveRun(turn.run.pk, "specific.a!1", alive=False)
     assert Run.objects.get(pk=turn.run.pk).status == Run.Status.RUNNING
 
 
 def test_a_dead_runs_answer_keeps_the_text_its_tabs_were_shown(turn):
     message = dead(turn)
 
-    closed = owners.interrupt_dead_run(
+    closed = run_claims.interrupt_dead_run(
         run_id=turn.run.pk,
         stale_before=timezone.now() - timedelta(seconds=45),
         texts={message: "Hello, world, as far as it streamed"},
@@ -110,7 +110,7 @@ def test_a_dead_runs_answer_keeps_the_text_its_tabs_were_shown(turn):
 def test_a_streamed_text_that_does_not_go_on_from_the_stored_one_is_not_taken(turn):
     message = dead(turn)
 
-    owners.interrupt_dead_run(
+    run_claims.interrupt_dead_run(
         run_id=turn.run.pk, stale_before=timezone.now() - timedelta(seconds=45), texts={message: "Goodbye"}
     )
 
@@ -120,9 +120,9 @@ def test_a_streamed_text_that_does_not_go_on_from_the_stored_one_is_not_taken(tu
 def test_a_dead_run_another_process_interrupted_first_is_left_as_it_is(turn):
     message = dead(turn)
     stale_before = timezone.now() - timedelta(seconds=45)
-    owners.interrupt_dead_run(run_id=turn.run.pk, stale_before=stale_before, texts={})
+    run_claims.interrupt_dead_run(run_id=turn.run.pk, stale_before=stale_before, texts={})
 
-    again = owners.interrupt_dead_run(run_id=turn.run.pk, stale_before=stale_before, texts={message: "Hello again"})
+    again = run_claims.interrupt_dead_run(run_id=turn.run.pk, stale_before=stale_before, texts={message: "Hello again"})
 
     assert again is None
     assert Message.objects.get(pk=message).content == "Hello"

@@ -1,4 +1,5 @@
-"""Which process runs a thread's run, when several processes share the load.
+"""Which process has claimed a thread's run (`Run.owner`, a process's channel address — not `Thread.owner`, the
+person), when several processes share the load.
 
 Synchronous database operations, called through database_sync_to_async. Only the multi-process paths of
 chat/runs/ use them; with one process, that process owns every run.
