@@ -15,6 +15,7 @@ __all__ = [
     "KeyValueStore",
     "MemoryStore",
     "MessageSearch",
+    "PauseTimeout",
     "ReportProgress",
     "ToolContext",
     "ToolUser",
@@ -60,6 +61,10 @@ ReportProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 # the person's answer. Waiting for it does not count against the tool's timeout. Raises ValueError for a schema
 # the runtime cannot show as a form.
 Elicit = Callable[[str, dict], Awaitable[ElicitationAnswer]]
+# Stops the call's timeout clock until the function it returns is called (once): for a wait on a person that does
+# not go through `elicit` (an MCP server's question while this call is in flight on it: the 2025 protocol does not
+# say which call a question belongs to). Called on the call's event loop.
+PauseTimeout = Callable[[], Callable[[], None]]
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,8 @@ class ToolContext:
     # None when the runtime offers none (a script, the admin's try-it console).
     report_progress: ReportProgress | None = None
     elicit: Elicit | None = None
+    # Given by the executor to every call (None outside it).
+    pause_timeout: PauseTimeout | None = None
     # The attachments of the message the run answers (attachments/services.py ToolAttachment: name, content_type,
     # size, text, read()); empty when it has none.
     attachments: tuple = ()

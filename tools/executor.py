@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -79,8 +80,9 @@ async def _run(registry: ToolRegistry, name: str, args: Any, context: ToolContex
         available = ", ".join(registry.names()) or "none"
         raise ToolFailure(f"Unknown tool {name!r}. Available tools: {available}.")
     deadline = asyncio.timeout(tool.timeout)
-    if context.elicit is not None:
-        context = replace(context, elicit=_DeadlinePause(deadline).around(context.elicit))
+    pause = _DeadlinePause(deadline)
+    elicit = pause.around(context.elicit) if context.elicit is not None else None
+    context = replace(context, elicit=elicit, pause_timeout=pause.hold)
     kwargs = _arguments(tool, args) | _injected(tool, context)
     try:
         async with deadline:
@@ -101,7 +103,8 @@ async def _run(registry: ToolRegistry, name: str, args: Any, context: ToolContex
 
 class _DeadlinePause:
     """The time a call waits for a person (ToolContext.elicit) does not count against its timeout: the deadline is
-    put off while any of its requests for input is open, and moved later by as long as they were open.
+    put off while any of its requests for input is open (or any hold of ToolContext.pause_timeout), and moved later
+    by as long as they were open.
 
     The request may be made from another task than the call's (an MCP client's session task): rescheduling a
     deadline only needs the same event loop."""
@@ -120,6 +123,19 @@ class _DeadlinePause:
                 self._resume()
 
         return paused_elicit
+
+    def hold(self) -> Callable[[], None]:
+        """ToolContext.pause_timeout: the deadline is put off until the returned function is called (once)."""
+        self._pause()
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._resume()
+
+        return release
 
     def _pause(self) -> None:
         self.open += 1

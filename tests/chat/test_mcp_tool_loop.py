@@ -142,6 +142,98 @@ async def test_waiting_for_the_answer_does_not_count_against_the_servers_timeout
     assert (completed["status"], completed["content"]) == ("success", "hello Bob")
 
 
+async def test_two_calls_that_ask_at_once_get_a_form_each_and_waiting_counts_against_neither(
+    connect, owner, model_server, record
+):
+    # The model calls the asking tool twice in one step: both calls are in flight on the server at once, and the
+    # protocol does not say which call a question belongs to. Before, both forms went to the first card, and the
+    # second call timed out while its question was open. A 1 s timeout, answered after 3 s.
+    await mcp_server(record, require_approval=False, timeout=30)
+    row = await McpServer.objects.aget(name="srv")
+    row.timeout = 1
+    await row.asave()
+    model_server.enqueue(calls(("c1", "srv__ask_name", {}), ("c2", "srv__ask_name", {})), answer("Hello both."))
+    client = await connect(owner)
+    await client.ask("greet us")
+    first = (await client.until("tool_call.input_requested"))[-1]
+    second = (await client.until("tool_call.input_requested", "tool_call.completed"))[-1]
+    assert second["type"] == "tool_call.input_requested" and second["tool_call"] != first["tool_call"]
+    await asyncio.sleep(3)
+    for asked, name in ((first, "Ada"), (second, "Bob")):
+        await client.send(
+            type="tool_call.input", thread=asked["thread"], tool_call=asked["tool_call"], request=asked["request"],
+            action="accept", content={"name": name},
+        )  # fmt: skip
+    events = await client.run_to_end()
+    completed = [e for e in events if e["type"] == "tool_call.completed"]
+    results = sorted((e["status"], e["content"]) for e in completed)
+    assert results == [("success", "hello Ada"), ("success", "hello Bob")]
+    assert events[-1]["type"] == "run.completed"
+
+
+async def test_a_question_shown_on_another_calls_card_moves_when_that_call_ends_and_waiting_counts_against_neither(
+    connect, owner, model_server, record
+):
+    # A slow call of the server is in flight when another call's tool asks. The protocol does not say which call
+    # the question belongs to: the form is on the older card first (docs/mcp.md), moves to the other card when the
+    # slow call has its result, and neither call's timeout counts while it is open (1 s here, answered after 3 s).
+    # Before, the call that asked timed out after the server's timeout while the form was open on the other card.
+    await mcp_server(record, require_approval=False, timeout=30)
+    row = await McpServer.objects.aget(name="srv")
+    row.timeout = 1
+    await row.asave()
+    model_server.enqueue(calls(("c1", "srv__slow", {"seconds": 2}), ("c2", "srv__ask_name", {})), answer("Done."))
+    client = await connect(owner)
+    await client.ask("wait, then greet me")
+    events = await client.until("tool_call.input_requested")
+    cards = [e["tool_call"] for e in events if e["type"] == "tool_call.running"]
+    assert events[-1]["tool_call"] == cards[0]
+    events = await client.until("tool_call.completed")
+    assert (events[-1]["tool_call"], events[-1]["content"]) == (cards[0], "done waiting")
+    closed = [e for e in events if e["type"] == "tool_call.input_answered"]
+    assert [(e["tool_call"], e["action"]) for e in closed] == [(cards[0], "cancel")]
+    asked = [e for e in events if e["type"] == "tool_call.input_requested"]  # it may move before the card completes
+    moved = (asked or await client.until("tool_call.input_requested"))[-1]
+    assert moved["tool_call"] == cards[1] and moved["message"] == "What is your name?"
+    await asyncio.sleep(1.5)
+    await client.send(
+        type="tool_call.input", thread=moved["thread"], tool_call=moved["tool_call"], request=moved["request"],
+        action="accept", content={"name": "Ada"},
+    )  # fmt: skip
+    events = await client.run_to_end()
+    completed = next(e for e in events if e["type"] == "tool_call.completed")
+    assert (completed["tool_call"], completed["status"], completed["content"]) == (cards[1], "success", "hello Ada")
+
+
+async def test_stop_while_a_question_is_open_keeps_the_server_connected_and_the_next_call_asks(
+    connect, owner, model_server, record, connections
+):
+    # Before, the question withdrawn by Stop ended the SDK's handler with a cancellation that took the whole
+    # session down: the connection was lost, and the next calls failed without asking anything.
+    await mcp_server(record, require_approval=False)
+    connected_since = connections.state("srv").since
+    model_server.enqueue(calls(("c1", "srv__ask_name", {})), calls(("c2", "srv__ask_name", {})), answer("Hello."))
+    client = await connect(owner)
+    await client.ask("greet me")
+    asked = (await client.until("tool_call.input_requested"))[-1]
+    await client.send(type="run.cancel", thread=asked["thread"])
+    assert (await client.run_to_end())[-1]["type"] == "run.cancelled"
+    await asyncio.sleep(1)  # the connection's pings (twice a second here) would notice a lost session meanwhile
+
+    await client.ask("once more", thread=asked["thread"])
+    again = (await client.until("tool_call.input_requested", "tool_call.completed"))[-1]
+    assert again["type"] == "tool_call.input_requested" and again["tool_call"] != asked["tool_call"]
+    await client.send(
+        type="tool_call.input", thread=again["thread"], tool_call=again["tool_call"], request=again["request"],
+        action="accept", content={"name": "Ada"},
+    )  # fmt: skip
+    events = await client.run_to_end()
+    completed = next(e for e in events if e["type"] == "tool_call.completed")
+    assert (completed["status"], completed["content"]) == ("success", "hello Ada")
+    state = connections.state("srv")
+    assert (state.status, state.since) == ("connected", connected_since)
+
+
 async def test_an_mcp_servers_progress_is_the_cards_status_line(connect, owner, model_server, record, settings):
     settings.AGENTWEB_PROGRESS_WINDOW = 0.001
     await mcp_server(record, require_approval=False)

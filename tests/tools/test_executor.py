@@ -4,12 +4,14 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import Annotated
 
 import pytest
 
 from tools.base import tool
 from tools.context import ToolContext
 from tools.executor import MAX_CONTENT_CHARS, MAX_STORED_CHARS, execute_tool, to_content, truncate
+from tools.injection import InjectedContext
 from tools.registry import ToolRegistry, default_registry
 
 
@@ -110,6 +112,32 @@ async def test_it_times_out_a_slow_async_tool():
     result = await execute_tool(_registry(sleepy), "sleepy", {})
 
     assert result.content == "Tool 'sleepy' timed out after 0.05 s"
+
+
+async def test_a_tool_that_waits_on_a_person_with_its_clock_paused_is_not_timed_out():
+    # ToolContext.pause_timeout (what an MCP server's question gives every call of the server in flight): the time
+    # between the pause and its release does not count; after it, the rest of the timeout does.
+    @tool(timeout=0.2)
+    async def waits(context: Annotated[ToolContext, InjectedContext]) -> str:
+        """Wait on a person, then take too long."""
+        release = context.pause_timeout()
+        await asyncio.sleep(0.5)
+        release()
+        release()  # a second release changes nothing
+        return "answered"
+
+    @tool(timeout=0.2)
+    async def then_slow(context: Annotated[ToolContext, InjectedContext]) -> str:
+        """Wait on a person, then take too long."""
+        release = context.pause_timeout()
+        await asyncio.sleep(0.1)
+        release()
+        await asyncio.sleep(10)
+        return "late"
+
+    registry = _registry(waits, then_slow)
+    assert (await execute_tool(registry, "waits", {})).content == "answered"
+    assert (await execute_tool(registry, "then_slow", {})).content == "Tool 'then_slow' timed out after 0.2 s"
 
 
 async def test_it_reports_a_timeout_error_raised_by_the_tool_as_an_ordinary_error():

@@ -100,6 +100,7 @@ class ServerState:
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 ElicitFn = Callable[[str, dict], Awaitable[Any]]  # returns an ElicitationAnswer
+HoldFn = Callable[[], Callable[[], None]]  # stops the caller's timeout clock; returns what starts it again
 
 
 @dataclass(eq=False)
@@ -109,8 +110,10 @@ class _Call:
     future: asyncio.Future
     on_progress: ProgressFn | None = None
     on_elicit: ElicitFn | None = None
+    on_hold: HoldFn | None = None
     scope: anyio.CancelScope | None = None
     cancelled: bool = False
+    asking: int = 0  # the server's questions shown on this call's card now
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -163,12 +166,20 @@ class ServerConnection:
     # --- calls ------------------------------------------------------------------------
 
     async def call(
-        self, tool: str, args: dict[str, Any], *, on_progress: ProgressFn | None, on_elicit: ElicitFn | None
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        on_progress: ProgressFn | None,
+        on_elicit: ElicitFn | None,
+        on_hold: HoldFn | None = None,
     ) -> types.CallToolResult:
-        """Run one tools/call through the owner task. Raises McpUnavailable, McpCallFailed, or CancelledError."""
+        """Run one tools/call through the owner task. Raises McpUnavailable, McpCallFailed, or CancelledError.
+
+        ``on_hold`` stops the caller's timeout clock while a question of the server is open (see _elicit)."""
         if self.state.status != "connected":
             raise McpUnavailable(self.unavailable_message())
-        call = _Call(tool, args, asyncio.get_running_loop().create_future(), on_progress, on_elicit)
+        call = _Call(tool, args, asyncio.get_running_loop().create_future(), on_progress, on_elicit, on_hold)
         self._requests.put_nowait(call)
         try:
             return await call.future
@@ -327,20 +338,57 @@ class ServerConnection:
     async def _elicit(self, context: Any, params: Any) -> types.ElicitResult | types.ErrorData:
         """The server asks the person for input: the call it belongs to shows the form (declined when it cannot).
 
-        The 2025 protocol does not say which request an elicitation belongs to: it goes to the oldest call in
-        flight on this server that can ask.
+        The 2025 protocol does not say which request an elicitation belongs to: one of the calls in flight when it
+        came. The form goes to the oldest of them that can ask and shows no other question of this server (else the
+        oldest that can ask): two calls that each ask get a form each. A call that gets its result while its card
+        shows the question was not the one asking: the form moves to the next of them. And none of their timeouts
+        counts while the question is open (before, the form was on one card and the call that asked timed out).
         """
         if not isinstance(params, types.ElicitRequestFormParams):
             return types.ElicitResult(action="decline")
-        call = next((c for c in self._in_flight if c.on_elicit is not None), None)
-        if call is None:
-            return types.ElicitResult(action="decline")
+        owners = [c for c in self._in_flight if c.on_elicit is not None]
+        releases = [c.on_hold() for c in self._in_flight if c.on_hold is not None]
+        asked = False
+        try:
+            while owners := [c for c in owners if c in self._in_flight]:
+                call = next((c for c in owners if not c.asking), owners[0])
+                answer, asked = await self._ask(call, params), True
+                if answer is None and _answered(call):
+                    owners.remove(call)
+                    continue  # the question was on the card of a call that has its result: shown on the next one
+                if answer is None:
+                    return types.ElicitResult(action="cancel")
+                if isinstance(answer, types.ErrorData):
+                    return answer
+                content = answer.content if answer.action == "accept" else None
+                return types.ElicitResult(action=answer.action, content=content)
+            # No call left to ask through: declined, or cancelled once it was shown (the calls ended meanwhile).
+            return types.ElicitResult(action="cancel" if asked else "decline")
+        finally:
+            for release in releases:
+                release()
+
+    async def _ask(self, call: _Call, params: types.ElicitRequestFormParams) -> Any:
+        """The person's answer through ``call``'s card; None when the call ended meanwhile, ErrorData when the
+        schema cannot be shown as a form."""
+        assert call.on_elicit is not None
+        call.asking += 1
         try:
             answer = await call.on_elicit(params.message, params.requested_schema)
         except ValueError as exc:  # a schema the app cannot show as a form
             return types.ErrorData(code=types.INVALID_PARAMS, message=f"The client cannot ask for this: {exc}")
-        content = answer.content if answer.action == "accept" else None
-        return types.ElicitResult(action=answer.action, content=content)
+        except asyncio.CancelledError:
+            if _being_cancelled():  # the SDK's own scope (the server withdrew its question, the session closes)
+                raise
+            # The question was withdrawn because its call ended (a result, its deadline, Stop). Let out, a
+            # CancelledError that no scope of the SDK's caught would cancel the session's whole task group: the
+            # connection was lost, and the next calls failed without asking anything.
+            return None
+        finally:
+            call.asking -= 1
+        if answer.action == "cancel" and _answered(call):
+            return None  # closed because its call ended with a result (the run's side closes it too)
+        return answer
 
     def _trim_stderr(self) -> None:
         """A server that logs to its standard error for days must not fill the disk: only its end is kept."""
@@ -384,6 +432,17 @@ class ServerConnection:
             call.fail(McpCallFailed(message))
         while not self._requests.empty():
             self._requests.get_nowait().fail(McpUnavailable(message))
+
+
+def _answered(call: _Call) -> bool:
+    """Whether the server has answered ``call`` (with its result or an error), not the caller given up on it."""
+    return call.future.done() and not call.cancelled
+
+
+def _being_cancelled() -> bool:
+    """Whether this task itself was cancelled (an anyio scope, a task.cancel()), not just an awaited future."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def unavailable_message(name: str, state: ServerState | None) -> str:

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any
 
@@ -160,6 +161,7 @@ class McpManager:
             args,
             on_progress=bridge.progress if bridge.context and bridge.context.report_progress else None,
             on_elicit=bridge.elicit if bridge.context and bridge.context.elicit else None,
+            on_hold=bridge.hold if bridge.context and bridge.context.pause_timeout else None,
         )
 
     async def _stop_all(self) -> None:
@@ -188,6 +190,19 @@ class _Bridge:
             return await asyncio.wrap_future(handle)
         finally:
             self.questions.discard(handle)
+
+    def hold(self) -> Callable[[], None]:
+        """Stop the call's timeout clock (on the caller's loop) until the returned function is called."""
+        assert self.context is not None and self.context.pause_timeout is not None
+        pause, releases = self.context.pause_timeout, []
+
+        def on_caller_loop(action: Callable[[], None]) -> None:
+            with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nothing is left to time out
+                self.loop.call_soon_threadsafe(action)
+
+        # In order on the caller's loop: the release always runs after the pause it ends.
+        on_caller_loop(lambda: releases.append(pause()))
+        return lambda: on_caller_loop(lambda: releases and releases.pop()())
 
     def close(self) -> None:
         """The call is over: a question still waiting for the person is withdrawn."""

@@ -93,6 +93,33 @@ async def test_a_declined_elicitation_reaches_the_server(manager, server_config,
     assert result.text == f"no name ({answer.action})"
 
 
+async def test_a_call_given_up_while_its_question_is_open_leaves_the_connection_up(manager, record):
+    # The caller gives up (Stop, a deadline) while the person has not answered: the server's question is withdrawn
+    # and its call cancelled, and the same connection serves the next call, which asks again. Before, the
+    # withdrawn question took the client's session down: the next call failed ("closed the connection").
+    manager.configure([stdio_config("srv", record)])
+    before = await connected(manager)
+    asked = asyncio.Event()
+
+    async def never_answered(message, schema):
+        asked.set()
+        await asyncio.sleep(3600)
+
+    call = asyncio.create_task(manager.call("srv", "ask_name", {}, ToolContext(elicit=never_answered)))
+    await asyncio.wait_for(asked.wait(), 20)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+
+    async def answered(message, schema):
+        return ElicitationAnswer("accept", {"name": "Bob"})
+
+    result = await manager.call("srv", "ask_name", {}, ToolContext(elicit=answered))
+    assert result.text == "hello Bob"
+    await asyncio.sleep(1)  # two pings (the fixture's interval is 0.5 s) would have found a lost session
+    assert (manager.state("srv").status, manager.state("srv").since) == ("connected", before.since)
+
+
 async def test_an_elicitation_is_declined_when_the_context_cannot_ask(manager, server_config):
     manager.configure([server_config])
     await connected(manager)
