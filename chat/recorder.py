@@ -31,6 +31,7 @@ from .agent import StepResult
 from .flush import forget_text, keep_text
 from .live import events
 from .live.coalesce import DeltaCoalescer, Take
+from .live.views import SnapshotView, ToolCallExtras, ToolCallView
 from .models import ToolCall
 from .text import storable, storable_value
 from .usage import Meter
@@ -45,12 +46,12 @@ class LiveView:
     seq: int
     message_id: int | None
     text: str | None  # the streaming message's text, None when no message streams
-    calls: dict[str, dict[str, Any]]  # the step's calls as a snapshot shows them, by id
+    calls: dict[str, ToolCallView]  # the step's calls as a snapshot shows them, by id
     # The streaming message's reasoning sent so far (the database has it only when the message ends): a tab that
     # subscribes mid-stream (a new chat's first snapshot) would otherwise show the thinking without its beginning.
     reasoning: str = ""
 
-    def lay_over(self, snapshot: dict[str, Any]) -> None:
+    def lay_over(self, snapshot: SnapshotView) -> None:
         """Lay this over a snapshot read from the database after it was taken: the database may be behind (the
         text is written when the message ends) or ahead (written since); either way the snapshot becomes the
         state as of `seq`, and the events after it, which follow, bring what the database was ahead by."""
@@ -128,7 +129,7 @@ class RunRecorder:
         self._answers: list[store.Answer] = []
         # What a running call's tool told beyond its status (chat/runs/interaction.py): its last progress and its
         # open request for input, by call id, as of the last event the run published; the live view carries it.
-        self.call_extras: dict[str, dict[str, Any]] = {}
+        self.call_extras: dict[str, ToolCallExtras] = {}
 
     # --- AgentSink -------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from agentweb.locks import lock_person
 
+from .live.views import UsageView
 from .models import Run, TokenBudget, Usage
 
 MILLION = Decimal(1_000_000)
@@ -48,11 +49,11 @@ def cost_of(input_tokens: int, output_tokens: int, price_input: Decimal | None, 
     return cost.quantize(CENT_FRACTIONS)
 
 
-def empty_totals() -> dict[str, Any]:
+def empty_totals() -> UsageView:
     return {"input_tokens": 0, "output_tokens": 0, "estimated": False, "cost": None}
 
 
-def add(totals: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+def add(totals: UsageView, usage: UsageView) -> UsageView:
     """`totals` with one call's usage added (costs are decimal strings; a call without one adds nothing to it)."""
     cost = totals.get("cost")
     if usage.get("cost") is not None:
@@ -77,14 +78,14 @@ class Meter:
     agent: str = ""
     price_input: Decimal | None = None
     price_output: Decimal | None = None
-    totals: dict[str, Any] = field(default_factory=empty_totals)
+    totals: UsageView = field(default_factory=empty_totals)
     rows: list[Usage] = field(default_factory=list)
 
-    def record(self, usage: dict[str, Any]) -> dict[str, Any]:
+    def record(self, usage: dict[str, Any]) -> UsageView:
         """One call's usage ({input_tokens, output_tokens, estimated}) as the answer shows it: with its cost (a
         decimal string) when the model is priced. Held for the run's next write (take_rows)."""
         cost = cost_of(usage["input_tokens"], usage["output_tokens"], self.price_input, self.price_output)
-        shown = {**usage, "cost": None if cost is None else str(cost)}
+        shown: UsageView = {**usage, "cost": None if cost is None else str(cost)}
         self.totals = add(self.totals, shown)
         self.rows.append(
             Usage(

@@ -30,6 +30,7 @@ from ..agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from ..broadcast import tell_user
 from ..flush import forget_text
 from ..live import events
+from ..live.views import SentMessageView
 from ..models import Message, Run, Thread, ToolCall
 from ..recorder import RunRecorder
 from ..store import run_claims
@@ -197,7 +198,7 @@ async def announce_run(
     *,
     created: bool,
     resumed: bool,
-    user_message: dict[str, Any] | None,
+    user_message: SentMessageView | None,
 ) -> None:
     """A run's start as its thread's tabs learn it: thread.created (a new thread; the person's lists are told too),
     then run.started. `emit` publishes one event to the thread's log."""
@@ -221,7 +222,7 @@ async def execute_run(
     *,
     announce: bool,
     announced: bool = False,
-    user_message: dict[str, Any] | None = None,
+    user_message: SentMessageView | None = None,
     answer_message: int | None = None,
     resume: list[ToolCall] | None,
     setup: RunSetup | None = None,

@@ -32,6 +32,7 @@ from tools.context import ElicitationAnswer, ToolContext
 from tools.elicitation import check_requested_schema, content_problems
 
 from ..live import events
+from ..live.views import InputRequestView, ProgressView
 from ..models import Thread, ToolCall
 from ..recorder import RunRecorder
 from ..text import storable, storable_value
@@ -67,7 +68,7 @@ class InputRequest:
     schema: dict[str, Any]
     answer: asyncio.Future
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> InputRequestView:
         """As a snapshot's tool call carries it (`input_request`)."""
         return {"request": self.id, "message": self.message, "schema": self.schema}
 
@@ -186,14 +187,14 @@ class RunInteraction:
     async def report_progress(
         self, tool_call: str, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        value = {
+        value: ProgressView = {
             "progress": _number("progress", progress),
             "total": None if total is None else _number("total", total),
             "message": None if message is None else storable(str(message))[:MAX_PROGRESS_MESSAGE_CHARS],
         }
         await self.progress.push(tool_call, value)
 
-    async def _send_progress(self, tool_call: str, value: dict[str, Any]) -> None:
+    async def _send_progress(self, tool_call: str, value: ProgressView) -> None:
         if not self._running(tool_call):
             return  # it ended meanwhile: its card shows the result, not a late progress
         await self.recorder.emit(events.tool_call_progress(tool_call, **value))

@@ -5,11 +5,11 @@ current message is rebuilt from the log's tail."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from channels.db import database_sync_to_async
 
 from .. import live, store
+from ..live.views import SnapshotView
 from ..models import Message, Thread
 from .recovery import ensure_recovered, live_run, single_process
 from .registry import ACTIVE_RUNS, ActiveRun
@@ -71,12 +71,12 @@ async def _rebuilt_snapshot_texts(thread: Thread) -> list[str]:
     return rebuild(snapshot, tail)
 
 
-def _snapshot(thread: Thread, seq: int) -> dict[str, Any]:
+def _snapshot(thread: Thread, seq: int) -> SnapshotView:
     """The thread's snapshot as of `seq`, with what a browser may see of its model: one trip to the database."""
     return store.build_snapshot(thread=thread, seq=seq, model=store.thread_model_info(thread))
 
 
-def rebuild(snapshot: dict[str, Any], tail: list[str]) -> list[str]:
+def rebuild(snapshot: SnapshotView, tail: list[str]) -> list[str]:
     """A snapshot read from the database after `tail` (the log's events from the latest `message.started` on) was
     read, made into the state just before that event, followed by the tail: what a tab that watched from the start
     shows, once it has applied them.

@@ -18,6 +18,7 @@ from providers.secrets import without_url_credentials
 from providers.types import ChatMessage, ImagePart, ToolCallRequest
 
 from ..live.events import INTERRUPTED_RESULT, thread_snapshot
+from ..live.views import DecisionView, MessageView, ModelView, RunView, SnapshotView, SummaryView, ToolCallView
 from ..models import Message, Run, Thread, ToolCall, ToolCallDecision
 
 # --- reading -----------------------------------------------------------------------------
@@ -171,7 +172,7 @@ def stored_call(call_id: str, name: str, args: Any) -> ToolCallRequest:
     return ToolCallRequest(call_id, name, args or {})
 
 
-def tool_call_view(call: ToolCall, *, has_artifact: bool = False, decided: bool = True) -> dict[str, Any]:
+def tool_call_view(call: ToolCall, *, has_artifact: bool = False, decided: bool = True) -> ToolCallView:
     """A call as a snapshot shows it. `decided` False: without who decided what (a call a run holds in memory,
     whose decision, if any, only the database knows: reading it would be a query)."""
     return {
@@ -190,7 +191,7 @@ def tool_call_view(call: ToolCall, *, has_artifact: bool = False, decided: bool 
     }
 
 
-def decision_view(call: ToolCall) -> dict[str, Any] | None:
+def decision_view(call: ToolCall) -> DecisionView | None:
     """Who decided what about a call that waited, for a page loaded after the decision."""
     try:
         decision = call.decision
@@ -204,7 +205,7 @@ def decision_view(call: ToolCall) -> dict[str, Any] | None:
     }
 
 
-def run_view(run: Run | None) -> dict[str, Any] | None:
+def run_view(run: Run | None) -> RunView | None:
     if run is None:
         return None
     return {
@@ -219,7 +220,7 @@ def run_view(run: Run | None) -> dict[str, Any] | None:
     }
 
 
-def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[str, Any]:
+def build_snapshot(*, thread: Thread, seq: int, model: ModelView) -> SnapshotView:
     messages, summary_before = message_views(thread)
     run = run_view(thread.runs.order_by("-started_at", "-id").first())
     from .turns import thread_agent_info
@@ -227,23 +228,30 @@ def build_snapshot(*, thread: Thread, seq: int, model: dict[str, Any]) -> dict[s
     type_, fields = thread_snapshot(
         thread.title, model, messages, run, thread_agent_info(thread), thread.disabled_tools or []
     )
+    snapshot: SnapshotView = {"type": type_, "thread": str(thread.pk), "seq": seq, **fields}
     if thread.summary:  # only then: a snapshot without one is as it always was
-        fields["summary"] = summary_view(thread.summary, summary_before)
-    return {"type": type_, "thread": str(thread.pk), "seq": seq, **fields}
+        snapshot["summary"] = summary_view(thread.summary, summary_before)
+    return snapshot
 
 
-def message_views(thread: Thread, *, from_order: int | None = None) -> tuple[list[dict[str, Any]], int | None]:
+def message_views(thread: Thread, *, from_order: int | None = None) -> tuple[list[MessageView], int | None]:
     """The shown messages of the thread (from order `from_order` on, when given) as a snapshot shows them, and the id
     of the first of them after the thread's summary (None: none). A message with versions carries `versions`
     (chat/store/versions.py), read only for a thread that has some."""
-    messages, shown = [], []
+    messages: list[MessageView] = []
+    shown: list[Message] = []
     summary_before: int | None = None  # the first message after the thread's summary
     with_artifact = _answers_with_artifact(thread.pk)
     rows = _messages_with_calls(thread.pk).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM])
     if from_order is not None:
         rows = rows.filter(order__gte=from_order)
     for message in rows:
-        view = {"id": message.pk, "role": message.role, "content": message.content, "status": message.status}
+        view: MessageView = {
+            "id": message.pk,
+            "role": message.role,
+            "content": message.content,
+            "status": message.status,
+        }
         if summary_before is None and thread.summary_through is not None and message.order > thread.summary_through:
             summary_before = message.pk
         if message.attachments:
@@ -278,7 +286,7 @@ def first_shown_after(thread_id: uuid.UUID, order: int) -> int | None:
     return after.order_by("order").values_list("pk", flat=True).first()
 
 
-def summary_view(text: str, before: int | None) -> dict[str, Any]:
+def summary_view(text: str, before: int | None) -> SummaryView:
     """The thread's summary as a page shows it: a note before message `before` (None: after the last one)."""
     return {"text": text, "before": before}
 

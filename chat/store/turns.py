@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -18,6 +18,7 @@ from attachments.services import claim as claim_attachments
 from modelconfig.services import config_for
 
 from ..access import NotFound, get_thread_for_user
+from ..live.views import AgentView, AllowView, ModelView, SentMessageView
 from ..models import Message, Run, Thread, ToolCall, ToolCallDecision
 from ..usage import check_budget
 
@@ -38,10 +39,10 @@ class TurnStart:
     run: Run | None  # None when the message had already been sent (a replayed frame)
     created_thread: bool
     # A retry that asks for decisions again (the run waits, no task): (tool call id, the choices offered) per call.
-    awaiting: tuple[tuple[str, dict], ...] = ()
+    awaiting: tuple[tuple[str, AllowView], ...] = ()
     # The user's message that opened the run (message.send) as a snapshot shows it, with its client_msg_id, which
     # run.started carries to the thread's other tabs; None for other runs.
-    user_message: dict[str, Any] | None = None
+    user_message: SentMessageView | None = None
     # The message went to an archived chat, which it took out of the archive (the person's lists are told).
     unarchived: bool = False
     # The run's first answer when it was inserted with the run (a regenerate's new version: chat/store/versions.py).
@@ -176,13 +177,18 @@ def _open_turn(
     )
 
 
-def sent_view(message: Message) -> dict[str, Any]:
+def sent_view(message: Message) -> SentMessageView:
     """A sent message as a snapshot shows it (chat/store/snapshot.py message_views), and the client_msg_id it was
     sent with: the tab that sent it matches its own bubble by it, the thread's other tabs show it."""
-    view = {"id": message.pk, "role": message.role, "content": message.content, "status": message.status}
+    view: SentMessageView = {
+        "id": message.pk,
+        "role": message.role,
+        "content": message.content,
+        "status": message.status,
+        "client_msg_id": str(message.client_msg_id) if message.client_msg_id else None,
+    }
     if message.attachments:
         view["attachments"] = message.attachments
-    view["client_msg_id"] = str(message.client_msg_id) if message.client_msg_id else None
     return view
 
 
@@ -202,13 +208,14 @@ def _thread_for_turn(user, thread_id: object, client_msg_id: uuid.UUID) -> Threa
     return thread
 
 
-def thread_model_info(thread: Thread | None, *, stamp: str | None = None) -> dict[str, Any]:
+def thread_model_info(thread: Thread | None, *, stamp: str | None = None) -> ModelView:
     """What a browser may see of the model the thread uses (the default for no thread): never the key. The thread's
     agent's model unless the person picked one (agents/services.py model_choice). `stamp`: the settings stamp the
     caller read, under which the configuration is kept in this process (modelconfig.services.config_for)."""
+    # modelconfig builds it (public_info, env_info), below chat: named here, where it leaves for the client.
     if thread is None:
-        return config_for(None, stamp=stamp)[1]
-    return config_for(agent_model_choice(thread.model_choice, thread_agent(thread)), stamp=stamp)[1]
+        return cast(ModelView, config_for(None, stamp=stamp)[1])
+    return cast(ModelView, config_for(agent_model_choice(thread.model_choice, thread_agent(thread)), stamp=stamp)[1])
 
 
 def thread_agent(thread: Thread) -> AgentSpec | None:
@@ -218,7 +225,7 @@ def thread_agent(thread: Thread) -> AgentSpec | None:
     return thread.agent_spec
 
 
-def thread_agent_info(thread: Thread) -> dict[str, str] | None:
+def thread_agent_info(thread: Thread) -> AgentView | None:
     """`agent` of thread.created and thread.snapshot: {slug, name}, or null."""
     spec = thread_agent(thread)
     return spec.public_info() if spec is not None else None

@@ -26,6 +26,7 @@ from django.utils import timezone
 from agents.services import step_limit as agent_step_limit
 
 from ..access import NotFound, get_thread_for_user
+from ..live.views import MessageView, SummaryView, VersionsView
 from ..models import Message, Run, Thread, ThreadSummary
 from ..usage import check_budget
 from .turns import RunActive, TurnStart, thread_agent, thread_model_info
@@ -50,8 +51,8 @@ class BranchChange:
     rewound: tuple[int, str, list[int]] | None = None
     # What the view shows from the point on (as a snapshot shows messages) and the thread's summary as a snapshot
     # has it (None: none), read in the change's transaction: the event tells this change, whatever follows it.
-    shown: list[dict[str, Any]] = field(default_factory=list)
-    summary: dict[str, Any] | None = None
+    shown: list[MessageView] = field(default_factory=list)
+    summary: SummaryView | None = None
 
 
 # --- regenerate, edit -----------------------------------------------------------------------
@@ -157,7 +158,7 @@ def switch(*, user, thread_id: object, message_id: object, to: object) -> Branch
 # --- what a page shows of them ------------------------------------------------------------------
 
 
-def versions_of(thread_id: uuid.UUID, shown: Iterable[Message]) -> dict[int, dict[str, Any]]:
+def versions_of(thread_id: uuid.UUID, shown: Iterable[Message]) -> dict[int, VersionsView]:
     """`versions` of each shown message that has more than one: {index (1-based, in the order they were made),
     count, ids}. One statement."""
     rows = (
@@ -169,7 +170,7 @@ def versions_of(thread_id: uuid.UUID, shown: Iterable[Message]) -> dict[int, dic
     siblings: dict[tuple[int | None, str], list[int]] = defaultdict(list)
     for pk, parent_id, role in rows:
         siblings[(parent_id, role)].append(pk)
-    found = {}
+    found: dict[int, VersionsView] = {}
     for message in shown:
         if not message.is_version_point():
             continue
@@ -182,7 +183,7 @@ def versions_of(thread_id: uuid.UUID, shown: Iterable[Message]) -> dict[int, dic
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def _view(thread: Thread, order: int) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+def _view(thread: Thread, order: int) -> tuple[list[MessageView], SummaryView | None]:
     from .snapshot import first_shown_after, message_views, summary_view
 
     shown, _ = message_views(thread, from_order=order)

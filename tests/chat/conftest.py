@@ -13,6 +13,7 @@ from agentweb.socket_session import SocketAuthMiddlewareStack
 from chat.routing import websocket_urlpatterns
 from chat.runs import ACTIVE_RUNS
 from providers.client import close_http_client
+from tests.support.views import check_frame
 
 TERMINAL = {"run.completed", "run.failed", "run.cancelled"}
 
@@ -43,7 +44,8 @@ class Client:
         await self.communicator.send_to(text_data=text)
 
     async def receive(self, timeout: float = 5) -> dict:
-        return json.loads(await self.communicator.receive_from(timeout=timeout))
+        """The next frame, which must fit the shape chat/live/views.py declares for it (docs/protocol.md)."""
+        return check_frame(json.loads(await self.communicator.receive_from(timeout=timeout)))
 
     async def ask(self, content: str, thread: str | None = None, **extra) -> str:
         client_msg_id = extra.pop("client_msg_id", str(uuid.uuid4()))

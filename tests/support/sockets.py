@@ -7,6 +7,8 @@ import json
 
 from websockets.asyncio.client import connect
 
+from tests.support.views import check_frame
+
 
 class ChatSocket:
     def __init__(self, base_url: str, cookie: str):
@@ -28,8 +30,8 @@ class ChatSocket:
         await self.connection.send(json.dumps(frame))
 
     async def until(self, *types: str, timeout: float = 30) -> list[dict]:
-        """The events received until one of `types` (included)."""
+        """The events received until one of `types` (included), each fitting its shape (chat/live/views.py)."""
         events: list[dict] = []
         while not events or events[-1]["type"] not in types:
-            events.append(json.loads(await asyncio.wait_for(self.connection.recv(), timeout)))
+            events.append(check_frame(json.loads(await asyncio.wait_for(self.connection.recv(), timeout))))
         return events
