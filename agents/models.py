@@ -9,8 +9,9 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import Q
+from django.utils.text import slugify
 
 #: An approval override's values: the tool's calls always wait for a person, or never do.
 REQUIRE, SKIP = "require", "skip"
@@ -20,6 +21,8 @@ PLACEHOLDERS = ("{date}", "{user}", "{agent}")
 #: The empty chat's starting prompts an agent may offer: how many, and how long each may be.
 MAX_STARTER_PROMPTS = 4
 STARTER_PROMPT_CHARS = 200
+#: How many slugs a new own agent tries when others of its name are being made at the same moment.
+SLUG_TRIES = 20
 
 
 class Agent(models.Model):
@@ -169,5 +172,38 @@ class Agent(models.Model):
                 Agent.objects.filter(is_default=True).exclude(pk=self.pk).update(is_default=False)
             super().save(*args, **kwargs)
 
+    def save_as_own(self, owner) -> None:
+        """Save this new agent as `owner`'s, under the first slug its name gives that is free among their own agents
+        and the shared ones (`name`, `name-2`, …). Several made at once (two tabs) may find the same one free: the
+        database's constraint refuses all but one, and the others take the next."""
+        self.owner = owner
+        for _ in range(SLUG_TRIES):
+            self.slug = free_slug(self.name, owner)
+            try:
+                with transaction.atomic():
+                    self.save()
+                return
+            except IntegrityError:
+                if not Agent.objects.filter(owner=owner, slug=self.slug).exists():
+                    raise  # not the slug: another rule the row breaks
+        raise IntegrityError(f"no free slug for {self.name!r} after {SLUG_TRIES} tries")
+
     def public_info(self) -> dict[str, str]:
         return {"slug": self.slug, "name": self.name}
+
+
+def visible_to(user):
+    """The agents `user` may pick: the shared ones (made by an admin) and their own."""
+    return Agent.objects.filter(Q(owner__isnull=True) | Q(owner_id=user.pk))
+
+
+def free_slug(name: str, owner) -> str:
+    """A slug for `owner`'s new agent: free among their own agents and the shared ones (which they see anyway), so it
+    never depends on, and never tells, what other people named theirs."""
+    base = (slugify(name) or "agent")[:50]
+    taken = set(visible_to(owner).filter(slug__startswith=base).values_list("slug", flat=True))
+    slug, number = base, 1
+    while slug in taken:
+        number += 1
+        slug = f"{base}-{number}"
+    return slug

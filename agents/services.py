@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from providers.config import ModelConfig
 from tools.registry import ToolRegistry
 from tools.stamped import StampedAnswers
 
-from .models import APPROVAL_VALUES, MAX_STARTER_PROMPTS, REQUIRE, STARTER_PROMPT_CHARS, Agent
+from .models import APPROVAL_VALUES, MAX_STARTER_PROMPTS, REQUIRE, STARTER_PROMPT_CHARS, Agent, visible_to
 
 #: The error result of a call of a tool the thread's agent does not have.
 NOT_AVAILABLE = "Tool {name!r} is not available to this agent."
@@ -88,11 +88,6 @@ def agent_spec(agent_id: int | None, *, stamp: str | None = None) -> AgentSpec |
 def _read(agent_id: int) -> AgentSpec | None:
     agent = Agent.objects.filter(pk=agent_id).first()
     return AgentSpec.of(agent) if agent is not None else None
-
-
-def visible_to(user):
-    """The agents `user` may pick: the shared ones (made by an admin) and their own."""
-    return Agent.objects.filter(Q(owner__isnull=True) | Q(owner_id=user.pk))
 
 
 def own_first(agents):

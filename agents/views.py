@@ -7,14 +7,12 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
-from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from tools.services import toolset_for_user
 
 from .forms import OwnAgentForm
 from .models import Agent
-from .services import visible_to
 
 app_name = "agents"
 
@@ -28,26 +26,12 @@ def _tools(user) -> list[str]:
     return toolset_for_user(user=user).registry.names()
 
 
-def unique_slug(name: str, owner) -> str:
-    """A slug for `owner`'s new agent: free among their own agents and the shared ones (which they see anyway), so it
-    never depends on, and never tells, what other people named theirs."""
-    base = (slugify(name) or "agent")[:50]
-    taken = set(visible_to(owner).filter(slug__startswith=base).values_list("slug", flat=True))
-    slug, number = base, 1
-    while slug in taken:
-        number += 1
-        slug = f"{base}-{number}"
-    return slug
-
-
 @login_required
 def mine(request: HttpRequest) -> HttpResponse:
     _allowed()
     form = OwnAgentForm(request.POST or None, tools=_tools(request.user))
     if request.method == "POST" and form.is_valid():
-        agent = form.save(commit=False)
-        agent.owner, agent.slug = request.user, unique_slug(agent.name, request.user)
-        agent.save()
+        form.save(commit=False).save_as_own(request.user)
         return redirect("agents:mine")
     agents = Agent.objects.filter(owner=request.user).order_by("name")
     return render(request, "agents/mine.html", {"form": form, "agents": agents, "editing": None})

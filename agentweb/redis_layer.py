@@ -163,6 +163,9 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
         # that stopped reading altogether, with the expiry.
         self.process_capacity = process_capacity or self.capacity * 50
         self.reader: asyncio.Task | None = None
+        # Whether the process's reader last found Redis out of reach (until a read succeeds again): a socket's frame
+        # that would write what only Redis can then announce is refused meanwhile, before it writes anything.
+        self.out_of_reach = False
         # Whether Redis has BZMPOP (7.0), until it says it does not.
         self.blocking_pop_many = True
         # Joining and leaving groups, in the event loop that runs them (see group_add).
@@ -369,17 +372,19 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
             try:
                 if failures:  # Redis may have restarted empty, without this process's groups: they come first
                     await self.join_again()
+                    self.out_of_reach = False  # it answered (the read may wait long for a message)
                 batch = await self.next_batch(process_channel)
             except asyncio.CancelledError:
                 raise
             except Exception as error:  # Redis restarting or out of reach: the sockets wait, as they would for news
                 failures += 1
                 gone = isinstance(error, REDIS_GONE)  # its traceback says nothing more
+                self.out_of_reach = gone
                 message = "reading this process's messages from Redis failed (%d in a row): %s"
                 logger.warning(message, failures, error, exc_info=not gone)
                 await asyncio.sleep(backoff(failures))
                 continue
-            failures = 0
+            failures, self.out_of_reach = 0, False
             self.buffer(batch)
 
     async def next_batch(self, channel: str) -> list[Received]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import uuid
 
 from channels.consumer import get_handler_name
@@ -11,6 +13,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from agentweb.dispatch import ReceivesInBatches
+from agentweb.redis_layer import REDIS_GONE
 from agentweb.take_now import SEND_NOW
 
 from . import rewind, runs
@@ -29,6 +32,11 @@ UNAUTHENTICATED = 4401
 PING_FRAME = json.dumps({"type": "ping"}, separators=(",", ":"))
 PONG_TEXT = json.dumps({"type": events.pong()[0], **events.pong()[1]})
 SEND_LIMIT = send_limiter(settings)
+#: Close code of a socket opened while Redis is out of reach (1013, "try again later", is not one a server may send
+#: through Daphne): the page reconnects, as after any other close.
+TRY_AGAIN_LATER = 4503
+REDIS_UNAVAILABLE = "The server cannot reach Redis right now; try again in a moment."
+log = logging.getLogger("agentweb.sockets")
 
 
 class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
@@ -52,7 +60,11 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             await self.close(code=TOO_MANY_SOCKETS)
             return
         self.counted_for = user.pk
-        await self.join(user_group_name(user.pk))
+        try:
+            await self.join(user_group_name(user.pk))
+        except REDIS_GONE as gone:
+            log.warning("a chat socket was closed as it opened: the server cannot reach Redis (%s)", gone)
+            await self.close(code=TRY_AGAIN_LATER)
 
     async def __call__(self, scope, receive, send):
         try:
@@ -74,6 +86,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None):
         if not self.scope["user"].is_authenticated:
             return
+        frame = None
         try:
             frame = parse_frame(text_data, max_bytes=settings.AGENTWEB_MAX_FRAME_BYTES)
             refuse_unstorable_text(frame)
@@ -88,6 +101,11 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
                 raise client_error(refused, frame) from None
         except ClientError as error:
             await self.send_event(events.error(error.code, error.message, frame_ref(text_data)))
+        except REDIS_GONE as gone:
+            # Redis restarting or out of reach (its traceback says nothing more): the tab is told, its socket stays.
+            kind = frame["type"] if frame else "?"
+            log.warning("a %s frame was refused: the server cannot reach Redis (%s)", kind, gone)
+            await self.send_event(events.error("unavailable", REDIS_UNAVAILABLE, frame_ref(text_data)))
 
     async def dispatch(self, message):
         # channels closes stale database connections before every handler: a hop to the one database thread, queued
@@ -179,6 +197,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
     async def send_message(self, frame):
         # The session is checked in the trip to the database thread that opens the turn (runs.begin_turn); a frame
         # refused before it checks it first, as every other frame does.
+        self.refuse_while_redis_is_gone()  # first: the send limit's bucket is in Redis too
         try:
             await self.take_send_token()
             content, client_msg_id = message_fields(frame)
@@ -198,11 +217,12 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             attachments=frame.get("attachments") or None,
             disabled_tools=frame.get("disabled_tools") or None,
         )
-        await self.follow(turn.thread.pk)
-        if turn.run is None:  # a replayed frame: the message is stored already, show where things stand
-            await self.subscribe({"thread": str(turn.thread.pk)})
-            return
-        await runs.launch_run(turn, setup=setup)
+        async with self.launching(turn):
+            await self.follow(turn.thread.pk)
+            if turn.run is None:  # a replayed frame: the message is stored already, show where things stand
+                await self.subscribe({"thread": str(turn.thread.pk)})
+                return
+            await runs.launch_run(turn, setup=setup)
 
     async def set_model(self, frame):
         await runs.set_model(user=self.scope["user"], thread_id=frame["thread"], model=frame["model"])
@@ -261,10 +281,12 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         await self.follow_up(frame, "continue", steps=frame.get("steps"))
 
     async def follow_up(self, frame, kind: str, steps: int | None = None):
+        self.refuse_while_redis_is_gone()
         await self.take_send_token()  # Stop then Retry, over and over, is as many model requests
         turn = await runs.begin_followup(user=self.scope["user"], thread_id=frame["thread"], kind=kind, steps=steps)
-        await self.follow(turn.thread.pk)
-        await runs.launch_run(turn)
+        async with self.launching(turn):
+            await self.follow(turn.thread.pk)
+            await runs.launch_run(turn)
 
     async def regenerate(self, frame):
         await self.change_branch(frame, rewind.begin_regenerate(user=self.scope["user"], thread_id=frame["thread"]))
@@ -295,19 +317,21 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
 
     async def change_branch(self, frame, change, *, starts_run: bool = True):
         """Regenerate, edit and switch: await `change` (a coroutine of chat/rewind.py), then launch its run."""
-        if starts_run:
-            try:
+        try:
+            self.refuse_while_redis_is_gone()
+            if starts_run:
                 await self.take_send_token()
-            except ClientError:
-                change.close()
-                raise
+        except (ClientError, *REDIS_GONE):
+            change.close()
+            raise
         turn = await change
-        await self.follow(turn.thread.pk)
-        if turn.run is None:
-            if starts_run:  # a replayed edit: already done
-                await self.subscribe({"thread": str(turn.thread.pk)})
-            return
-        await runs.launch_run(turn)
+        async with self.launching(turn):
+            await self.follow(turn.thread.pk)
+            if turn.run is None:
+                if starts_run:  # a replayed edit: already done
+                    await self.subscribe({"thread": str(turn.thread.pk)})
+                return
+            await runs.launch_run(turn)
 
     handlers = {
         "ping": ping,
@@ -336,6 +360,22 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         """Every frame that makes a model request takes a token of the person's send limit (chat/ratelimit.py)."""
         if not await SEND_LIMIT.aallow(self.scope["user"].pk):
             raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
+
+    def refuse_while_redis_is_gone(self) -> None:
+        """Before a frame writes what only Redis can then announce and hand on (a message, a run): while this
+        process's reader finds Redis out of reach, nothing is written, and the page keeps the message to send again."""
+        if getattr(self.channel_layer, "out_of_reach", False):
+            raise REDIS_GONE[0]("this process's reader finds Redis out of reach")
+
+    @contextlib.asynccontextmanager
+    async def launching(self, turn):
+        """Following and starting a turn already written: should Redis go out of reach just then, its run fails
+        (and can be retried) rather than stay running, never handed on, until the stale limit."""
+        try:
+            yield
+        except REDIS_GONE:
+            await runs.fail_unlaunched(turn, REDIS_UNAVAILABLE)
+            raise
 
     def session_key(self) -> str | None:
         return getattr(self.scope.get("session"), "session_key", None)

@@ -5,7 +5,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 
-from agents.services import agents_for_picker
+from agents.services import agents_for_picker, sees_prompt
 from agents.services import step_limit as agent_step_limit
 from modelconfig.services import available_models
 from providers.demo import CONNECT_HELP
@@ -85,6 +85,8 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
         # The empty chat's starting prompts, by agent (chat/starters.py); a stored thread has none to show.
         "starters": empty_chat_starters(request.user, agents, stamp=stamp) if thread is None else None,
         "thread_agent": store.thread_agent_info(thread) if thread is not None else None,
+        # Whether the share form offers to show the thread's system prompt: only one the person can read.
+        "shares_prompt": thread is not None and sees_prompt(request.user, thread.agent),
         "user_agents": settings.AGENTWEB_USER_AGENTS,
         **_first_screen(thread),
     }

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from .context import ADVICE, context_filled_message
-from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, ModelServerError, error_text
+from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, ModelServerError, error_text, get_http_client
 from .sse import SSEDecoder
 from .structured import AnswerFormat, with_final_answer
 from .types import (
@@ -45,6 +45,8 @@ USAGE_OPTION_REFUSED: set[str] = set()
 #: them with the final_answer tool from then on (providers/structured.py). In this process only.
 RESPONSE_FORMAT_REFUSED: set[str] = set()
 
+#: Seconds to wait for llama-server's /props, asked only when an answer stopped short of its output limit.
+PROPS_TIMEOUT = 5.0
 #: The error of a call the model was still writing when it hit its output limit: it is never executed.
 OUT_OF_TOKENS = "The model ran out of output tokens while writing this call"
 _FINISH_REASONS = {
@@ -201,9 +203,39 @@ class OpenAIProvider(HTTPProvider):
         for event in assembler.finish():
             if isinstance(event, Usage):
                 counted = event
-            elif isinstance(event, Finish) and event.reason == "length" and self.length_means_full_context:
-                raise self.error(context_filled_message(counted.input_tokens, counted.output_tokens, None))
+            elif isinstance(event, Finish) and event.reason == "length":
+                if self.length_means_full_context:
+                    raise self.error(context_filled_message(counted.input_tokens, counted.output_tokens, None))
+                if await self.stopped_at_the_context(counted):
+                    message = context_filled_message(counted.input_tokens, counted.output_tokens, self.max_tokens)
+                    raise self.error(message)
             yield event
+
+    async def stopped_at_the_context(self, counted: Usage) -> bool:
+        """Whether an answer that stopped for "length" under an output limit it never reached was stopped by the end
+        of the model's context: the server counted the tokens, and its context's size (llama-server's `/props`)
+        is what the conversation and the answer took. A server that does not say its size (or caps answers itself
+        below the limit) leaves it an answer cut at its output limit: nothing is guessed."""
+        prompt, answer = counted.input_tokens, counted.output_tokens
+        if self.max_tokens is None or prompt is None or answer is None or answer >= self.max_tokens:
+            return False
+        size = await self.context_size()
+        return size is not None and prompt + answer >= size
+
+    async def context_size(self) -> int | None:
+        """The context of the server's slot in tokens, from llama-server's `GET /props` (beside /v1, on the same
+        origin and with the same credentials as the answers), or None when the server does not say it."""
+        root = self.base_url.rstrip("/").removesuffix("/v1")
+        client = self._client or get_http_client()
+        headers = {key: value for key, value in self.request_headers().items() if key != "Accept"}
+        try:
+            response = await client.get(f"{root}/props", headers=headers, auth=self._auth, timeout=PROPS_TIMEOUT)
+            props = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+        size = settings.get("n_ctx") if isinstance(settings, dict) else None
+        return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
 
     def _parse_chunk(self, data: str) -> dict[str, Any]:
         try:

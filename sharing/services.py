@@ -134,5 +134,10 @@ def shown_system_prompt(link: ShareLink) -> str | None:
 
 
 def list_links(*, user) -> list[ShareLink]:
-    """All the user's links, newest first, active and revoked."""
-    return list(ShareLink.objects.filter(thread__owner=user).select_related("thread").order_by("-created_at"))
+    """All the user's links, newest first, active and revoked; `shows_prompt` on each says whether its page shows a
+    system prompt now (shown_system_prompt), which an older link's options may not."""
+    links = list(ShareLink.objects.filter(thread__owner=user).select_related("thread__agent").order_by("-created_at"))
+    for link in links:
+        link.thread.owner = user  # they are the user's: sees_prompt then asks the user's permissions once
+        link.shows_prompt = shown_system_prompt(link) is not None
+    return links

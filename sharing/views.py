@@ -31,6 +31,15 @@ def _owned_thread(request: HttpRequest, thread_id):
         raise Http404("No such thread.") from None
 
 
+@login_required
+@require_GET
+def share_options(request: HttpRequest, thread_id) -> JsonResponse:
+    """What the share form may offer for the thread: "Hide the system prompt" only when its author can read the
+    prompt (sharing.services.author_sees_prompt); static/chat/share.js asks as the menu opens."""
+    thread = _owned_thread(request, thread_id)
+    return JsonResponse({"shares_system_prompt": services.author_sees_prompt(thread)})
+
+
 def _owned_link(request: HttpRequest, link_id):
     try:
         return get_link_for_user(request.user, link_id)

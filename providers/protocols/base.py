@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..types import ReasoningDelta, StreamEvent, TextDelta, ToolCallArgsDelta, ToolCallEnd, ToolCallStart
@@ -51,9 +51,14 @@ class StreamParser:
     `reasoning_open`: the stream starts inside reasoning (models whose chat template already wrote
     `<think>` into the prompt, such as DeepSeek-R1 and QwQ, only ever send `</think>`).
     `split_think`: separate `<think>…</think>` as ReasoningDelta (on by default).
+    `copied_blocks`: names of the blocks of the protocol's own prompt (`tool_response`, `tools`, …). A small model
+    copies them into its answer; each is left out of the visible text with its contents, and so is a stray closing
+    tag of one. A tool call the subclass finds at the same place wins (a tool may be named like a block).
     """
 
-    def __init__(self, *, reasoning_open: bool = False, split_think: bool = True) -> None:
+    def __init__(
+        self, *, reasoning_open: bool = False, split_think: bool = True, copied_blocks: Iterable[str] = ()
+    ) -> None:
         self._buf = ""
         self._mode = "think" if reasoning_open and split_think else "text"
         self._split_think = split_think
@@ -64,6 +69,8 @@ class StreamParser:
         self._strip_text = False
         self._shown_tail = ""  # the end of the text shown so far (see _scan_text)
         self._skip_until = ""  # in "skip" mode: the closing tag that ends the block being left out
+        self._copied = {f"<{name}>": f"</{name}>" for name in copied_blocks}
+        self._copied_tags = (*self._copied, *self._copied.values())
         #: How many tool calls were closed (successful or not); a Finish after them means "tool_calls".
         self.calls_ended = 0
 
@@ -196,6 +203,11 @@ class StreamParser:
 
     def _earliest_marker(self, buf: str) -> Marker | None:
         found = self._find_marker(buf, 0)
+        for tag in self._copied_tags:
+            at = buf.find(tag)
+            if at != -1 and (found is None or at < found.start):
+                closer = self._copied.get(tag)
+                found = Marker("skip" if closer else "drop", at, at + len(tag), closer or "")
         if self._split_think:
             for kind, tag in (("think_open", THINK_OPEN), ("think_close", THINK_CLOSE)):
                 at = buf.find(tag)
@@ -204,9 +216,18 @@ class StreamParser:
         return found
 
     def _hold_point(self, buf: str) -> int:
-        window = max(self._hold_window(), len(THINK_CLOSE) if self._split_think else 0)
-        return hold_point(
-            buf, window, lambda tail: self._could_be_marker(tail) or (self._split_think and _could_be_think_tag(tail))
+        window = max(
+            self._hold_window(),
+            len(THINK_CLOSE) if self._split_think else 0,
+            max((len(tag) for tag in self._copied_tags), default=0),
+        )
+        return hold_point(buf, window, self._could_be_tag)
+
+    def _could_be_tag(self, tail: str) -> bool:
+        return (
+            self._could_be_marker(tail)
+            or is_literal_prefix(tail, self._copied_tags)
+            or (self._split_think and _could_be_think_tag(tail))
         )
 
     # --- emitting ------------------------------------------------------------------------------

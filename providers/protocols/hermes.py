@@ -25,18 +25,15 @@ from typing import Any
 from ..types import StreamEvent, ToolCallArgsDelta
 from . import lenient_json
 from .base import THINK_CLOSE, Marker, StreamParser, is_literal_prefix, shorten
+from .prompts import HERMES_PROMPT_BLOCKS
 
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
-#: The other blocks of the protocol's prompt (prompts.hermes_system_prompt, prompts.tool_response): the tool list
-#: and the results it is given. A small model copies them into its answer; they are never shown, contents and all.
-COPIED_BLOCKS = {"<tool_response>": "</tool_response>", "<tools>": "</tools>"}
 ARGS_KEYS = ("arguments", "parameters")
 HOW_TO = 'Write each call as <tool_call>{"name": "<tool name>", "arguments": {…}}</tool_call>.'
 # Outside a JSON string these end the block; the opening tag of the next call is left for it.
 _BLOCK_ENDS = (TOOL_CALL_CLOSE, TOOL_CALL_OPEN, THINK_CLOSE)
 _STRING_STOP = re.compile(r'["\\]')
-_COPIED_TAGS = (*COPIED_BLOCKS, *COPIED_BLOCKS.values())  # a stray closing tag is left out too
 
 
 @dataclass
@@ -78,13 +75,15 @@ class HermesParser(StreamParser):
 
     `leak_mode` is for native tool calling, where the model was not asked for this markup but a
     server without its tool parser lets it through: only blocks that read as a call become one;
-    anything else is given back as the text it was, and stray closing tags are left alone.
+    anything else is given back as the text it was, and stray closing tags are left alone (the model was never shown
+    the prompt's blocks either, so what it writes with their tags is its own).
     """
 
     def __init__(self, *, leak_mode: bool = False, reasoning_open: bool = False, split_think: bool = True) -> None:
-        super().__init__(reasoning_open=reasoning_open, split_think=split_think)
+        copied = () if leak_mode else HERMES_PROMPT_BLOCKS
+        super().__init__(reasoning_open=reasoning_open, split_think=split_think, copied_blocks=copied)
         self._leak = leak_mode
-        self._tags = (TOOL_CALL_OPEN,) if leak_mode else (TOOL_CALL_OPEN, TOOL_CALL_CLOSE, *_COPIED_TAGS)
+        self._tags = (TOOL_CALL_OPEN,) if leak_mode else (TOOL_CALL_OPEN, TOOL_CALL_CLOSE)
         self._block: _Block | None = None
         #: Calls found in blocks (leak mode: the leaked calls).
         self.blocks_found = 0
@@ -96,8 +95,7 @@ class HermesParser(StreamParser):
         for tag in self._tags:
             at = buf.find(tag, start)
             if at != -1 and (found is None or at < found.start):
-                kind = "call" if tag == TOOL_CALL_OPEN else "skip" if tag in COPIED_BLOCKS else "drop"
-                found = Marker(kind, at, at + len(tag), COPIED_BLOCKS.get(tag, ""))
+                found = Marker("call" if tag == TOOL_CALL_OPEN else "drop", at, at + len(tag))
         return found
 
     def _could_be_marker(self, tail: str) -> bool:

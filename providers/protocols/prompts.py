@@ -20,6 +20,10 @@ from ..types import ChatMessage, ToolCallRequest, ToolDefinition
 from .coerce import schema_types
 
 PROTOCOLS = ("hermes", "xml")
+#: The blocks each protocol's prompt shows the model besides its calls: the tool list, the results it is given and
+#: (xml) its rules and example call. A small model copies them into its answer; the parsers never show them.
+HERMES_PROMPT_BLOCKS = ("tool_response", "tools")
+XML_PROMPT_BLOCKS = ("tool_response", "tools", "rules", "example_function_name")
 
 
 def render_messages(protocol: str, messages: list[ChatMessage], tools: list[ToolDefinition]) -> list[ChatMessage]:

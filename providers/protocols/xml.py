@@ -14,6 +14,9 @@ Leniency, each from real model output (shared/vectors): self-closing calls (`<ge
 tags (`< get_location/>`, `</ get_weather>`), a stray extra closing tag, an inner element left unclosed
 when the call closes. A call cut off by the end of the reply, or whose elements cannot be made into
 arguments, ends with an error the model is shown.
+
+The prompt's other blocks (`<tool_response>`, `<tools>`, `<rules>`, the example call), which small models copy into
+their answer, are left out of the visible text with their contents, and so are their stray closing tags.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from ..types import StreamEvent, ToolCallArgsDelta, ToolDefinition
 from .base import Marker, StreamParser, shorten
 from .coerce import ArgumentError, Node, build_arguments, is_text
+from .prompts import XML_PROMPT_BLOCKS
 
 # An element tag inside a call: <name attrs>, <name/>, </name>. A name must follow "<" (spaces allowed,
 # as models write "< get_location/>"), and attributes must be set off by whitespace, so "<Ctrl+C>" is text.
@@ -46,7 +50,9 @@ class XmlParser(StreamParser):
     """Incremental parser for morphXml calls to `tools` (see the module docstring)."""
 
     def __init__(self, tools: list[ToolDefinition], *, reasoning_open: bool = False, split_think: bool = True) -> None:
-        super().__init__(reasoning_open=reasoning_open, split_think=split_think)
+        names = {tool.name for tool in tools}
+        copied = [block for block in XML_PROMPT_BLOCKS if block not in names]  # a tool named "rules" is called
+        super().__init__(reasoning_open=reasoning_open, split_think=split_think, copied_blocks=copied)
         self._tools = {tool.name: tool for tool in tools}
         names = "|".join(re.escape(name) for name in sorted(self._tools, key=len, reverse=True))
         self._opener = re.compile(rf"<[ \t]{{0,{_OPENER_SPACES}}}({names})(?=[\s/>])") if names else None

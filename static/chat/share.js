@@ -56,7 +56,32 @@ class ShareMenu {
     this.threadId = currentThreadId();
     this.empty.hidden = this.threadId !== null;
     this.form.hidden = this.threadId === null || !this.result.hidden;
-    if (this.threadId) this.form.action = urlFor(root.dataset.shareUrl, this.threadId);
+    if (this.threadId) {
+      this.form.action = urlFor(root.dataset.shareUrl, this.threadId);
+      this.askPromptOption(this.threadId);
+    }
+  }
+
+  /** "Hide the system prompt" is offered only for a prompt the person can read (a new chat's agent was picked on
+   * this page, so the page asks): otherwise the form says the prompt is not shared, as the server enforces. */
+  async askPromptOption(threadId) {
+    try {
+      const response = await fetch(urlFor(root.dataset.shareOptionsUrl, threadId), {
+        headers: { Accept: "application/json" },
+        credentials: "same-origin",
+      });
+      const body = response.ok ? await response.json() : null;
+      if (!body || typeof body.shares_system_prompt !== "boolean" || threadId !== this.threadId) return;
+      this.showPromptOption(body.shares_system_prompt);
+    } catch {
+      // Unreachable: the form stays as it was; the server hides a prompt the person cannot read anyway.
+    }
+  }
+
+  showPromptOption(shared) {
+    $("share-prompt-choice").hidden = !shared;
+    $("share-hide-prompt").disabled = !shared;
+    $("share-prompt-not-shared").hidden = shared;
   }
 
   /** Closing the menu forgets the link: it was shown once. */

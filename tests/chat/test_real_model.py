@@ -208,3 +208,18 @@ async def test_an_answer_that_runs_to_the_end_of_the_context_without_an_output_l
     assert error.startswith(f"The answer filled the model's context ({CONTEXT} tokens: "), error
     assert "no output limit is set for this model" in error and "max output tokens" in error
     assert "shorter" not in error
+
+
+async def test_an_output_limit_larger_than_the_room_left_in_the_context_is_said_so(connect, owner, real_model_settings):
+    # An output limit is set, but larger than the whole context: the answer stops at the end of the context, short of
+    # the limit. llama-server's /props says the context's size, so the person is told the limit is too large, not that
+    # the answer was cut at it.
+    real_model_settings.AGENTWEB_LLM = {**real_model_settings.AGENTWEB_LLM, "max_tokens": 2 * CONTEXT}
+    client = await connect(owner)
+    await client.ask("Count from 1 to 5000, one number per line, and do not stop.")
+    events = await run_to_end(client)
+    assert events[-1]["type"] == "run.failed", events[-1]
+    error = events[-1]["error"]
+    print("the error:", error)
+    assert error.startswith(f"The answer filled the model's context ({CONTEXT} tokens: "), error
+    assert f"its output limit ({2 * CONTEXT} tokens) is larger than the room the context had left" in error

@@ -37,9 +37,23 @@ def screenshot(page, name):
 @pytest.fixture(scope="module")
 def app_env(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("share")
-    env = app_environment(tmp_path, AGENTWEB_LLM_API="demo", AGENTWEB_DEMO_DELAY="0")
+    env = app_environment(
+        tmp_path,
+        AGENTWEB_LLM_API="demo",
+        AGENTWEB_DEMO_DELAY="0",
+        AGENTWEB_USER_AGENTS="1",
+        AGENTWEB_SYSTEM_PROMPT="The operator's own instructions.",
+    )
     manage(env, "migrate", "--noinput")
     create_user(env, USER, PASSWORD)
+    manage(
+        env,
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User; from agents.models import Agent; "
+        f"Agent.objects.create(slug='brief', name='Brief', owner=User.objects.get(username={USER!r}), "
+        "system_prompt='Answer in one line.')",
+    )
     return env
 
 
@@ -67,7 +81,9 @@ def share_url(owner_page):
     expect(page.locator(".message.assistant .message-text").last).to_contain_text("23*19 = 437")
     expect(page.locator("#stop")).to_be_hidden()  # the run is over
     page.click("#share-toggle")
-    expect(page.locator("#share-hide-prompt")).to_be_checked()
+    # The global prompt, which only a superuser can read: the form does not offer to show it.
+    expect(page.locator("#share-prompt-not-shared")).to_have_text("The system prompt is not shared.")
+    expect(page.locator("#share-hide-prompt")).to_be_hidden()
     page.click("#share-create")
     url_input = page.locator("#share-url")
     expect(url_input).to_be_visible()
@@ -185,4 +201,27 @@ def test_it_renders_markdown_as_html_and_script_payloads_as_text(browser, markdo
     assert page.locator("script, img, svg, iframe, [onerror], [onload], [href^='javascript']").count() == 0
     wait_until(page, "document.readyState === 'complete'")
     assert page.evaluate("() => window.__pwned") is None
+    context.close()
+
+
+def test_a_new_chat_with_the_owners_own_agent_offers_to_show_its_prompt(app, browser, owner_page, share_url):
+    page = owner_page
+    page.goto(f"{app}/")
+    page.locator('.agent-choice[data-slug="brief"]').click()
+    page.fill("#composer-input", "hello")
+    page.keyboard.press("Enter")
+    expect(page.locator(".message.assistant .message-text").last).not_to_be_empty()
+    expect(page.locator("#stop")).to_be_hidden()
+    page.click("#share-toggle")  # the page was drawn for the empty chat: it asks about the thread it now shows
+    expect(page.locator("#share-hide-prompt")).to_be_visible()
+    expect(page.locator("#share-prompt-not-shared")).to_be_hidden()
+    page.locator("#share-hide-prompt").uncheck()
+    page.click("#share-create")
+    expect(page.locator("#share-url")).to_be_visible()
+    url = page.locator("#share-url").input_value()
+    page.locator("#share-menu summary").click()  # closes the menu
+    context = browser.new_context()
+    visitor = context.new_page()
+    assert visitor.goto(url).status == 200
+    expect(visitor.locator("body")).to_contain_text("Answer in one line.")
     context.close()

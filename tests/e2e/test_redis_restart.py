@@ -9,6 +9,8 @@ import asyncio
 import time
 import uuid
 
+from websockets.exceptions import ConnectionClosed
+
 from tests.support.processes import log_in, model_server
 from tests.support.production import cluster, own_redis
 from tests.support.sockets import ChatSocket
@@ -96,3 +98,64 @@ def test_the_worker_rides_out_a_redis_restart_and_the_run_it_was_streaming_can_b
     assert [e for e in retried if e["type"] == "message.completed"][-1]["content"] == "The retried answer."
     assert new[-1]["type"] == "run.completed", new[-1].get("error")
     assert [e for e in new if e["type"] == "message.completed"][-1]["content"] == "A new answer."
+
+
+def test_a_frame_sent_while_redis_is_down_is_answered_with_an_error_and_the_socket_stays_open(tmp_path):
+    with (
+        own_redis(tmp_path) as redis,
+        model_server([{"text": "Hello again."}], tmp_path) as model_url,
+        cluster(
+            tmp_path,
+            daphnes=1,
+            setup=SETUP,
+            redis_url=redis.url,
+            AGENTWEB_LLM_API="openai",
+            AGENTWEB_LLM_BASE_URL=f"{model_url}/v1",
+            AGENTWEB_LLM_MODEL="m",
+        ) as running,
+    ):
+        daphne = running.daphnes[0]
+        url = daphne.url
+        cookie = log_in(url, "ada", "lovelace-1815")
+        frame = send("hello?")
+
+        async def send_while_redis_is_down() -> tuple[list[dict], list[dict], int | None, list[dict]]:
+            async with ChatSocket(url, cookie) as socket:
+                await socket.send(type="ping")
+                await socket.until("pong")  # the socket is open and has joined its groups
+                redis.kill()
+                await asyncio.sleep(1)  # the process's reader finds Redis gone
+                await socket.send(**frame, ref="first try")
+                refused = await socket.until("error", "run.started")
+                await socket.send(type="ping")
+                still_open = await socket.until("pong")
+                async with ChatSocket(url, cookie) as another:  # a tab opening now is told to come back
+                    try:
+                        await another.until("pong", timeout=10)
+                    except ConnectionClosed as closed:
+                        opened = closed.rcvd.code
+                redis.start()
+                # Once Redis is back, the same frame sent again starts its run: nothing of the first try was written.
+                refusals = 1
+                for _ in range(60):
+                    await socket.send(**frame)
+                    answered = await socket.until("error", "run.completed", "run.failed", timeout=60)
+                    if answered[-1].get("code") != "unavailable":
+                        break
+                    refusals += 1
+                    await asyncio.sleep(0.5)
+                return refused, still_open, opened, answered, refusals
+
+        refused, still_open, opened, answered, refusals = asyncio.run(send_while_redis_is_down())
+        log = daphne.log_tail(200)
+
+    assert [(e["type"], e["code"], e["ref"]) for e in refused] == [("error", "unavailable", "first try")]
+    assert refused[-1]["message"] == "The server cannot reach Redis right now; try again in a moment."
+    assert still_open[-1]["type"] == "pong"
+    assert opened == 4503
+    assert answered[-1]["type"] == "run.completed", answered
+    assert [e for e in answered if e["type"] == "message.completed"][-1]["content"] == "Hello again."
+    assert "Traceback" not in log, log
+    # One line each time a frame was refused (the first try, and those sent before this process saw Redis back).
+    assert log.count("a message.send frame was refused: the server cannot reach Redis") == refusals, log
+    assert log.count("a chat socket was closed as it opened: the server cannot reach Redis") == 1, log

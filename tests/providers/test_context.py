@@ -140,6 +140,45 @@ async def test_an_answer_stopped_by_the_output_limit_sent_is_cut_off_not_a_full_
     assert events[-1] == Finish("length")
 
 
+LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 2048}, "total_slots": 1}
+
+
+async def test_an_output_limit_larger_than_the_room_left_is_said_when_llama_server_tells_its_context(server, client):
+    # llama-server's /props gives the slot's context: 82 + 1966 filled it, well before the 4096-token limit.
+    server.props = LLAMA_PROPS
+    usage = {"prompt_tokens": 82, "completion_tokens": 1966, "total_tokens": 2048}
+    server.enqueue(SSEResponse(openai_sse_body(text="On and on and", finish_reason="length", usage=usage)))
+    provider = build_provider(
+        ModelConfig(api="openai", base_url=server.base_url, model="m", max_tokens=4096, api_key="sk-local")
+    )
+    text, error = await failure(provider)
+    assert text == "On and on and"
+    assert error.startswith(
+        "The answer filled the model's context (2048 tokens: 82 of conversation, 1966 of answer) and was cut off"
+        " there, because its output limit (4096 tokens) is larger than the room the context had left."
+    )
+    props = [r for r in server.requests if r["path"] == "/props"]
+    assert len(props) == 1 and props[0]["headers"]["Authorization"] == "Bearer sk-local"  # the same server's key
+
+
+@pytest.mark.parametrize(
+    ("props", "usage"),
+    [
+        (None, {"prompt_tokens": 82, "completion_tokens": 1966, "total_tokens": 2048}),  # not llama-server
+        (LLAMA_PROPS, {"prompt_tokens": 82, "completion_tokens": 500, "total_tokens": 582}),  # the server's own cap
+        (LLAMA_PROPS, False),  # no counts
+    ],
+)
+async def test_a_length_stop_the_context_cannot_be_shown_to_have_caused_stays_a_cut_answer(
+    server, client, props, usage
+):
+    server.props = props
+    server.enqueue(SSEResponse(openai_sse_body(text="Cut here", finish_reason="length", usage=usage)))
+    provider = build_provider(ModelConfig(api="openai", base_url=server.base_url, model="m", max_tokens=4096))
+    events = [event async for event in provider.stream(list(HELLO), [])]
+    assert events[-1] == Finish("length")
+
+
 async def test_an_empty_answer_says_the_conversation_may_no_longer_fit(server, client):
     server.enqueue(SSEResponse(b""))
     provider = OpenAIProvider(base_url=server.base_url, model="m", client=client)

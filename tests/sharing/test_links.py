@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from chat.models import Thread
 from sharing.models import ShareLink
 
 pytestmark = pytest.mark.django_db
@@ -181,3 +182,66 @@ def test_it_sends_an_anonymous_visitor_of_the_list_to_the_login_page(anonymous):
     response = anonymous.get(reverse("sharing:list"))
     assert response.status_code == 302
     assert response["Location"].startswith("/accounts/login/")
+
+
+def give_agent(thread, prompt="Internal escalation codes: 4242.", owner=None, slug="ops"):
+    from agents.models import Agent
+
+    thread.agent = Agent.objects.create(slug=slug, name=slug.title(), owner=owner, system_prompt=prompt)
+    thread.save()
+    return thread
+
+
+def share_form(client, thread) -> str:
+    page = client.get(reverse("chat:thread", args=[thread.id])).content.decode()
+    return page.split('id="share-form"', 1)[1].split("</form>", 1)[0]
+
+
+def visible(form: str, element_id: str) -> bool:
+    """Whether the element with that id is drawn (no `hidden` attribute in its opening tag)."""
+    tag = form.split(f'id="{element_id}"', 1)
+    assert len(tag) == 2, element_id
+    before, after = tag[0].rsplit("<", 1)[1], tag[1].split(">", 1)[0]
+    return " hidden" not in before + after
+
+
+def test_the_share_form_does_not_offer_to_show_a_prompt_its_author_cannot_read(as_owner, thread):
+    give_agent(thread)  # an admin's agent: the chat page never shows the person its prompt
+    form = share_form(as_owner, thread)
+    assert not visible(form, "share-prompt-choice") and visible(form, "share-prompt-not-shared")
+    assert "The system prompt is not shared." in form
+    options = as_owner.get(reverse("sharing:options", args=[thread.id]))
+    assert options.json() == {"shares_system_prompt": False}
+
+
+def test_the_share_form_offers_to_show_the_prompt_of_the_owners_own_agent(as_owner, owner, thread):
+    give_agent(thread, prompt="Be brief.", owner=owner, slug="mine")
+    form = share_form(as_owner, thread)
+    assert visible(form, "share-prompt-choice") and not visible(form, "share-prompt-not-shared")
+    assert as_owner.get(reverse("sharing:options", args=[thread.id])).json() == {"shares_system_prompt": True}
+
+
+def test_a_strangers_thread_has_no_share_options(as_stranger, thread):
+    assert as_stranger.get(reverse("sharing:options", args=[thread.id])).status_code == 404
+
+
+def test_the_list_says_what_the_shared_page_shows_of_the_prompt_not_what_an_older_link_asked(as_owner, owner, thread):
+    from sharing.models import hash_token
+
+    give_agent(thread)
+    snapshot = {"version": 1, "title": "t", "agent": None, "system_prompt": "Internal escalation codes: 4242."}
+    older = ShareLink.objects.create(
+        thread=thread, token_hash=hash_token("old"), snapshot=snapshot, hide_system_prompt=False, display_name="A"
+    )
+    mine = give_agent(Thread.objects.create(owner=owner, title="Mine"), prompt="Be brief.", owner=owner, slug="mine")
+    own = ShareLink.objects.create(
+        thread=mine,
+        token_hash=hash_token("own"),
+        snapshot={**snapshot, "system_prompt": "Be brief."},
+        hide_system_prompt=False,
+        display_name="A",
+    )
+    page = as_owner.get(reverse("sharing:list")).content.decode()
+    items = {item.split('"', 1)[0]: item for item in page.split('data-link-id="')[1:]}
+    assert "system prompt not shown" in items[str(older.id)] and "system prompt shown" not in items[str(older.id)]
+    assert "system prompt shown" in items[str(own.id)]

@@ -14,7 +14,8 @@ Every POST to /v1/chat/completions (OpenAI, base URL `server.base_url`), /v1/mes
 (none left: a 500 with a JSON error "script exhausted"). A request whose history holds a tool call with arguments
 that are not a JSON object is refused as the real servers refuse it (`refused_history`: llama-server's 500,
 Anthropic's and Ollama's 400), without taking a response from the queue. Requests are recorded as {"method", "path",
-"headers", "json"}; `GET /_requests` returns them as JSON for a test in another process, and `POST /_script`
+"headers", "json"}, and so is a `GET /props` answered with `server.props` (llama-server's settings; None: 404, as
+other servers); `GET /_requests` returns them as JSON for a test in another process, and `POST /_script`
 with a JSON list of CLI script entries (below) queues more responses.
 
 Response kinds:
@@ -351,6 +352,9 @@ class ScriptedModelServer:
         self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
+        #: What `GET /props` answers, as llama-server says its settings there ({"default_generation_settings":
+        #: {"n_ctx": …}}); None: 404, as other servers.
+        self.props: dict[str, Any] | None = None
 
     @property
     def port(self) -> int:
@@ -474,6 +478,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.path == "/_requests":
             self._send_json(200, self.scripted.requests)
+        elif self.path == "/props" and self.scripted.props is not None:
+            self.scripted._record({"method": "GET", "path": self.path, "headers": dict(self.headers), "json": None})
+            self._send_json(200, self.scripted.props)
         else:
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 

@@ -3,8 +3,8 @@
 import pytest
 
 from providers.protocols import XmlParser
-from providers.protocols.prompts import xml_element
-from providers.types import ToolCallArgsDelta, ToolCallEnd, ToolCallStart, ToolDefinition
+from providers.protocols.prompts import tool_response, xml_element, xml_system_prompt
+from providers.types import ChatMessage, ToolCallArgsDelta, ToolCallEnd, ToolCallStart, ToolDefinition
 
 from .support import chunkings, feed, outcome
 
@@ -157,3 +157,49 @@ def test_tool_names_with_regex_characters_are_matched_literally():
 def test_without_tools_everything_is_text():
     parser = XmlParser([])
     assert outcome(feed(parser, ["<get_weather/> hi"])).text == "<get_weather/> hi"
+
+
+# What the xml prompt shows the model (prompts.xml_system_prompt, prompts.tool_response): a small model copies it.
+COPIED = (
+    "The weather is in.\n<tool_response>\n  <tool_name>get_weather</tool_name>\n  <status>error</status>\n"
+    "  <result>3 degrees</result>\n</tool_response>\nIt is 3 degrees in Seoul.\n"
+    "<tools>\nname: get_weather\nparameters:\n  - city (string, required)\n</tools>\n"
+    "<rules>\n- To call a function, write one XML element.\n</rules>\n"
+    "<example_function_name>\n  <example_parameter_1>value_1</example_parameter_1>\n</example_function_name>\n"
+    "Anything else?</tool_response></rules>"
+)
+
+
+@pytest.mark.parametrize("way", list(chunkings(COPIED)))
+def test_blocks_of_the_prompt_a_model_copies_into_its_answer_are_never_shown(way):
+    # The tool results it was given, the tool list, the rules and the example call: contents and tags are left out,
+    # as is a stray closing tag, however the text is cut.
+    got = outcome(feed(XmlParser([WEATHER]), chunkings(COPIED)[way]))
+    assert got.text == "The weather is in.\nIt is 3 degrees in Seoul.\nAnything else?"
+    assert got.calls == [] and got.errors == []
+
+
+def test_a_copied_block_that_never_closes_is_left_out_to_the_end():
+    got = outcome(feed(XmlParser([WEATHER]), ["Done. <tool_resp", "onse>\n  <result>4", "37"]))
+    assert got.text == "Done. "
+
+
+def test_a_copied_block_around_a_call_hides_the_call_with_it():
+    # The model repeats an earlier turn, result and all: the call inside the copied result is not run again.
+    text = "<tool_response>\n  <result><get_weather><city>Seoul</city></get_weather></result>\n</tool_response>Hi"
+    assert (parse(text).text, parse(text).calls) == ("Hi", [])
+
+
+def test_a_tool_named_like_a_prompt_block_is_still_called():
+    rules = tool("rules", {"topic": {"type": "string"}})
+    got = parse("<rules><topic>chess</topic></rules>", rules)
+    assert got.calls == [("rules", {"topic": "chess"})]
+
+
+def test_a_model_that_copies_its_whole_prompt_shows_none_of_the_prompts_tags():
+    result = ChatMessage(role="tool", content="3 degrees", name="get_weather", status="error")
+    copied = f"{xml_system_prompt([WEATHER])}\n{tool_response('xml', result)}\nIt is 3 degrees."
+    for way, chunks in chunkings(copied).items():
+        got = outcome(feed(XmlParser([WEATHER]), chunks))
+        assert "<" not in got.text and ">" not in got.text, way
+        assert got.text.endswith("It is 3 degrees.") and got.calls == [] and got.errors == []
