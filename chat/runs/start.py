@@ -193,7 +193,7 @@ async def launch_run(
 async def fail_unlaunched(turn: store.TurnStart, error: str) -> None:
     """A turn written but never handed on (Redis went out of reach between the two): its run fails with `error`,
     and can be retried, rather than stay running until the stale limit."""
-    if turn.run is not None and await db(owners.fail_untaken)(run_id=turn.run.pk, error=error):
+    if turn.run is not None and await db(run_claims.fail_untaken)(run_id=turn.run.pk, error=error):
         log.info("run %s: failed as it started, the server could not reach Redis", turn.run.pk)
 
 
