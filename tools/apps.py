@@ -62,7 +62,8 @@ def sync_after_migrate(sender, using="default", apps=None, **kwargs) -> None:
 def install_stamp_triggers(sender, using="default", **kwargs) -> None:
     """Every write to what the settings cache keeps answers of gives the settings stamp a new value, by a trigger
     on each of those tables (tools/settings_cache.py), created after every migrate (a migration that rebuilds a
-    table on SQLite drops its triggers)."""
+    table on SQLite drops its triggers); and the stamp's row is there (a flush empties it: without it nothing is
+    kept)."""
     from tools.settings_cache import install_triggers
 
-    install_triggers(using=using)
+    install_triggers(using=using, with_stamp=True)

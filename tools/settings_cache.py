@@ -110,9 +110,10 @@ def watched_tables() -> list[str]:
     return tables
 
 
-def install_triggers(*, using: str = "default") -> list[str]:
+def install_triggers(*, using: str = "default", with_stamp: bool = False) -> list[str]:
     """Create the trigger of every watched table that lacks it (they are lost when SQLite rebuilds a table in a
-    migration, so this runs after every migrate). The tables given a trigger now."""
+    migration, so this runs after every migrate), and with `with_stamp` the stamp's row when it is missing. The
+    tables given a trigger now."""
     from django.db import connections, transaction
 
     from tools.models import SettingsStamp
@@ -122,6 +123,10 @@ def install_triggers(*, using: str = "default") -> list[str]:
     tables = [table for table in watched_tables() if table in existing_tables]
     if SettingsStamp._meta.db_table not in existing_tables:
         return []
+    if with_stamp and not SettingsStamp.objects.using(using).filter(pk=1).exists():
+        from tools.models import bump_settings_stamp
+
+        bump_settings_stamp(using=using)
     have = triggers(using=using)
     missing = [table for table in tables if table not in have]
     if not missing:
