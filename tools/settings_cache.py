@@ -17,6 +17,11 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from django.apps import apps
+from django.db import connections, transaction
+
+from tools.models import SettingsStamp, bump_settings_stamp
+
 #: The tables whose rows the kept answers are read from: (app label, model name[, m2m field of it]).
 WATCHED: tuple[tuple[str, ...], ...] = (
     ("tools", "ToolSetting"),
@@ -96,8 +101,6 @@ _SQLITE_EVENTS = ("INSERT", "UPDATE", "DELETE")
 
 def watched_tables() -> list[str]:
     """The database tables of WATCHED, for the apps installed."""
-    from django.apps import apps
-
     tables = []
     for app_label, model_name, *field in WATCHED:
         try:
@@ -114,18 +117,12 @@ def install_triggers(*, using: str = "default", with_stamp: bool = False) -> lis
     """Create the trigger of every watched table that lacks it (they are lost when SQLite rebuilds a table in a
     migration, so this runs after every migrate), and with `with_stamp` the stamp's row when it is missing. The
     tables given a trigger now."""
-    from django.db import connections, transaction
-
-    from tools.models import SettingsStamp
-
     connection = connections[using]
     existing_tables = set(connection.introspection.table_names())
     tables = [table for table in watched_tables() if table in existing_tables]
     if SettingsStamp._meta.db_table not in existing_tables:
         return []
     if with_stamp and not SettingsStamp.objects.using(using).filter(pk=1).exists():
-        from tools.models import bump_settings_stamp
-
         bump_settings_stamp(using=using)
     have = triggers(using=using)
     missing = [table for table in tables if table not in have]
@@ -161,8 +158,6 @@ def install_triggers(*, using: str = "default", with_stamp: bool = False) -> lis
 
 def drop_triggers(*, using: str = "default") -> None:
     """Remove every trigger install_triggers made (the stamp's table is about to go)."""
-    from django.db import connections
-
     connection = connections[using]
     q = connection.ops.quote_name
     tables = triggers(using=using, complete=False)
@@ -180,8 +175,6 @@ def drop_triggers(*, using: str = "default") -> None:
 def triggers(*, using: str = "default", complete: bool = True) -> set[str]:
     """The tables that have the settings stamp's trigger (on SQLite: for all three events; `complete` False: for
     any of them)."""
-    from django.db import connections
-
     connection = connections[using]
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
