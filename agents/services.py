@@ -1,8 +1,9 @@
 """What a run, a page and a file need of agents. Synchronous ORM code: async callers go through
 database_sync_to_async.
 
-A run reads its thread's agent as an AgentSpec, kept in this process per tool settings' stamp (every save or
-delete of an agent gives a new stamp: agents/apps.py), so a turn on a thread adds no statement for it."""
+A run reads its thread's agent as an AgentSpec, kept in this process's settings cache per settings stamp (every
+write to the agents' table gives a new stamp: tools/settings_cache.py), so a turn on a thread adds no statement for
+it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from django.utils import timezone
 
 from providers.config import ModelConfig
 from tools.registry import ToolRegistry
-from tools.stamped import StampedAnswers
+from tools.settings_cache import SETTINGS_CACHE
 
 from .models import APPROVAL_VALUES, MAX_STARTER_PROMPTS, REQUIRE, STARTER_PROMPT_CHARS, Agent, visible_to
 
@@ -73,16 +74,13 @@ class AgentSpec:
 
 # --- reading ----------------------------------------------------------------------------------------
 
-# The agents runs read, by id, under the settings' stamp.
-_found = StampedAnswers(size=4096)
-
 
 def agent_spec(agent_id: int | None, *, stamp: str | None = None) -> AgentSpec | None:
     """The agent `agent_id` as a run reads it (None for none, or one deleted since). `stamp`: the tool settings'
     stamp the caller read; the answer is then kept in this process while it stays the same. None: read now."""
     if agent_id is None:
         return None
-    return _found.get(stamp, agent_id, lambda: _read(agent_id))
+    return SETTINGS_CACHE.get(stamp, "agents", agent_id, lambda: _read(agent_id))
 
 
 def _read(agent_id: int) -> AgentSpec | None:
@@ -102,18 +100,13 @@ def pick_by_slug(user, slug: str) -> Agent | None:
     return own_first(visible_to(user).filter(slug=slug)).first()
 
 
-# The picker's entries of each person who opened a page, under the settings' stamp (every save or delete of an agent
-# gives a new one: agents/apps.py).
-_picker = StampedAnswers(size=4096)
-
-
 def agents_for_picker(user, *, stamp: str | None = None) -> list[dict[str, Any]]:
     """What the empty chat shows: slug, name, description, whether it is the default and the person's own, its
     starting prompts, its model's id ("" for the default: the picker shows it once the agent is picked) and its step
     limit (None: AGENTWEB_MAX_STEPS; what Continue gives). `stamp`: the settings' stamp the page read
     (tools.services.settings_stamp): the entries are then kept in this process while it stays the same. None: read
     now."""
-    entries = _picker.get(stamp, user.pk, lambda: _read_picker(user))
+    entries = SETTINGS_CACHE.get(stamp, "pickers", user.pk, lambda: _read_picker(user))
     return [{**entry, "starter_prompts": list(entry["starter_prompts"])} for entry in entries]
 
 

@@ -1,5 +1,5 @@
-"""Open sockets close when the person behind them signs out or is deactivated, not only at their next action; a
-change of a person's token budget changes the settings stamp (chat/usage.py keeps the budgets per stamp)."""
+"""Open sockets close when the person behind them signs out or is deactivated, not only at their next action. (A
+change of a person's token budget changes the settings stamp by a trigger: tools/settings_cache.py.)"""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_out
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import post_save
 
 from .broadcast import user_group_name
 
@@ -29,17 +29,6 @@ def on_user_saved(sender, instance, created, **kwargs) -> None:
         end_sessions(instance.pk, None)
 
 
-def on_budget_changed(sender, using="default", raw=False, **kwargs) -> None:
-    from tools.models import bump_settings_stamp
-
-    if not raw:
-        bump_settings_stamp(using=using)
-
-
 def connect() -> None:
-    from .models import TokenBudget
-
     user_logged_out.connect(on_logged_out, dispatch_uid="chat.end_sessions_on_logout")
     post_save.connect(on_user_saved, sender=get_user_model(), dispatch_uid="chat.end_sessions_on_deactivation")
-    post_save.connect(on_budget_changed, sender=TokenBudget, dispatch_uid="chat.budget_stamp.save")
-    post_delete.connect(on_budget_changed, sender=TokenBudget, dispatch_uid="chat.budget_stamp.delete")

@@ -19,6 +19,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from agentweb.locks import lock_person
+from tools.settings_cache import SETTINGS_CACHE
 
 from .live.views import UsageView
 from .models import Run, TokenBudget, Usage
@@ -141,19 +142,13 @@ def default_budget() -> int | None:
     return getattr(settings, "AGENTWEB_DAILY_TOKEN_BUDGET", None) or None
 
 
-# The people's own budgets (TokenBudget rows, a small table) as of one settings stamp: their saves and deletes change
-# the stamp (chat/signals.py), so a turn on a thread, which reads the stamp anyway, needs no statement for them.
-_overrides: dict[str, Any] = {"stamp": None, "budgets": {}}
-
-
 def overrides(stamp: str | None = None) -> dict[int, int | None]:
-    """user id → their own daily budget (None: no budget). `stamp` None: read now."""
-    if stamp is not None and _overrides["stamp"] == stamp:
-        return _overrides["budgets"]
-    budgets = dict(TokenBudget.objects.values_list("user_id", "daily_tokens"))
-    if stamp is not None:
-        _overrides["stamp"], _overrides["budgets"] = stamp, budgets
-    return budgets
+    """user id → their own daily budget (None: no budget). `stamp`: the settings stamp the caller read; the
+    budgets (a small table) are then kept in the settings cache (tools/settings_cache.py: any write to them gives
+    a new stamp), so a turn on a thread, which reads the stamp anyway, needs no statement for them. None: read now."""
+    return SETTINGS_CACHE.get(
+        stamp, "budgets", "all", lambda: dict(TokenBudget.objects.values_list("user_id", "daily_tokens"))
+    )
 
 
 def budget_for(user_id: int, stamp: str | None = None) -> int | None:

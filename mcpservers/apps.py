@@ -3,7 +3,6 @@
 import sys
 
 from django.apps import AppConfig
-from django.db.models.signals import post_delete, post_save
 
 
 class McpServersConfig(AppConfig):
@@ -14,23 +13,15 @@ class McpServersConfig(AppConfig):
 
     def ready(self) -> None:
         from tools.mcp.config import McpConfigError
-        from tools.models import bump_settings_stamp
 
-        from .models import McpServer
         from .services import file_configs
 
         try:
             file_configs()  # read at start: a file that cannot be used stops the start, saying why
         except McpConfigError as exc:
             stop_the_start(exc)
-
-        def bump(sender, using="default", raw=False, **kwargs) -> None:
-            if not raw:
-                bump_settings_stamp(using=using)
-
-        # A change of a server gives the tool sets a new stamp, as a change of any tool does (tools/apps.py).
-        post_save.connect(bump, sender=McpServer, weak=False, dispatch_uid="mcpservers.settings_stamp.save")
-        post_delete.connect(bump, sender=McpServer, weak=False, dispatch_uid="mcpservers.settings_stamp.delete")
+        # A change of a server gives the tool sets a new stamp, as a change of any tool does: the table is one the
+        # settings cache watches (tools/settings_cache.py).
 
 
 def stop_the_start(error) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from providers.config import ModelConfig
-from tools.stamped import StampedAnswers
+from tools.settings_cache import SETTINGS_CACHE
 
 from .models import ModelConfiguration
 
@@ -53,16 +53,12 @@ def default_row() -> ModelConfiguration | None:
     return _enabled().filter(is_default=True).first()
 
 
-# The picker's entries as of one settings stamp (tools.models.SettingsStamp), as config_for keeps its answers.
-_listed = StampedAnswers(size=1)
-
-
 def available_models(*, stamp: str | None = None) -> list[dict[str, Any]]:
     """The picker's entries: the enabled configurations, and the environment's model while no row is the default.
 
-    `stamp`: the settings stamp the caller read (every save or delete of a configuration changes it): the entries
+    `stamp`: the settings stamp the caller read (every write to the configurations changes it): the entries
     are then kept in this process while it stays the same, and a page view reads no configuration. None: read now."""
-    return [dict(entry) for entry in _listed.get(stamp, "entries", _available_models)]
+    return [dict(entry) for entry in SETTINGS_CACHE.get(stamp, "model_list", "entries", _available_models)]
 
 
 def _available_models() -> list[dict[str, Any]]:
@@ -73,16 +69,13 @@ def _available_models() -> list[dict[str, Any]]:
     return [{key: entry[key] for key in ENTRY_KEYS} for entry in entries]
 
 
-# What config_for found, by model id, for the rows as of one settings stamp (tools.models.SettingsStamp).
-_found = StampedAnswers(size=256)
-
-
 def config_for(model_id: str | None, *, stamp: str | None = None) -> tuple[ModelConfig, dict[str, Any]]:
     """The configuration `model_id` names when it is enabled, else the default one; and what a browser may see of it.
 
-    `stamp`: the settings stamp the caller read (every save or delete of a configuration changes it, see
-    tools/apps.py): the answer is then kept in this process while the stamp stays the same. None: read now."""
-    config, info = _found.get(stamp, model_id, lambda: _config_for(model_id))
+    `stamp`: the settings stamp the caller read (every write to the configurations changes it, see
+    tools/settings_cache.py): the answer is then kept in this process while the stamp stays the same. None: read
+    now."""
+    config, info = SETTINGS_CACHE.get(stamp, "models", model_id, lambda: _config_for(model_id))
     return config, dict(info)
 
 

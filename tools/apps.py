@@ -6,7 +6,7 @@ The plain-Python part of the package (base, schema, executor, registry, builtin)
 import importlib
 
 from django.apps import AppConfig
-from django.db.models.signals import m2m_changed, post_delete, post_migrate, post_save
+from django.db.models.signals import post_migrate
 
 
 class ToolsConfig(AppConfig):
@@ -24,7 +24,7 @@ class ToolsConfig(AppConfig):
         fetch_url = importlib.import_module("tools.builtin.fetch_url")
 
         post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="tools.sync_tool_settings")
-        connect_settings_stamp()
+        post_migrate.connect(install_stamp_triggers, sender=self, dispatch_uid="tools.settings_stamp_triggers")
         # fetch_url reads the admin's allow-list (plus AGENTWEB_FETCH_ALLOWED_HOSTS), as HTTP tools do.
         if fetch_url.ALLOWED_HOSTS_PROVIDER is None:
             fetch_url.ALLOWED_HOSTS_PROVIDER = allowed_hosts_provider
@@ -59,28 +59,11 @@ def sync_after_migrate(sender, using="default", apps=None, **kwargs) -> None:
     sync_tool_settings(using=using)
 
 
-def connect_settings_stamp() -> None:
-    """Every save or delete of what a run's tools are built from gives SettingsStamp a new stamp, in the same
-    transaction: the next run of every process builds its tools afresh (tools/services.py toolset_for_stamp)."""
-    from django.contrib.auth.models import Group
+def install_stamp_triggers(sender, using="default", **kwargs) -> None:
+    """Every write to what the settings cache keeps answers of gives the settings stamp a new value, by a trigger
+    on each of those tables (tools/settings_cache.py), created after every migrate (a migration that rebuilds a
+    table on SQLite drops its triggers); and the stamp's row is there (a flush empties it: without it nothing is
+    kept)."""
+    from tools.settings_cache import install_triggers
 
-    from tools.models import AllowedHost, ApprovalRule, HttpTool, ToolSetting, bump_settings_stamp
-
-    def bump(sender, using="default", raw=False, **kwargs) -> None:
-        if not raw and not kwargs.get("action", "post").startswith("pre"):  # not fixtures, not before a change
-            bump_settings_stamp(using=using)
-
-    from django.apps import apps
-
-    # The model configurations too: a run reads its thread's configuration under the same stamp
-    # (modelconfig.services.config_for).
-    configurations = [apps.get_model("modelconfig", "ModelConfiguration")] if apps.is_installed("modelconfig") else []
-    for model in (ToolSetting, HttpTool, ApprovalRule, AllowedHost, Group, *configurations):
-        uid = f"tools.settings_stamp.{model._meta.label_lower}"
-        post_save.connect(bump, sender=model, weak=False, dispatch_uid=uid + ".save")
-        post_delete.connect(bump, sender=model, weak=False, dispatch_uid=uid + ".delete")
-    # A person's groups too: a page keeps them under the stamp (tools/services.py groups_of).
-    from django.contrib.auth import get_user_model
-
-    for through in (ToolSetting.groups.through, HttpTool.groups.through, get_user_model().groups.through):
-        m2m_changed.connect(bump, sender=through, weak=False, dispatch_uid=f"tools.settings_stamp.{through.__name__}")
+    install_triggers(using=using, with_stamp=True)

@@ -412,11 +412,11 @@ def tool_arguments(tool_name: str) -> set[str] | None:
 
 
 class SettingsStamp(models.Model):
-    """One row whose stamp changes with every change of what a run's tools are built from (tool settings, HTTP
-    tools, approval rules, allowed hosts, groups): each process keeps the tool sets it built under the stamp it
-    read, and reads the stamp once per run (tools/services.py toolset_for_stamp). Saves and deletes change it
-    through signals (tools/apps.py); code that changes these rows with QuerySet.update() calls
-    bump_settings_stamp() itself."""
+    """One row whose stamp changes with every write to what the settings cache keeps answers of (tool settings,
+    HTTP tools, approval rules, allowed hosts, groups, agents, model configurations, MCP servers, budgets): each
+    process keeps those answers under the stamp it read (tools/settings_cache.py), and reads the stamp once per run
+    or page. A database trigger on each of those tables changes it (tools/settings_cache.py install_triggers), so
+    QuerySet.update(), bulk writes and raw SQL change it too."""
 
     stamp = models.CharField(max_length=32)
 
@@ -425,8 +425,8 @@ class SettingsStamp(models.Model):
 
 
 def bump_settings_stamp(*, using: str = "default", **_: Any) -> None:
-    """A new stamp: every process builds its tool sets afresh for its next run. A receiver of post_save,
-    post_delete and m2m_changed, and callable as is."""
+    """A new stamp (the row made if a flush removed it): every process reads its settings afresh. The triggers do
+    this for every write to the watched tables; this is for a change they cannot see."""
     import uuid
 
     stamp = uuid.uuid4().hex

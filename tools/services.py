@@ -31,11 +31,10 @@ from tools.models import (
     HttpTool,
     SettingsStamp,
     ToolSetting,
-    bump_settings_stamp,
     normalise_host,
 )
 from tools.registry import ToolRegistry, default_registry
-from tools.stamped import StampedAnswers
+from tools.settings_cache import SETTINGS_CACHE
 from tools.store import DatabaseStore
 
 __all__ = [
@@ -90,8 +89,7 @@ def sync_tool_settings(*, using: str = "default", registry: ToolRegistry | None 
         returned = sorted(name for name, was_missing in existing.items() if name in tools and was_missing)
         rows.filter(name__in=missing).update(missing=True)
         rows.filter(name__in=returned).update(missing=False)
-    if created or missing or returned:
-        bump_settings_stamp(using=using)
+    if created or missing or returned:  # the stamp changed with them (tools/settings_cache.py)
         log.info("Tool settings synced: %d new, %d missing, %d back", len(created), len(missing), len(returned))
     return SyncReport(created=created, missing=missing, returned=returned)
 
@@ -245,20 +243,16 @@ def toolset_for_user(*, user, registry: ToolRegistry | None = None, groups: froz
     )
 
 
-# The tool sets this process built, by the user's groups, for the settings as of one stamp (SettingsStamp).
-_built = StampedAnswers(size=256)
-
-
 def toolset_for_stamp(*, user, groups: frozenset[str], stamp: str | None) -> ToolSet:
     """toolset_for_user for a run: built once per process for each set of groups while the settings' stamp
-    (SettingsStamp, read by the caller as the run starts) stays the same. Every change of the rows the tools are
-    built from gives a new stamp (tools/apps.py), so the next run of every process sees it; so does a change of an
-    MCP server's tool list in this process (its connection's: tools/mcp/manager.py). None: no stamp (a database
-    without the row): built afresh."""
+    (SettingsStamp, read by the caller as the run starts) stays the same. Every write to the rows the tools are
+    built from gives a new stamp (tools/settings_cache.py), so the next run of every process sees it; a change of an
+    MCP server's tool list in this process (its connection's: tools/mcp/manager.py) is a new key. None: no stamp (a
+    database without the row): built afresh."""
     if stamp is None or user is None or not user.is_authenticated:
         return toolset_for_user(user=user, groups=groups)
-    stamp = f"{stamp}:{default_manager().generation}"
-    found = _built.get(stamp, groups, lambda: toolset_for_user(user=user, groups=groups))
+    key = (groups, default_manager().generation)
+    found = SETTINGS_CACHE.get(stamp, "toolsets", key, lambda: toolset_for_user(user=user, groups=groups))
     if found.user_id == user.pk:
         return found
     return dataclasses.replace(found, user_id=user.pk, username=user.get_username())
@@ -280,14 +274,10 @@ def toolset_for_page(user, *, stamp: str | None = None) -> ToolSet:
     return toolset_for_stamp(user=user, groups=groups_of(user, stamp=stamp), stamp=stamp)
 
 
-# The groups of each person who opened a page, under the settings' stamp (a change of anyone's groups gives a new
-# one: tools/apps.py).
-_groups = StampedAnswers(size=4096)
-
-
 def groups_of(user, *, stamp: str | None) -> frozenset[str]:
-    """The names of `user`'s groups, kept in this process under `stamp` (None: read now)."""
-    return _groups.get(stamp, user.pk, lambda: frozenset(user.groups.values_list("name", flat=True)))
+    """The names of `user`'s groups, kept in the settings cache under `stamp` (a change of anyone's groups gives a
+    new one: tools/settings_cache.py). None: read now."""
+    return SETTINGS_CACHE.get(stamp, "groups", user.pk, lambda: frozenset(user.groups.values_list("name", flat=True)))
 
 
 def mcp_tools(*, taken: frozenset[str]):

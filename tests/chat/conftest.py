@@ -94,12 +94,12 @@ async def connect():
 @pytest.fixture
 def calculator_needs_approval(db):
     """The admin's registry row says the calculator's calls wait for a person. Returns the row."""
-    from tools.models import ToolSetting, bump_settings_stamp
+    from tools.models import ToolSetting
     from tools.services import sync_tool_settings
 
     sync_tool_settings()
+    # The update changes the settings stamp (a trigger: tools/settings_cache.py): runs build their tools afresh.
     ToolSetting.objects.filter(name="calculator").update(requires_approval=True)
-    bump_settings_stamp()  # QuerySet.update() sends no signal: runs build their tools afresh
     return ToolSetting.objects.get(name="calculator")
 
 

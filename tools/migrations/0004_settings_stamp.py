@@ -9,6 +9,14 @@ def create_stamp(apps, schema_editor):
     )
 
 
+def drop_triggers(apps, schema_editor):
+    """Back before the stamp's table: the triggers that change it (installed after migrate) go first, or every
+    write to the tables they watch would fail for want of it (tools/settings_cache.py)."""
+    from tools.settings_cache import drop_triggers
+
+    drop_triggers(using=schema_editor.connection.alias)
+
+
 class Migration(migrations.Migration):
     dependencies = [("tools", "0003_encrypt_headers")]
 
@@ -20,5 +28,5 @@ class Migration(migrations.Migration):
                 ("stamp", models.CharField(max_length=32)),
             ],
         ),
-        migrations.RunPython(create_stamp, migrations.RunPython.noop),
+        migrations.RunPython(create_stamp, drop_triggers),
     ]
