@@ -88,6 +88,18 @@ def forced_tool_call(monkeypatch):
     return bodies
 
 
+@pytest.fixture
+def endless_answer(monkeypatch):
+    """The model cannot end its answer (llama-server's `ignore_eos`): it writes until a limit stops it, as a model
+    that does not stop counting would. Without it a 135M model sometimes ends early, and the test says nothing."""
+    original = OpenAIProvider.request_body
+
+    def request_body(self, messages, tools):
+        return {**original(self, messages, tools), "ignore_eos": True}
+
+    monkeypatch.setattr(OpenAIProvider, "request_body", request_body)
+
+
 async def run_to_end(client):
     return await client.until(*TERMINAL, timeout=EVENT_TIMEOUT)
 
@@ -194,7 +206,7 @@ async def test_a_call_cut_off_by_the_output_limit_leaves_the_thread_usable(
 
 
 async def test_an_answer_that_runs_to_the_end_of_the_context_without_an_output_limit_says_to_set_one(
-    connect, owner, real_model_settings
+    connect, owner, real_model_settings, endless_answer
 ):
     # No output limit: the model writes until the context is full. The message was short: the person is told to set
     # an output limit, not to shorten it.
@@ -210,7 +222,9 @@ async def test_an_answer_that_runs_to_the_end_of_the_context_without_an_output_l
     assert "shorter" not in error
 
 
-async def test_an_output_limit_larger_than_the_room_left_in_the_context_is_said_so(connect, owner, real_model_settings):
+async def test_an_output_limit_larger_than_the_room_left_in_the_context_is_said_so(
+    connect, owner, real_model_settings, endless_answer
+):
     # An output limit is set, but larger than the whole context: the answer stops at the end of the context, short of
     # the limit. llama-server's /props says the context's size, so the person is told the limit is too large, not that
     # the answer was cut at it.
