@@ -15,7 +15,6 @@ from modelconfig.models import ModelConfiguration
 from providers.budget import estimate, estimate_tools
 from providers.types import ChatMessage
 from tests.support.model_server import ScriptedModelServer, SSEResponse, openai_sse_body
-from tools.models import bump_settings_stamp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -146,7 +145,6 @@ async def test_a_thread_whose_model_was_disabled_falls_back_to_the_default(conne
     await client.ask("hello", model=str(qwen.pk))
     thread = (await client.run_to_end())[0]["thread"]
     await ModelConfiguration.objects.filter(pk=qwen.pk).aupdate(enabled=False)
-    await database_sync_to_async(bump_settings_stamp)()  # update() sends no signal
     await client.ask("again", thread=thread)
     events = await client.run_to_end()
     assert events[-1]["type"] == "run.completed"  # the demo model of the environment answered
@@ -217,7 +215,6 @@ async def test_a_small_context_window_leaves_out_the_oldest_messages_and_says_so
     needed = tools + estimate([ChatMessage("system", settings.AGENTWEB_SYSTEM_PROMPT), ChatMessage("user", "c" * 2000)])
     window = needed + 100 + 50
     await ModelConfiguration.objects.filter(pk=small.pk).aupdate(context_window=window)
-    await database_sync_to_async(bump_settings_stamp)()  # update() sends no signal
     await client.ask(questions[2], thread=thread)
     third = await client.run_to_end()
 
