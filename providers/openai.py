@@ -45,6 +45,8 @@ USAGE_OPTION_REFUSED: set[str] = set()
 #: them with the final_answer tool from then on (providers/structured.py). In this process only.
 RESPONSE_FORMAT_REFUSED: set[str] = set()
 
+#: The most of a /props answer that is read (llama-server's is a few KiB, its chat template included).
+PROPS_MAX_BYTES = 256 * 1024
 #: Seconds to wait for llama-server's /props, asked only when an answer stopped short of its output limit.
 PROPS_TIMEOUT = 5.0
 #: The error of a call the model was still writing when it hit its output limit: it is never executed.
@@ -229,13 +231,25 @@ class OpenAIProvider(HTTPProvider):
         client = self._client or get_http_client()
         headers = {key: value for key, value in self.request_headers().items() if key != "Accept"}
         try:
-            response = await client.get(f"{root}/props", headers=headers, auth=self._auth, timeout=PROPS_TIMEOUT)
-            props = response.json() if response.status_code == 200 else None
+            props = await self._read_props(client, f"{root}/props", headers)
         except (httpx.HTTPError, ValueError):
             return None
         settings = props.get("default_generation_settings") if isinstance(props, dict) else None
         size = settings.get("n_ctx") if isinstance(settings, dict) else None
         return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
+
+    async def _read_props(self, client, url: str, headers: dict[str, str]) -> Any:
+        """The server's /props as JSON, or None; a body over PROPS_MAX_BYTES is not read further (llama-server's is a
+        few KiB: what a server says there is untrusted, and read before anything else is done with it)."""
+        async with client.stream("GET", url, headers=headers, auth=self._auth, timeout=PROPS_TIMEOUT) as response:
+            if response.status_code != 200:
+                return None
+            body = bytearray()
+            async for piece in response.aiter_bytes():
+                body += piece
+                if len(body) > PROPS_MAX_BYTES:
+                    return None
+        return json.loads(body)
 
     def _parse_chunk(self, data: str) -> dict[str, Any]:
         try:
