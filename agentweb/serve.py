@@ -35,8 +35,8 @@ from twisted.web.http import HTTPChannel
 from agentweb.heap import HeapFreezer
 from agentweb.http_channel import AppHTTPChannel
 from agentweb.request_limits import RequestLimits
-from agentweb.take_now import SEND_NOW
 from agentweb.tuning import tune_process
+from delivery.take_now import SEND_NOW
 
 logger = logging.getLogger("daphne.server")  # Daphne's own logger: its messages keep their name
 
@@ -77,7 +77,7 @@ class AppWebSocketProtocol(WebSocketProtocol):
         (then the replies go Daphne's way, which knows what to do with them).
 
         A thread's event goes to every socket of the process that follows the thread, one after the other (see
-        agentweb/take_now.py): its frame is made once for all of them (server frames are not masked), not once per
+        delivery/take_now.py): its frame is made once for all of them (server frames are not masked), not once per
         socket by autobahn's sendMessage. Several texts (a resuming tab's missed events) go out in one write."""
         if self.state != self.STATE_OPEN:
             return False

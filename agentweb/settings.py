@@ -139,14 +139,14 @@ AGENTWEB_REDIS_PREFIX = env_str("AGENTWEB_REDIS_PREFIX", "agentweb")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            # channels_redis's, reading a process's waiting messages many per round trip (agentweb/redis_layer.py).
-            "BACKEND": "agentweb.redis_layer.RedisChannelLayer",
+            # channels_redis's, reading a process's waiting messages many per round trip (delivery/redis_layer.py).
+            "BACKEND": "delivery.redis_layer.RedisChannelLayer",
             "CONFIG": {
                 "hosts": [REDIS_URL],
                 # Messages a channel holds before sends to it fail: a socket that stops reading loses its
                 # events (it catches up from a snapshot) rather than Redis holding them without bound.
                 "capacity": env_int("AGENTWEB_CHANNEL_CAPACITY", 1000),
-                # What Redis holds for all of one process's sockets together (agentweb/redis_layer.py).
+                # What Redis holds for all of one process's sockets together (delivery/redis_layer.py).
                 "process_capacity": env_int("AGENTWEB_CHANNEL_PROCESS_CAPACITY", 50_000),
                 "expiry": 60,
                 "prefix": AGENTWEB_REDIS_PREFIX,
@@ -154,8 +154,10 @@ if REDIS_URL:
         }
     }
 else:
-    # channels' in-memory layer, minus its per-message clean-up and copies (agentweb/layers.py).
-    CHANNEL_LAYERS = {"default": {"BACKEND": "agentweb.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}}
+    # channels' in-memory layer, minus its per-message clean-up and copies (delivery/memory_layer.py).
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "delivery.memory_layer.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}
+    }
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

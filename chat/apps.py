@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class ChatConfig(AppConfig):
@@ -6,6 +7,9 @@ class ChatConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import signals
+        from . import live, signals
 
+        #: The deployment's delivery of threads' events (the `delivery` package), for the app's lifetime: its shape
+        #: (one process, or processes sharing Redis) is chosen here, once.
+        self.delivery = live.start(settings)
         signals.connect()

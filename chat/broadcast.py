@@ -7,15 +7,10 @@ from __future__ import annotations
 
 import json
 
-from channels.layers import get_channel_layer
+from delivery import group_name, person_group
 
-from .live import group_name
+from . import live
 from .live.events import Event
-
-
-def user_group_name(user_id: int) -> str:
-    """Every socket of one person: their other tabs learn of threads created, renamed or deleted."""
-    return f"user.{user_id}"
 
 
 async def tell_user(user_id: int, event: Event, *, news_to_followers: bool = True) -> None:
@@ -26,4 +21,4 @@ async def tell_user(user_id: int, event: Event, *, news_to_followers: bool = Tru
     message = {"type": "thread.event", "text": text}
     if not news_to_followers:
         message["unless_following"] = group_name(fields["thread"])
-    await get_channel_layer().group_send(user_group_name(user_id), message)
+    await live.delivery().tell(person_group(user_id), message)

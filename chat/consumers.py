@@ -12,13 +12,12 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from agentweb.dispatch import ReceivesInBatches
-from agentweb.redis_layer import REDIS_GONE
-from agentweb.take_now import SEND_NOW
+from delivery import REDIS_GONE, group_name, person_group
+from delivery.dispatch import ReceivesInBatches
+from delivery.take_now import SEND_NOW
 
-from . import rewind, runs
+from . import live, rewind, runs
 from .access import current_user, get_thread_for_user
-from .broadcast import user_group_name
 from .error_codes import REFUSED, client_error
 from .frames import ClientError, frame_ref, parse_frame
 from .live import events
@@ -40,10 +39,10 @@ log = logging.getLogger("agentweb.sockets")
 
 
 class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
-    # ReceivesInBatches: a socket behind its stream takes its backlog in one wake-up (agentweb/dispatch.py), and an
+    # ReceivesInBatches: a socket behind its stream takes its backlog in one wake-up (delivery/dispatch.py), and an
     # idle one is handed its thread's events by the channel layer (take_now).
 
-    #: The server's send of a text frame, at once (agentweb/take_now.py's SEND_NOW); None under another server.
+    #: The server's send of a text frame, at once (delivery/take_now.py's SEND_NOW); None under another server.
     send_now = None
 
     async def connect(self):
@@ -61,7 +60,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             return
         self.counted_for = user.pk
         try:
-            await self.join(user_group_name(user.pk))
+            await self.join(person_group(user.pk))
         except REDIS_GONE as gone:
             log.warning("a chat socket was closed as it opened: the server cannot reach Redis (%s)", gone)
             await self.close(code=TRY_AGAIN_LATER)
@@ -81,7 +80,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
     async def disconnect(self, code):
         self.uncount()
         for group in getattr(self, "groups_joined", ()):
-            await self.channel_layer.group_discard(group, self.channel_name)
+            await live.delivery().detach(self.channel_name, group)
 
     async def receive(self, text_data=None, bytes_data=None):
         if not self.scope["user"].is_authenticated:
@@ -129,7 +128,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         await handler(message)
 
     def take_now(self, message: dict) -> bool:
-        """The channel layer's offer of a message while this consumer is idle (agentweb/take_now.py): a thread's
+        """The channel layer's offer of a message while this consumer is idle (delivery/take_now.py): a thread's
         event is sent now, as dispatch would send it, without waking the consumer's loop; anything else is queued."""
         if message["type"] != "thread.event" or self.send_now is None:
             return False
@@ -364,7 +363,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
     def refuse_while_redis_is_gone(self) -> None:
         """Before a frame writes what only Redis can then announce and hand on (a message, a run): while this
         process's reader finds Redis out of reach, nothing is written, and the page keeps the message to send again."""
-        if getattr(self.channel_layer, "out_of_reach", False):
+        if not live.delivery().reachable:
             raise REDIS_GONE[0]("this process's reader finds Redis out of reach")
 
     @contextlib.asynccontextmanager
@@ -392,11 +391,11 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         return await database_sync_to_async(get_thread_for_user)(self.scope["user"], thread_id)
 
     async def follow(self, thread_id) -> None:
-        await self.join(runs.group_name(thread_id))
+        await self.join(group_name(thread_id))
 
     async def join(self, group: str) -> None:
         if group not in self.groups_joined:
-            await self.channel_layer.group_add(group, self.channel_name)
+            await live.delivery().attach(self.channel_name, group)
             self.groups_joined.add(group)
 
 

@@ -17,7 +17,7 @@ class Thread(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="threads")
     title = models.CharField(max_length=200, blank=True)
     # A number none of the thread's events has reached yet: where its event log starts counting after a restart
-    # (or after Redis lost its data), so that no number a tab has seen is given out again (chat/live/log.py).
+    # (or after Redis lost its data), so that no number a tab has seen is given out again (delivery/log.py).
     last_seq = models.BigIntegerField(default=0)
     # The model the person picked: a model configuration's id, or "default"; blank is the default too.
     model_choice = models.CharField(max_length=200, blank=True, default="")

@@ -103,7 +103,7 @@ class RunRecorder:
 
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
-        self._log = live.log()
+        self._log = live.delivery().log()  # this event loop's log, kept for the run's every frame
         # The number of the last event the run published, and how many of `emitted` (and of `thought`, the
         # streaming message's reasoning) it had sent by then.
         self._seq: int | None = None
@@ -166,7 +166,7 @@ class RunRecorder:
             keep_text(self.run_id, self)
 
     async def emit(self, event: events.Event) -> None:
-        """One event of the run, to the thread's log (chat/live/log.py)."""
+        """One event of the run, to the thread's log (delivery/log.py)."""
         self._seq = await self._log.publish(self.thread_id, [event])
 
     def live_view(self) -> LiveView | None:
@@ -449,7 +449,7 @@ class RunRecorder:
 
 
 #: Event-loop turns a socket's consumer needs to take one queued event and hand it to Daphne (the channel
-#: layer's queue wakes its receive task, the consumer's loop (agentweb/dispatch.py) wakes on that, then sends),
+#: layer's queue wakes its receive task, the consumer's loop (delivery/dispatch.py) wakes on that, then sends),
 #: times the two events a message opens with (message.started, its first delta), with some to spare.
 FIRST_PIECE_TURNS = 10
 

@@ -4,18 +4,19 @@ change of a person's token budget changes the settings stamp by a trigger: tools
 from __future__ import annotations
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_out
 from django.db.models.signals import post_save
 
-from .broadcast import user_group_name
+from delivery import person_group
+
+from . import live
 
 
 def end_sessions(user_id: int, session_key: str | None) -> None:
     """Close the person's sockets of that session (all of them when None)."""
     message = {"type": "session.ended", "session": session_key}
-    async_to_sync(get_channel_layer().group_send)(user_group_name(user_id), message)
+    async_to_sync(live.delivery().tell)(person_group(user_id), message)
 
 
 def on_logged_out(sender, request, user, **kwargs) -> None:

@@ -1,6 +1,6 @@
 """What a Daphne process pays to hand a thread's frame to each of its sockets, past Redis and before Twisted: the
-process's reader putting one message for many sockets into their queues (agentweb/redis_layer.py), each socket's
-consumer loop taking it (agentweb/dispatch.py) and ChatConsumer.dispatch handing it to the server's send (here a
+process's reader putting one message for many sockets into their queues (delivery/redis_layer.py), each socket's
+consumer loop taking it (delivery/dispatch.py) and ChatConsumer.dispatch handing it to the server's send (here a
 counter: no autobahn, no socket). `sockets` consumers follow one thread; `frames` frames go to all of them, each
 once every consumer had the one before. Prints the process's CPU per frame per socket.
 
@@ -8,7 +8,7 @@ once every consumer had the one before. Prints the process's CPU per frame per s
 
 Nothing is sent to Redis (the reader's round trip is left out). docs/performance.md (P22) quotes it; the reconnect
 storm and many-streams measure the same work inside the whole app. Since P25 that is the way of a frame for a
-consumer that is busy when it comes; an idle one is handed the frame by the reader (agentweb/take_now.py), which
+consumer that is busy when it comes; an idle one is handed the frame by the reader (delivery/take_now.py), which
 these consumers, with no server's send_now, never are.
 """
 
@@ -26,9 +26,9 @@ import django
 
 django.setup()
 
-from agentweb.dispatch import batch_reader, dispatch_batches  # noqa: E402
-from agentweb.redis_layer import RedisChannelLayer  # noqa: E402
 from chat.consumers import ChatConsumer  # noqa: E402
+from delivery.dispatch import batch_reader, dispatch_batches  # noqa: E402
+from delivery.redis_layer import RedisChannelLayer  # noqa: E402
 
 REDIS_URL = os.environ.get("AGENTWEB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 FRAME = '{"type":"message.delta","thread":"t","seq":%d,"message":1,"text":"token "}'

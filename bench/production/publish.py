@@ -19,8 +19,8 @@ import uuid
 
 import redis.asyncio as aioredis
 
-from agentweb.redis_layer import RedisChannelLayer
-from chat.live.log import RedisLog, group_name
+from delivery.log import RedisLog, group_name
+from delivery.redis_layer import RedisChannelLayer
 
 REDIS_URL = os.environ.get("AGENTWEB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 FRAME_S = 0.02

@@ -4,7 +4,7 @@ A fast model server sends thousands of tokens a second; a browser needs at most 
 Each stream (a message's text, a tool call's arguments) sends its first piece at once and then at most one frame
 per `window` seconds, carrying everything that arrived meanwhile.
 
-A frame is queued with the event log as soon as it may go (chat/live/log.py, publish_later) and takes its text when
+A frame is queued with the event log as soon as it may go (delivery/log.py, publish_later) and takes its text when
 it goes out to Redis: what arrives while it waits there joins it. So a stream has at most one frame waiting, and the
 reader of the model's stream never waits for a send. Beside 200 streams a frame waits for the worker's publish in
 flight: earlier, a stream's next frame started only once its last one had been answered, and the window counted from

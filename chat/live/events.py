@@ -1,7 +1,7 @@
 """One builder per event the server sends (docs/protocol.md, "Server → client").
 
 Every emitter builds its events here, so an event's fields are written down once. An event is
-(`type`, fields); the log (chat/live/log.py) adds `thread` and `seq` when it numbers it. Each builder's fields are
+(`type`, fields); the log (delivery/log.py) adds `thread` and `seq` when it numbers it. Each builder's fields are
 a plain dict literal typed by the event's TypedDict in chat/live/views.py: no conversion or check per event (the
 deltas are the per-token path).
 """

@@ -10,9 +10,9 @@ deals with orphans after a restart and on a clean stop; registry.py holds the ru
 """
 
 from agents.services import UnknownAgent
+from delivery import RUNS_CHANNEL, group_name
 from modelconfig.services import UnknownModel
 
-from ..live import group_name
 from .approvals import InvalidArguments, NotAvailable, decide
 from .cancel import cancel
 from .execute import load_toolset
@@ -20,7 +20,6 @@ from .interaction import InputRefused, answer_input
 from .recovery import ensure_recovered, interrupt_live_runs
 from .registry import ACTIVE_RUNS
 from .start import (
-    RUNS_CHANNEL,
     SignedOut,
     begin_followup,
     begin_turn,

@@ -8,7 +8,8 @@ import logging
 import uuid
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
+
+from delivery import run_group
 
 from .. import live, store
 from ..live import events
@@ -16,7 +17,7 @@ from ..store import run_claims
 from . import recovery
 from .interaction import take_input
 from .recovery import single_process
-from .registry import ACTIVE_RUNS, run_group, stopped_before_start
+from .registry import ACTIVE_RUNS, stopped_before_start
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
@@ -63,7 +64,7 @@ async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
     it (cancel it before one does), or waits for a person (cancel its waiting calls here)."""
     live_run = await recovery.live_run(thread_id)
     if live_run is not None and live_run.owner:
-        await get_channel_layer().group_send(run_group(thread_id), {"type": "run.cancel", "run": live_run.run_id})
+        await live.delivery().tell(run_group(thread_id), {"type": "run.cancel", "run": live_run.run_id})
         return True
     if live_run is not None and await db(run_claims.cancel_untaken)(run_id=live_run.run_id):
         await live.publish(thread_id, [events.run_cancelled(live_run.run_id)])
@@ -78,10 +79,10 @@ async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
 async def read_inbox(thread_id: uuid.UUID, run_id: int, address: str) -> None:
     """What other processes send to the run: a Stop (`run.cancel`), a person's answer to a tool's request for input
     (`run.input`)."""
-    layer = get_channel_layer()
+    delivery = live.delivery()
     try:
         while True:
-            message = await layer.receive(address)
+            message = await delivery.receive(address)
             try:
                 if message["type"] == "run.cancel" and message.get("run") == run_id:
                     active = ACTIVE_RUNS.get(thread_id)
@@ -92,4 +93,4 @@ async def read_inbox(thread_id: uuid.UUID, run_id: int, address: str) -> None:
             except Exception:
                 log.exception("run %s: handling %r from another process failed", run_id, message.get("type"))
     finally:
-        await asyncio.shield(layer.group_discard(run_group(thread_id), address))
+        await asyncio.shield(delivery.detach(address, run_group(thread_id)))

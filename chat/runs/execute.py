@@ -10,11 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 
 from agents.services import AgentSpec, agent_spec, model_choice, restrict_toolset, system_prompt, with_sampling
-from agentweb.redis_layer import REDIS_GONE
+from delivery import REDIS_GONE, run_group
 from modelconfig.services import config_for
 from providers.budget import DEFAULT_RESERVE, ContextBudget
 from providers.config import ModelConfig, build_provider
@@ -25,7 +24,7 @@ from tools.context import ToolContext, ToolUser
 from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
 from tools.store import DatabaseStore
 
-from .. import store
+from .. import live, store
 from ..agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from ..broadcast import tell_user
 from ..flush import forget_text
@@ -41,7 +40,7 @@ from .cancel import read_inbox
 from .heartbeat import beat_while_running, stop_beating
 from .interaction import InteractiveToolbox, RunInteraction, for_recorder
 from .recovery import single_process
-from .registry import ACTIVE_RUNS, ActiveRun, run_group, stopped_before_start
+from .registry import ACTIVE_RUNS, ActiveRun, stopped_before_start
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
@@ -153,11 +152,10 @@ async def start_here(
     inbox = None
     if not single_process():
         # The run's channel is written on the run, so that other processes know it is taken and live.
-        layer = get_channel_layer()
-        address = await layer.new_channel()
+        address = await live.delivery().new_address()
         if not await db(run_claims.take)(run_id=run.pk, owner=address):
             return None  # cancelled before any process took it
-        await layer.group_add(run_group(thread.pk), address)
+        await live.delivery().attach(address, run_group(thread.pk))
         inbox = asyncio.get_running_loop().create_task(read_inbox(thread.pk, run.pk, address), name=f"inbox-{run.pk}")
     if run.pk in stopped_before_start:  # Stop came first (see cancel); no await from here to the task's start
         stopped_before_start.discard(run.pk)

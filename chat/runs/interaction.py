@@ -24,13 +24,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 
+from delivery import run_group
 from providers.types import ToolCallRequest
 from tools.context import ElicitationAnswer, ToolContext
 from tools.elicitation import check_requested_schema, content_problems
 
+from .. import live
 from ..live import events
 from ..live.views import InputRequestView, ProgressView
 from ..models import Thread, ToolCall
@@ -38,7 +39,7 @@ from ..recorder import RunRecorder
 from ..text import storable, storable_value
 from . import recovery
 from .recovery import single_process
-from .registry import ACTIVE_RUNS, run_group
+from .registry import ACTIVE_RUNS
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
@@ -333,7 +334,7 @@ async def answer_input(
     if live_run is None or not live_run.owner:
         raise InputRefused("not_found", NOT_OPEN)
     message = {"type": "run.input", "run": live_run.run_id, **fields, "by": by, "reply_to": reply_to, "ref": ref}
-    await get_channel_layer().group_send(run_group(thread.pk), message)
+    await live.delivery().tell(run_group(thread.pk), message)
 
 
 async def take_input(thread_id: uuid.UUID, run_id: int, message: dict[str, Any]) -> None:
@@ -352,4 +353,4 @@ async def take_input(thread_id: uuid.UUID, run_id: int, message: dict[str, Any])
                 "message": refused.message,
                 "ref": message.get("ref"),
             }
-            await get_channel_layer().send(message["reply_to"], refusal)
+            await live.delivery().send(message["reply_to"], refusal)

@@ -13,7 +13,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from agentweb.redis_layer import BACKOFF_MOST, REDIS_GONE, backoff
+from delivery.redis_layer import BACKOFF_MOST, REDIS_GONE, backoff
 
 from .. import live, store
 from ..live import events
@@ -69,7 +69,7 @@ _telling: set[asyncio.Task] = set()
 def tell_when_redis_is_back(thread_id: uuid.UUID, told: list[events.Event]) -> None:
     """Publish `told` (how a run ended while Redis was out of reach: chat/runs/execute.py) once Redis answers again,
     in a task of its own, trying with backoff for up to TELL_FOR_SECONDS. Redis may have restarted empty: the log
-    then numbers from the database's ceiling (chat/live/log.py), past every number a tab has seen, so a tab that
+    then numbers from the database's ceiling (delivery/log.py), past every number a tab has seen, so a tab that
     missed events sees the gap and takes a snapshot."""
     if not told:
         return
@@ -85,7 +85,7 @@ async def _tell(thread_id: uuid.UUID, told: list[events.Event]) -> None:
         try:
             await live.last_seq(thread_id)  # answered: Redis is back
             # Every process tries Redis again within the backoff's longest wait, and joins its sockets' groups again
-            # before it reads (agentweb/redis_layer.py): told sooner, a tab whose group was lost would not hear it.
+            # before it reads (delivery/redis_layer.py): told sooner, a tab whose group was lost would not hear it.
             await asyncio.sleep(BACKOFF_MOST + 1)
             await live.publish(thread_id, told)
             return

@@ -31,11 +31,3 @@ ACTIVE_RUNS: dict[uuid.UUID, ActiveRun] = {}
 
 # Runs this process stopped before their task started (see cancel): start_here does not start them.
 stopped_before_start: set[int] = set()
-
-
-# --- a live run's group: how other processes reach it ---------------------------------------
-
-
-def run_group(thread_id: uuid.UUID | str) -> str:
-    """The group that the thread's live run reads (when several processes share the load)."""
-    return f"run.{thread_id}"

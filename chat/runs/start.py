@@ -9,11 +9,11 @@ import uuid
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
 from agents.services import agent_for_new_thread
+from delivery import RUNS_CHANNEL
 from modelconfig.services import check_choice
 
 from .. import live, store
@@ -31,7 +31,6 @@ db = database_sync_to_async
 
 
 # The channel `manage.py runworker agentweb-runs` reads (chat/worker.py) when AGENTWEB_RUN_WORKERS is on.
-RUNS_CHANNEL = "agentweb-runs"
 
 
 async def begin_turn(
@@ -172,7 +171,7 @@ async def launch_run(
             resumed=bool(resume),
             user_message=turn.user_message,
         )
-        await get_channel_layer().send(
+        await live.delivery().send(
             RUNS_CHANNEL,
             {
                 "type": "run.launch",

@@ -17,7 +17,7 @@ from agentweb.serve import (
     forget_handshake_request,
     with_factory_options,
 )
-from agentweb.take_now import SEND_NOW
+from delivery.take_now import SEND_NOW
 
 
 def test_daphne_limits_received_messages_and_frames_to_the_frame_limit():

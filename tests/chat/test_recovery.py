@@ -5,9 +5,9 @@ import json
 import uuid
 
 from chat.live import events
-from chat.live.log import MemoryLog
 from chat.runs.recovery import answer_text
-from tests.chat.live.test_log import Seeds
+from delivery.log import MemoryLog
+from tests.delivery.test_log import Seeds
 
 
 async def test_the_answer_s_text_is_its_deltas_in_the_log_s_tail():

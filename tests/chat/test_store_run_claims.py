@@ -1,5 +1,5 @@
 """Which process runs a thread's run, with several processes (chat/store/run_claims.py). The thread's event numbers are
-the log's (tests/chat/live/test_log.py)."""
+the log's (tests/delivery/test_log.py)."""
 
 import uuid
 from datetime import timedelta

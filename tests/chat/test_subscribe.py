@@ -1,5 +1,5 @@
 """A tab that subscribes while a run streams: it misses nothing and gets nothing twice (docs/protocol.md, "Ordering
-and seq"; the thread's log is chat/live/log.py)."""
+and seq"; the thread's log is delivery/log.py)."""
 
 import asyncio
 import copy
@@ -9,9 +9,9 @@ import pytest
 from channels.db import database_sync_to_async
 
 from chat import store
-from chat.live.log import MemoryLog
 from chat.models import Message, Thread
 from chat.runs.subscribe import rebuild
+from delivery.log import MemoryLog
 from tests.support.model_server import SSEResponse, openai_sse_body
 from tests.support.thread_view import ThreadView, shown_after
 

@@ -4,7 +4,7 @@ A thread's event reaches every socket that follows the thread, and each of them 
 own, a wake-up of its consumer's task, the consumer's lock and dispatch, and Daphne's send coroutine, before the frame
 was written: in a py-spy profile of the reconnect storm that was a third of a Daphne process's loop, for frames the
 consumer only passes on (docs/performance.md, P25). Here a consumer may register a `taker` for its channel
-(agentweb/dispatch.py does, for a consumer with a `take_now` method): when a message comes for that channel and
+(delivery/dispatch.py does, for a consumer with a `take_now` method): when a message comes for that channel and
 nothing waits in the channel's queue, the layer offers the message to the taker first, and queues it only if the
 taker says no. The taker says no unless its consumer is idle (no handler running, none waiting to run, so nothing
 the message could overtake) and the message is one it can finish at once, without awaiting (ChatConsumer.take_now:

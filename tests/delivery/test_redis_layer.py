@@ -1,4 +1,4 @@
-"""The Redis channel layer (agentweb/redis_layer.py) reads a process's waiting messages many at a time and keeps
+"""The Redis channel layer (delivery/redis_layer.py) reads a process's waiting messages many at a time and keeps
 what channels_redis promises: each channel's messages in order, none lost, none twice. Against the real Redis at
 127.0.0.1:6379, under a prefix no other test uses."""
 
@@ -10,7 +10,7 @@ import uuid
 import pytest
 import redis.asyncio as aioredis
 
-from agentweb.redis_layer import RedisChannelLayer
+from delivery.redis_layer import RedisChannelLayer
 from tests.support.production import own_redis
 from tests.support.redis import REDIS_URL, redis_client_or_skip
 

@@ -10,9 +10,9 @@ import uuid
 import pytest
 from channels.layers import get_channel_layer
 
-from agentweb.redis_layer import RedisChannelLayer
 from chat.live import events
-from chat.live.log import MemoryLog, RedisLog, group_name
+from delivery.log import MemoryLog, RedisLog, group_name
+from delivery.redis_layer import RedisChannelLayer
 from tests.support.redis import REDIS_URL, redis_client_or_skip
 
 
@@ -42,7 +42,7 @@ async def redis_client():
 
 @pytest.fixture
 async def redis_layer(redis_client):
-    """agentweb/redis_layer.py's channel layer on the test's Redis and prefix, as settings make it with REDIS_URL."""
+    """delivery/redis_layer.py's channel layer on the test's Redis and prefix, as settings make it with REDIS_URL."""
     _, prefix = redis_client
     layer = RedisChannelLayer(hosts=[REDIS_URL], prefix=prefix)
     yield layer

@@ -1,4 +1,4 @@
-"""A Redis script many callers run, the calls made meanwhile sent together (agentweb/batched_script.py): each
+"""A Redis script many callers run, the calls made meanwhile sent together (delivery/batched_script.py): each
 caller gets its own call's result or error, whatever else went out with it. Against the real Redis at
 127.0.0.1:6379."""
 
@@ -9,7 +9,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError, ResponseError
 
-from agentweb.batched_script import BatchedScript
+from delivery.batched_script import BatchedScript
 from tests.support.redis import redis_client_or_skip
 
 # Appends ARGV[1] to the list KEYS[1] and returns the list's length; 'bad' is refused.

@@ -9,7 +9,7 @@ per frame just when the process had least to spare. Here a read of the channel r
 waiting behind it (the layer's `receive_many`; a layer without it gives one at a time), and they are dispatched in
 one go: Daphne sends their frames to the socket together. A socket that keeps up gets one message a read, as before.
 Order, and what a handler raising or StopConsumer does, are channels' own. A consumer that is idle may be handed
-a message by the layer without its loop waking at all (agentweb/take_now.py; `Dispatcher.idle` says when).
+a message by the layer without its loop waking at all (delivery/take_now.py; `Dispatcher.idle` says when).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from channels.layers import get_channel_layer
 class ReceivesInBatches:
     """Mixed into an AsyncConsumer (before it): channels' `__call__`, with the loop below. A consumer with a
     `take_now(message) -> bool` method is offered its channel's messages by the layer while it is idle, if the layer
-    can (agentweb/take_now.py)."""
+    can (delivery/take_now.py)."""
 
     async def __call__(self, scope, receive, send):
         self.scope = scope
@@ -92,7 +92,7 @@ class Dispatcher:
         return not self.holding
 
     def taker(self, take_now: Callable[[dict], bool]) -> Callable[[dict], bool]:
-        """`take_now`, called only while this consumer is idle and from its own event loop (agentweb/take_now.py)."""
+        """`take_now`, called only while this consumer is idle and from its own event loop (delivery/take_now.py)."""
         loop = asyncio.get_running_loop()
 
         def taker(message: dict) -> bool:

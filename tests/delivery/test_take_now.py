@@ -1,4 +1,4 @@
-"""A channel layer offers an idle consumer its message before queueing it (agentweb/take_now.py): with both of
+"""A channel layer offers an idle consumer its message before queueing it (delivery/take_now.py): with both of
 agentweb's layers, the in-memory one and the Redis one against the real Redis."""
 
 import asyncio
@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from agentweb.layers import InMemoryChannelLayer
-from agentweb.redis_layer import RedisChannelLayer
+from delivery.memory_layer import InMemoryChannelLayer
+from delivery.redis_layer import RedisChannelLayer
 from tests.support.redis import REDIS_URL, redis_client_or_skip
 
 

@@ -1,4 +1,4 @@
-"""A consumer's loop (agentweb/dispatch.py): what waits on its channel is dispatched together, in order, and the
+"""A consumer's loop (delivery/dispatch.py): what waits on its channel is dispatched together, in order, and the
 socket's own messages and a clean stop behave as in channels' loop. With the real in-memory channel layer."""
 
 import asyncio
@@ -6,8 +6,8 @@ import asyncio
 import pytest
 from channels.exceptions import StopConsumer
 
-from agentweb.dispatch import Dispatcher, ReceivesInBatches, batch_reader, dispatch_batches
-from agentweb.layers import InMemoryChannelLayer
+from delivery.dispatch import Dispatcher, ReceivesInBatches, batch_reader, dispatch_batches
+from delivery.memory_layer import InMemoryChannelLayer
 
 
 class Socket:
@@ -217,7 +217,7 @@ async def test_an_event_offered_while_an_earlier_one_waits_its_turn_is_refused()
 async def test_a_consumer_that_takes_now_is_offered_its_channels_messages_until_it_stops(monkeypatch):
     from channels.consumer import AsyncConsumer
 
-    import agentweb.dispatch
+    import delivery.dispatch
 
     taken = []
 
@@ -230,7 +230,7 @@ async def test_a_consumer_that_takes_now_is_offered_its_channels_messages_until_
             raise StopConsumer
 
     layer = InMemoryChannelLayer()
-    monkeypatch.setattr(agentweb.dispatch, "get_channel_layer", lambda alias: layer)
+    monkeypatch.setattr(delivery.dispatch, "get_channel_layer", lambda alias: layer)
     socket, consumer = Socket(), Taking()
     running = asyncio.ensure_future(consumer({"type": "websocket"}, socket.receive, None))
     await asyncio.sleep(0.01)

@@ -27,7 +27,7 @@ in its own script, which includes this one's delivery (DELIVER_LUA).
 
 Joining and leaving groups: channels_redis sent each on a connection of its own while others were in flight, so
 thousands of sockets opening or closing at once opened thousands of connections to Redis. Here the joins (and
-leaves) made at one moment go out together on one connection (agentweb/batched_script.py).
+leaves) made at one moment go out together on one connection (delivery/batched_script.py).
 
 With several Redis hosts, or encryption, sending and groups are channels_redis's own.
 """
@@ -44,8 +44,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from agentweb.batched_script import BatchedScript
-from agentweb.take_now import TakesNow
+from delivery.batched_script import BatchedScript
+from delivery.take_now import TakesNow
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ MARK = b"\x00agentweb-group\x00"
 # Redis's own time, and always above the highest in the set: a process reads its set in order of score, so every
 # socket gets a group's messages in the order the scripts ran, whichever process sent them and whatever its clock
 # says (a time each process passed would let a script that ran later slot its messages in before). The event log's
-# script includes deliver() to number, keep and send a thread's events in one round trip (chat/live/log.py).
+# script includes deliver() to number, keep and send a thread's events in one round trip (delivery/log.py).
 DELIVER_LUA = r"""
 local function deliver(group_key, group_expiry, expiry, capacity, prefix, token, mark, messages)
   local time = redis.call('TIME')
@@ -209,7 +209,7 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
         await self.batched()[1]([self.group_key(group)], [channel])
 
     async def join_again(self) -> None:
-        """Every group this process's channels joined, joined again (in one pipeline: agentweb/batched_script.py),
+        """Every group this process's channels joined, joined again (in one pipeline: delivery/batched_script.py),
         before the process reads again after Redis was out of reach: it may have restarted empty, and a socket whose
         group was lost would hear no more of its thread. Joining again only renews a membership. Raises what redis-py
         raises when Redis is still out of reach."""
@@ -350,7 +350,7 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
         """The channel's next message and those waiting behind it (up to `most`), oldest first.
 
         A socket behind its stream then takes its backlog in one wake-up of its consumer instead of one each, and
-        Daphne writes those frames to the socket in one send (agentweb/dispatch.py)."""
+        Daphne writes those frames to the socket in one send (delivery/dispatch.py)."""
         first = await self.receive(channel)
         queue = self.receive_buffer.get(channel) if "!" in channel else None
         taken = [first]
@@ -436,5 +436,5 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
                 queue = queues.get(channel)
                 if queue is None:  # its socket is gone (channels_redis kept up to `capacity` for it)
                     continue
-                if not queue.empty() or not self.taken_now(channel, message):  # agentweb/take_now.py
+                if not queue.empty() or not self.taken_now(channel, message):  # delivery/take_now.py
                     queue.put_nowait(message)

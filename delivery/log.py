@@ -9,15 +9,15 @@ after the state's id).
 A subscriber to a thread whose run streams in another process rebuilds that run's message from the tail
 (chat/runs/subscribe.py): `read_from_last(thread, type)` gives the events from the last one of that type on.
 
-Two implementations with one contract (tests/chat/live/test_log.py):
+Two implementations with one contract (tests/delivery/test_log.py):
 
 - `MemoryLog`, for one process (no REDIS_URL): a counter and a bounded deque per thread. Its counter starts
   from the thread's `last_seq` in the database, read once per thread and process.
 - `RedisLog`, when REDIS_URL is set: every process numbers from the same counter (`INCRBY`, seeded with the
   database's `last_seq` when Redis does not have it), and the tail is a capped stream (`XADD … MAXLEN ~`)
   whose entry ids are the events' numbers. A publish is one script, whatever the number of events, which also
-  sends them to the thread's group when the channel layer is agentweb/redis_layer.py's; the publishes of every
-  thread the process runs share their round trips (agentweb/batched_script.py). A stream's frames are coalesced before
+  sends them to the thread's group when the channel layer is delivery/redis_layer.py's; the publishes of every
+  thread the process runs share their round trips (delivery/batched_script.py). A stream's frames are coalesced before
   they get here (chat/live/coalesce.py), so that is one script per frame at most, never one per token. A read of
   the tail is one script too, whose reply is the texts joined in one string (what a reconnecting tab missed).
 """
@@ -34,10 +34,8 @@ from typing import Any, NamedTuple
 
 from channels.layers import get_channel_layer
 
-from agentweb.batched_script import BatchedScript
-from agentweb.redis_layer import DELIVER_LUA, RedisChannelLayer
-
-from .events import Event
+from .batched_script import BatchedScript
+from .redis_layer import DELIVER_LUA, RedisChannelLayer
 
 _dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without its set-up
 
@@ -47,6 +45,8 @@ TAIL_EVENTS = 5000
 #: Threads whose tail a process keeps in memory (those it opened first lose theirs first).
 THREADS_KEPT = 1000
 
+#: An event as its builder made it (chat/live/events.py): its type and its fields, numbered here.
+Event = tuple[str, dict[str, Any]]
 Seed = Callable[[uuid.UUID], Awaitable[int]]
 #: publish_later's events, made when the publish goes out.
 Make = Callable[[], list[Event]]
@@ -198,7 +198,7 @@ return last
 """
 )
 # The same, and the events sent to the thread's group in the same script, when the channel layer is
-# agentweb/redis_layer.py's on the same Redis. KEYS: the counter, the stream, the group's set. ARGV: the seed, the
+# delivery/redis_layer.py's on the same Redis. KEYS: the counter, the stream, the group's set. ARGV: the seed, the
 # cap, the lifetime, deliver()'s six arguments from `group_expiry` to `mark`, then the halves. Returns the last
 # number and how many messages did not fit in a process's set.
 _PUBLISH_AND_SEND = (
@@ -277,7 +277,7 @@ class RedisLog:
         keep: int = TAIL_EVENTS,
         layer: RedisChannelLayer | None = None,
     ):
-        """`layer`: the channel layer, when it is agentweb/redis_layer.py's on the same Redis as `client`: a publish
+        """`layer`: the channel layer, when it is delivery/redis_layer.py's on the same Redis as `client`: a publish
         then numbers, keeps and sends its events in one script. Otherwise the events go to the project's channel
         layer after the script, one group send for all of them, and two processes' publishes to one thread may then
         reach a follower out of order (agentweb's settings always pair this log with agentweb's Redis layer)."""
@@ -401,7 +401,7 @@ class RedisLog:
         messages = [
             {"type": "thread.event", "text": f"{parts[2 * i]}{first + i}{parts[2 * i + 1]}"} for i in range(count)
         ]
-        send_all = getattr(layer, "group_send_all", None)  # agentweb/redis_layer.py: all of them in one trip
+        send_all = getattr(layer, "group_send_all", None)  # delivery/redis_layer.py: all of them in one trip
         if send_all is not None:
             await send_all(group, messages)
         else:

@@ -19,7 +19,7 @@ from copy import deepcopy
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer as ChannelsInMemoryChannelLayer
 
-from agentweb.take_now import TakesNow
+from delivery.take_now import TakesNow
 
 IMMUTABLE = (str, bytes, int, float, bool, type(None))
 
@@ -43,7 +43,7 @@ class InMemoryChannelLayer(TakesNow, ChannelsInMemoryChannelLayer):
         self.require_valid_channel_name(channel)
         assert "__asgi_channel__" not in message
         queue = self.channels.get(channel)
-        if (queue is None or queue.empty()) and self.taken_now(channel, message):  # agentweb/take_now.py
+        if (queue is None or queue.empty()) and self.taken_now(channel, message):  # delivery/take_now.py
             return
         if queue is None:
             queue = self.channels.setdefault(channel, self._new_queue(channel))
@@ -54,7 +54,7 @@ class InMemoryChannelLayer(TakesNow, ChannelsInMemoryChannelLayer):
 
     async def receive_many(self, channel, most: int = 64) -> list[dict]:
         """The channel's next message and those waiting behind it (up to `most`), oldest first, as
-        agentweb/redis_layer.py's: a socket behind its stream takes its backlog in one wake-up."""
+        delivery/redis_layer.py's: a socket behind its stream takes its backlog in one wake-up."""
         taken = [await self.receive(channel)]
         queue = self.channels.get(channel)
         while queue is not None and not queue.empty() and len(taken) < most:

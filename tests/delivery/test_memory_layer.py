@@ -1,11 +1,11 @@
-"""The in-memory channel layer (agentweb/layers.py) behaves as channels' own, without its per-message costs."""
+"""The in-memory channel layer (delivery/memory_layer.py) behaves as channels' own, without its per-message costs."""
 
 import asyncio
 
 import pytest
 from channels.exceptions import ChannelFull
 
-from agentweb.layers import InMemoryChannelLayer
+from delivery.memory_layer import InMemoryChannelLayer
 
 
 async def test_a_group_send_reaches_every_member_once():
@@ -56,7 +56,7 @@ async def test_expired_messages_are_still_dropped(monkeypatch):
     await layer.group_add("g", channel)
     await layer.send(channel, {"type": "old"})
 
-    monkeypatch.setattr("agentweb.layers.time.time", lambda: 10**10)
+    monkeypatch.setattr("delivery.memory_layer.time.time", lambda: 10**10)
     layer._next_clean = 0
     layer._clean_expired()
 
