@@ -5,9 +5,9 @@ with the answer's length. Before that it is written when the run stops (abort) a
 every `flush_interval` (AGENTWEB_FLUSH_INTERVAL, 2 s) while it streams longer than that, by the process's one
 flush for all its streaming answers (chat/flush.py): a server killed while a message streams loses at most a
 couple of seconds of what its tabs were shown, and an answer that ends sooner gains no statement. A page that
-asks for the thread's state meanwhile gets what the database holds with the run's own state laid over it
-(`live_view`), as of the last event the run published: nothing is written for it, and the stream does not
-wait. Deltas go out coalesced (chat/live/coalesce.py).
+asks for the thread's state meanwhile gets what the database holds with the streaming message rebuilt from the
+thread's log (chat/runs/subscribe.py): nothing is written for it, and the stream does not wait. Deltas go out
+coalesced (chat/live/coalesce.py).
 """
 
 from __future__ import annotations
@@ -31,43 +31,12 @@ from .agent import StepResult
 from .flush import forget_text, keep_text
 from .live import events
 from .live.coalesce import DeltaCoalescer, Take
-from .live.views import SnapshotView, ToolCallExtras, ToolCallView
+from .live.views import ToolCallExtras
 from .models import ToolCall
 from .text import storable, storable_value
 from .usage import Meter
 
 db = database_sync_to_async
-
-
-@dataclass(frozen=True)
-class LiveView:
-    """What a run holds that the database may not have yet, as of its event `seq`."""
-
-    seq: int
-    message_id: int | None
-    text: str | None  # the streaming message's text, None when no message streams
-    calls: dict[str, ToolCallView]  # the step's calls as a snapshot shows them, by id
-    # The streaming message's reasoning sent so far (the database has it only when the message ends): a tab that
-    # subscribes mid-stream (a new chat's first snapshot) would otherwise show the thinking without its beginning.
-    reasoning: str = ""
-
-    def lay_over(self, snapshot: SnapshotView) -> None:
-        """Lay this over a snapshot read from the database after it was taken: the database may be behind (the
-        text is written when the message ends) or ahead (written since); either way the snapshot becomes the
-        state as of `seq`, and the events after it, which follow, bring what the database was ahead by."""
-        snapshot["seq"] = self.seq
-        for message in snapshot["messages"]:
-            if message["id"] == self.message_id and self.text is not None:
-                message["content"], message["status"] = self.text, "streaming"
-                message["reasoning"] = self.reasoning or None
-            for call in message.get("tool_calls", ()):
-                held = self.calls.get(call["id"])
-                if held is not None:  # what a person decided, and where the result went, the database knows
-                    kept = {key: call[key] for key in ("original_args", "decision")}
-                    call.update(held, has_artifact=held["has_artifact"] or call["has_artifact"], **kept)
-            if message["id"] == self.message_id:
-                stored = {call["id"] for call in message.get("tool_calls", ())}
-                message.setdefault("tool_calls", []).extend(v for k, v in self.calls.items() if k not in stored)
 
 
 @dataclass
@@ -104,12 +73,10 @@ class RunRecorder:
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
         self._log = live.delivery().log()  # this event loop's log, kept for the run's every frame
-        # The number of the last event the run published, and how many of `emitted` (and of `thought`, the
-        # streaming message's reasoning) it had sent by then.
-        self._seq: int | None = None
+        # How many of `emitted` the log has sent (what the flush may write: chat/flush.py), and the streaming
+        # message's reasoning.
         self._shown = 0
         self.thought: list[str] = []
-        self._thought_shown = 0
         self._last_save = time.monotonic()
         self._save_task: asyncio.Task | None = None
         # When the streaming message's first piece went out (or the flush last wrote it), and how many of `emitted` the
@@ -147,7 +114,7 @@ class RunRecorder:
         self.emitted, self.calls, self.message_open, self._awaiting = [], {}, True, []
         self._stored, self._dirty, self._answers = set(), set(), []
         self._shown = self._kept = 0
-        self.thought, self._thought_shown = [], 0
+        self.thought = []
         self._last_save = time.monotonic()
 
     async def _message_id(self) -> int:
@@ -167,20 +134,7 @@ class RunRecorder:
 
     async def emit(self, event: events.Event) -> None:
         """One event of the run, to the thread's log (delivery/log.py)."""
-        self._seq = await self._log.publish(self.thread_id, [event])
-
-    def live_view(self) -> LiveView | None:
-        """What the run holds, as of the last event it published (None: it has published none). Synchronous: the
-        text and the calls are those of that very event. Its number is the one that publish returned, so the
-        text that goes with it is exactly the deltas numbered up to it."""
-        if self._seq is None:
-            return None
-        text = "".join(self.emitted[: self._shown]) if self.message_open else None
-        calls = {str(call.id): store.tool_call_view(call, decided=False) for call in self.calls.values()}
-        for key, extras in self.call_extras.items():
-            if key in calls:
-                calls[key].update(extras)
-        return LiveView(self._seq, self.message_id, text, calls, "".join(self.thought[: self._thought_shown]))
+        await self._log.publish(self.thread_id, [event])
 
     async def text_delta(self, text: str) -> None:
         text = storable(text)  # the model's text is stored and sent as it is cleaned here, never raw
@@ -399,10 +353,9 @@ class RunRecorder:
         """Queue a stream's frame with the log (chat/live/coalesce.py): its text is taken when it goes out."""
         kind, ident = key
         shown: int | None = None
-        thought: int | None = None
 
         def make() -> list[events.Event]:
-            nonlocal shown, thought
+            nonlocal shown
             text = take()
             if not text:
                 return []
@@ -412,18 +365,12 @@ class RunRecorder:
                 return [events.message_delta(ident, text)]
             if kind == "reasoning":
                 self.thought.append(text)
-                thought = len(self.thought)
                 return [events.message_reasoning_delta(ident, text)]
             return [events.tool_call_args_delta(ident, text)]
 
         def published(sent: asyncio.Future) -> None:
-            if sent.cancelled() or sent.exception() is not None or sent.result() is None:
-                return
-            self._seq = sent.result()
-            if shown is not None:
+            if shown is not None and not sent.cancelled() and sent.exception() is None and sent.result() is not None:
                 self._shown = shown
-            if thought is not None:
-                self._thought_shown = thought
 
         sent = self._log.publish_later(self.thread_id, make)
         sent.add_done_callback(published)

@@ -1,6 +1,6 @@
-"""What a subscriber is sent first: the log's tail after its last event, or a snapshot, from the database or
-from the run that streams in this process; a run that streams in another process is not asked anything: its
-current message is rebuilt from the log's tail."""
+"""What a subscriber is sent first, whichever process runs the thread's run: the log's tail after its last event,
+or a snapshot from the database; while a run streams, its current message is rebuilt from the log's tail (the
+process that runs it is never asked, and may be this one or any other)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from channels.db import database_sync_to_async
 
 from .. import live, store
 from ..live.views import SnapshotView
-from ..models import Message, Thread
-from .recovery import ensure_recovered, live_run, single_process
-from .registry import ACTIVE_RUNS, ActiveRun
+from ..models import Message, Run, Thread
+from .recovery import ensure_recovered, live_run
+from .registry import ACTIVE_RUNS
 
 db = database_sync_to_async
 
@@ -27,48 +27,41 @@ async def subscribe_texts(thread: Thread, after_seq: int | None) -> list[str]:
         texts = await live.read_after(thread.pk, after_seq)
         if texts is not None:
             return texts
-    active = ACTIVE_RUNS.get(thread.pk)
-    if active is not None:
-        return await _live_snapshot_texts(thread, active)
-    if not single_process() and await live_run(thread.pk):
-        return await _rebuilt_snapshot_texts(thread)
-    return [await stored_snapshot_text(thread)]
+    return await snapshot_and_tail(thread)
 
 
-async def stored_snapshot_text(thread: Thread) -> str:
-    """The thread as the database holds it. The number is read first: every event up to it was written down
+async def snapshot_and_tail(thread: Thread) -> list[str]:
+    """The thread as the database holds it, as of the log's number read first: every event up to it was written down
     before it was published, and an event after it that the snapshot holds already is one a tab applies again
-    harmlessly (the events that do not repeat harmlessly, a stream's deltas, come only from a live run)."""
-    seq = await live.last_seq(thread.pk)
-    return json.dumps(await db(_snapshot)(thread, seq), ensure_ascii=False)
+    harmlessly (the events that do not repeat harmlessly, a stream's deltas, come only from a streaming run).
 
-
-async def _live_snapshot_texts(thread: Thread, active: ActiveRun) -> list[str]:
-    """The thread whose run streams in this process: the database's state with what the run holds laid over it,
-    as of the run's last event, then the events published after that one. Nothing is written for it, and the
-    stream goes on meanwhile."""
-    view = active.recorder.live_view()
-    if view is None:  # the run has published nothing yet: it holds nothing the database lacks
-        return [await stored_snapshot_text(thread)]
-    snapshot = await db(_snapshot)(thread, view.seq)
-    view.lay_over(snapshot)
-    return [json.dumps(snapshot, ensure_ascii=False), *(await live.read_after(thread.pk, view.seq) or [])]
-
-
-async def _rebuilt_snapshot_texts(thread: Thread) -> list[str]:
-    """The thread whose run streams in another process, which is not asked: the database lacks only parts of the
-    run's latest message (its text is written when it ends, its tool calls when the step's tools have finished),
-    so that message is sent empty and rebuilt by its events, read from the log's tail (see rebuild).
-
-    The tail is read before the database: whatever the run writes between the two reads, the events that say
+    The database lacks only parts of a streaming run's latest message (its text is written when it ends, and every
+    AGENTWEB_FLUSH_INTERVAL for crash safety; its tool calls when the step's tools have finished): while a run
+    streams, that message is sent empty and rebuilt by its events, read from the log's tail (see rebuild). The tail
+    is read before the database is read again: whatever the run writes between the two reads, the events that say
     so are in the tail or still to come. A tail that no longer reaches back to that message's start (a step that
     streams longer than the tail keeps) gives the stored snapshot: its text lags until message.completed, which
     carries the whole text, replaces it (docs/protocol.md, "Reconnecting")."""
+    seq = await live.last_seq(thread.pk)
+    snapshot = await db(_snapshot)(thread, seq)
+    if not await _streams(thread, snapshot):
+        return [json.dumps(snapshot, ensure_ascii=False)]
     tail = await live.read_from_last(thread.pk, "message.started")
     if tail is None:
-        return [await stored_snapshot_text(thread)]
-    snapshot = await db(_snapshot)(thread, 0)
-    return rebuild(snapshot, tail)
+        return [json.dumps(snapshot, ensure_ascii=False)]
+    return rebuild(await db(_snapshot)(thread, 0), tail)
+
+
+async def _streams(thread: Thread, snapshot: SnapshotView) -> bool:
+    """Whether the snapshot's run is running. A run no task of this process runs is asked after in the database
+    (live_run): one whose process died (no heartbeat) becomes interrupted there, and its tabs are told, so that this
+    tab sees it as such from the events that follow."""
+    run = snapshot["run"]
+    if run is None or run["status"] != Run.Status.RUNNING:
+        return False
+    if thread.pk in ACTIVE_RUNS:
+        return True
+    return await live_run(thread.pk) is not None
 
 
 def _snapshot(thread: Thread, seq: int) -> SnapshotView:

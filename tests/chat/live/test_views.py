@@ -8,15 +8,17 @@ import copy
 import json
 import re
 import types
+import uuid
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, is_typeddict
 
 import pytest
+from channels.db import database_sync_to_async
 
-from chat import store
+from chat import live, store
 from chat.live import views
 from chat.models import Message, Thread
-from chat.runs.subscribe import _rebuilt_snapshot_texts
+from chat.runs.subscribe import _snapshot, rebuild
 from tests.support.model_server import SSEResponse, openai_sse_body
 from tests.support.views import check_frame, frame_problems, keys_of, problems
 
@@ -202,7 +204,8 @@ async def test_the_frames_of_a_turn_with_approvals_and_versions_fit_their_shapes
     sent += await client.until("pong")
 
     # The snapshot a tab gets when the run streams in another process: the last answer rebuilt from the log's tail.
-    rebuilt = await _rebuilt_snapshot_texts(await Thread.objects.aget(pk=thread))
+    tail = await live.read_from_last(uuid.UUID(thread), "message.started")
+    rebuilt = rebuild(await database_sync_to_async(_snapshot)(await Thread.objects.aget(pk=thread), 0), tail)
     sent += [check_frame(json.loads(text)) for text in rebuilt]
 
     told = {event["type"] for event in sent}
@@ -236,7 +239,7 @@ async def test_the_frames_of_a_turn_with_approvals_and_versions_fit_their_shapes
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_snapshot_taken_while_an_answer_streams_fits_its_shape(connect, owner, settings):
-    """The run's own state laid over the database's (LiveView.lay_over)."""
+    """The database's state with the streaming message rebuilt from the log (chat/runs/subscribe.py rebuild)."""
     settings.AGENTWEB_DEMO_DELAY = 0.005
     first = await connect(owner)
     await first.ask("hello there, tell me something")
