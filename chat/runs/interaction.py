@@ -38,7 +38,6 @@ from ..models import Thread, ToolCall
 from ..recorder import RunRecorder
 from ..text import storable, storable_value
 from . import recovery
-from .recovery import single_process
 from .registry import ACTIVE_RUNS
 
 log = logging.getLogger("agentweb.runs")
@@ -328,8 +327,6 @@ async def answer_input(
     if active is not None and active.interaction is not None:  # the run is here
         await active.interaction.answer(**fields, by=by)
         return
-    if single_process():
-        raise InputRefused("not_found", NOT_OPEN)
     live_run = await recovery.live_run(thread.pk)
     if live_run is None or not live_run.owner:
         raise InputRefused("not_found", NOT_OPEN)

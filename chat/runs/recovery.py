@@ -25,8 +25,9 @@ db = database_sync_to_async
 
 
 def single_process() -> bool:
-    """Without Redis every run lives in this process, so a run this process does not know is an orphan."""
-    return not settings.REDIS_URL
+    """Whether every run lives in this process (a run it does not know is an orphan): the shape of the delivery the
+    app started with (the `delivery` package), chosen once, never read again from the settings."""
+    return not live.delivery().shared
 
 
 def stale_before():
