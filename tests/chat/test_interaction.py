@@ -255,16 +255,19 @@ async def test_a_tab_that_loads_while_the_form_is_open_shows_it_again(connect, o
     _, asked = await ask_details(client, model_server)
     reloaded = await connect(owner)
     await reloaded.send(type="thread.subscribe", thread=asked["thread"], after_seq=None)
-    snapshot = (await reloaded.until("thread.snapshot"))[-1]
-    [call] = [c for m in snapshot["messages"] for c in m.get("tool_calls", [])]
-    assert call["status"] == "running"
-    assert call["input_request"] == {
+    # The snapshot, then the streaming step rebuilt from the thread's log: its call, running, and the form it asks.
+    shown = await reloaded.until("tool_call.input_requested")
+    assert shown[0]["type"] == "thread.snapshot"
+    assert [e["tool_call"] for e in of(shown, "tool_call.running")] == [asked["tool_call"]]
+    form = shown[-1]
+    assert {key: form[key] for key in ("tool_call", "request", "message", "schema")} == {
+        "tool_call": asked["tool_call"],
         "request": asked["request"],
         "message": "Please fill in your details for the newsletter.",
         "schema": DETAILS_SCHEMA,
     }
     await reloaded.send(
-        type="tool_call.input", thread=asked["thread"], tool_call=call["id"], request=asked["request"],
+        type="tool_call.input", thread=asked["thread"], tool_call=form["tool_call"], request=asked["request"],
         action="accept", content=GOOD,
     )  # fmt: skip
     events = await reloaded.run_to_end()
