@@ -1,5 +1,5 @@
-"""Stop: a run streaming here, in another process, waiting for a worker or for a person; and the run's inbox,
-where other processes' Stops and answers to its tools' requests for input arrive."""
+"""Stop, one way wherever the run is (streaming here, in another process, waiting for a worker or for a person); and the
+run's inbox, where other processes' Stops and answers to its tools' requests for input arrive."""
 
 from __future__ import annotations
 
@@ -13,10 +13,8 @@ from delivery import run_group
 
 from .. import live, store
 from ..live import events
-from ..store import run_claims
 from . import recovery
 from .interaction import take_input
-from .recovery import single_process
 from .registry import ACTIVE_RUNS, stopped_before_start
 
 log = logging.getLogger("agentweb.runs")
@@ -24,15 +22,18 @@ db = database_sync_to_async
 
 
 async def cancel(thread_id: uuid.UUID) -> bool:
-    """Stop the thread's run: a streaming one at once, a waiting one by cancelling its waiting calls, and one that
-    says running while no task runs it (something failed between opening it and starting its task) in the
-    database: Stop always ends the thread's run."""
+    """Stop the thread's run, one way in every shape of deployment: a task of this process is cancelled at once; a
+    task of another process hears it in its inbox (the run's group); a run no task runs (waiting for a person, handed
+    to the workers and not taken yet, or opened while something failed before its task started) is cancelled in the
+    database, its waiting calls with it. Stop always ends the thread's run."""
     active = ACTIVE_RUNS.get(thread_id)
     if active is not None and not active.task.done():
         active.task.cancel()
         return True
-    if not single_process():
-        return await _cancel_elsewhere(thread_id)
+    live_run = await recovery.live_run(thread_id)
+    if live_run is not None and live_run.owner:
+        await live.delivery().tell(run_group(thread_id), {"type": "run.cancel", "run": live_run.run_id})
+        return True
     cancelled = await db(store.cancel_waiting_run)(thread_id=thread_id, running_too=True)
     if cancelled is None:
         return False
@@ -48,32 +49,21 @@ def _cancelled(run_id: int, call_ids: list[str]) -> list[events.Event]:
     return [*(events.tool_call_cancelled(call_id) for call_id in call_ids), events.run_cancelled(run_id)]
 
 
+#: How long a run stopped before its task started is remembered (start_here looks it up at once, if ever).
+STOPPED_BEFORE_START_SECONDS = 60.0
+
+
 def _stop_task_started_meanwhile(thread_id: uuid.UUID, run_id: int) -> bool:
     """After the database cancelled a run no task of this process ran: its task may have started meanwhile (it is
-    cancelled, and says so itself: True), or may start later (start_here then does not start it)."""
+    cancelled, and says so itself: True), or may start later (start_here then does not start it; a run another
+    process would start is refused by its claim, and is forgotten here after a while)."""
     active = ACTIVE_RUNS.get(thread_id)
     if active is not None and active.run_id == run_id:
         active.task.cancel()
         return True
     stopped_before_start.add(run_id)
+    asyncio.get_running_loop().call_later(STOPPED_BEFORE_START_SECONDS, stopped_before_start.discard, run_id)
     return False
-
-
-async def _cancel_elsewhere(thread_id: uuid.UUID) -> bool:
-    """With several processes: the run streams in another process (tell its group), waits for a worker to take
-    it (cancel it before one does), or waits for a person (cancel its waiting calls here)."""
-    live_run = await recovery.live_run(thread_id)
-    if live_run is not None and live_run.owner:
-        await live.delivery().tell(run_group(thread_id), {"type": "run.cancel", "run": live_run.run_id})
-        return True
-    if live_run is not None and await db(run_claims.cancel_untaken)(run_id=live_run.run_id):
-        await live.publish(thread_id, [events.run_cancelled(live_run.run_id)])
-        return True
-    cancelled = await db(store.cancel_waiting_run)(thread_id=thread_id)
-    if cancelled is None:
-        return False
-    await live.publish(thread_id, _cancelled(*cancelled))
-    return True
 
 
 async def read_inbox(thread_id: uuid.UUID, run_id: int, address: str) -> None:

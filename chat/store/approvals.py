@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ..access import NotFound
@@ -114,10 +115,14 @@ def approved_calls(*, run_id: int) -> list[ToolCall]:
 
 def cancel_waiting_run(*, thread_id: uuid.UUID, running_too: bool = False) -> tuple[int, list[str]] | None:
     """Cancel the thread's waiting run, if any: its waiting calls are cancelled. Returns (run id, call ids).
-    `running_too`: a running run as well, which the caller knows no task runs (see chat/runs/cancel.py)."""
-    statuses = Run.ACTIVE_STATUSES if running_too else (Run.Status.WAITING,)
+    `running_too`: a running run as well that no process has claimed (`Run.owner`: chat/store/run_claims.py), which
+    the caller knows no task of its own runs (see chat/runs/cancel.py); one a process claimed meanwhile is left to
+    it (its inbox hears the Stop)."""
+    cancellable = Q(status=Run.Status.WAITING)
+    if running_too:
+        cancellable |= Q(status=Run.Status.RUNNING, owner="")
     with transaction.atomic():
-        run = Run.objects.filter(thread_id=thread_id, status__in=statuses).first()
+        run = Run.objects.filter(cancellable, thread_id=thread_id).select_for_update().first()
         if run is None:
             return None
         waiting = [

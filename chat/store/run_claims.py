@@ -91,11 +91,6 @@ def interrupt_dead_run(*, run_id: int, stale_before: datetime, texts: dict[int, 
     return closed
 
 
-def cancel_untaken(*, run_id: int) -> bool:
-    """Cancel a run handed to the workers that none has taken yet; False when one has."""
-    return _finish_untaken(run_id, Run.Status.CANCELLED)
-
-
 def fail_untaken(*, run_id: int, error: str) -> bool:
     """Fail a run handed to the workers that none has taken yet (none is running); False when one has."""
     return _finish_untaken(run_id, Run.Status.FAILED, error)

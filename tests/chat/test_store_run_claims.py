@@ -52,7 +52,7 @@ def test_a_run_whose_process_went_silent_becomes_interrupted_when_looked_at(turn
 
 
 def test_a_run_no_worker_took_yet_can_be_cancelled_and_then_no_worker_takes_it(turn):
-    assert run_claims.cancel_untaken(run_id=turn.run.pk)
+    assert store.cancel_waiting_run(thread_id=turn.thread.pk, running_too=True) == (turn.run.pk, [])
 
     assert Run.objects.get(pk=turn.run.pk).status == Run.Status.CANCELLED
     assert not run_claims.take(run_id=turn.run.pk, owner="specific.a!1")
@@ -61,7 +61,7 @@ def test_a_run_no_worker_took_yet_can_be_cancelled_and_then_no_worker_takes_it(t
 def test_a_taken_run_is_not_cancelled_as_untaken(turn):
     run_claims.take(run_id=turn.run.pk, owner="specific.a!1")
 
-    assert not run_claims.cancel_untaken(run_id=turn.run.pk)
+    assert store.cancel_waiting_run(thread_id=turn.thread.pk, running_too=True) is None
     assert Run.objects.get(pk=turn.run.pk).status == Run.Status.RUNNING
 
 
