@@ -8,8 +8,11 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         from . import live, signals
+        from .runs.registry import RunsHere
 
         #: The deployment's delivery of threads' events (the `delivery` package), for the app's lifetime: its shape
         #: (one process, or processes sharing Redis) is chosen here, once.
         self.delivery = live.start(settings)
+        #: What this process holds of runs: the runs streaming in it, and the tasks it keeps for them.
+        self.runs_here = RunsHere()
         signals.connect()

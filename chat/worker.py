@@ -38,32 +38,23 @@ class RunWorker(AsyncConsumer):
         # (its reads and its claim, hops to the one database thread the streaming runs use too) took long enough that
         # a burst of runs queued behind one another. 200 sent at once were taken at a few a second, and the rest
         # failed after AGENTWEB_RUN_HANDOVER_SECONDS with "no worker" (docs/performance.md, "Production shape").
-        starting = asyncio.ensure_future(runs.start_handed_over(message))
-        _starting.add(starting)
+        starting = runs.runs_here().in_background(runs.start_handed_over(message))
         starting.add_done_callback(_started)
 
 
-#: Runs being started (their tasks kept here, so that none is collected before it has begun).
-_starting: set[asyncio.Future] = set()
-
-
 def _started(starting: asyncio.Future) -> None:
-    _starting.discard(starting)
     if not starting.cancelled() and starting.exception() is not None:
         # Untaken, the handover's watch fails the run; taken, it is interrupted once its heartbeat is seen missing.
         log.error("a run could not be started", exc_info=starting.exception())
 
 
-_prepared = False
-
-
 def prepare_process() -> None:
     """Done when the worker starts its first run: channels' runworker offers no earlier hook, and before it there
     is nothing to keep. The process is tuned as agentweb.serve tunes a Daphne process (agentweb/tuning.py)."""
-    global _prepared
-    if _prepared:
+    here = runs.runs_here()
+    if here.prepared:
         return
-    _prepared = True
+    here.prepared = True
     tune_process()
     interrupt_runs_on_stop()
 

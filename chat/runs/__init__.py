@@ -18,7 +18,7 @@ from .cancel import cancel
 from .execute import load_toolset
 from .interaction import InputRefused, answer_input
 from .recovery import ensure_recovered, interrupt_live_runs
-from .registry import ACTIVE_RUNS
+from .registry import runs_here
 from .start import (
     SignedOut,
     begin_followup,
@@ -32,7 +32,6 @@ from .start import (
 from .subscribe import subscribe_texts
 
 __all__ = [
-    "ACTIVE_RUNS",
     "RUNS_CHANNEL",
     "InputRefused",
     "InvalidArguments",
@@ -51,6 +50,7 @@ __all__ = [
     "interrupt_live_runs",
     "launch_run",
     "load_toolset",
+    "runs_here",
     "set_model",
     "set_tool",
     "start_handed_over",

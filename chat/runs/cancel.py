@@ -15,7 +15,7 @@ from .. import live, store
 from ..live import events
 from . import recovery
 from .interaction import take_input
-from .registry import ACTIVE_RUNS, stopped_before_start
+from .registry import runs_here
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
@@ -26,7 +26,7 @@ async def cancel(thread_id: uuid.UUID) -> bool:
     task of another process hears it in its inbox (the run's group); a run no task runs (waiting for a person, handed
     to the workers and not taken yet, or opened while something failed before its task started) is cancelled in the
     database, its waiting calls with it. Stop always ends the thread's run."""
-    active = ACTIVE_RUNS.get(thread_id)
+    active = runs_here().active.get(thread_id)
     if active is not None and not active.task.done():
         active.task.cancel()
         return True
@@ -57,12 +57,13 @@ def _stop_task_started_meanwhile(thread_id: uuid.UUID, run_id: int) -> bool:
     """After the database cancelled a run no task of this process ran: its task may have started meanwhile (it is
     cancelled, and says so itself: True), or may start later (start_here then does not start it; a run another
     process would start is refused by its claim, and is forgotten here after a while)."""
-    active = ACTIVE_RUNS.get(thread_id)
+    active = runs_here().active.get(thread_id)
     if active is not None and active.run_id == run_id:
         active.task.cancel()
         return True
-    stopped_before_start.add(run_id)
-    asyncio.get_running_loop().call_later(STOPPED_BEFORE_START_SECONDS, stopped_before_start.discard, run_id)
+    stopped = runs_here().stopped_before_start
+    stopped.add(run_id)
+    asyncio.get_running_loop().call_later(STOPPED_BEFORE_START_SECONDS, stopped.discard, run_id)
     return False
 
 
@@ -75,7 +76,7 @@ async def read_inbox(thread_id: uuid.UUID, run_id: int, address: str) -> None:
             message = await delivery.receive(address)
             try:
                 if message["type"] == "run.cancel" and message.get("run") == run_id:
-                    active = ACTIVE_RUNS.get(thread_id)
+                    active = runs_here().active.get(thread_id)
                     if active is not None and active.run_id == run_id:
                         active.task.cancel()
                 elif message["type"] == "run.input" and message.get("run") == run_id:

@@ -40,7 +40,7 @@ from .cancel import read_inbox
 from .heartbeat import beat_while_running, stop_beating
 from .interaction import InteractiveToolbox, RunInteraction, for_recorder
 from .recovery import single_process
-from .registry import ACTIVE_RUNS, ActiveRun, stopped_before_start
+from .registry import ActiveRun, runs_here
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
@@ -157,8 +157,9 @@ async def start_here(
             return None  # cancelled before any process took it
         await live.delivery().attach(address, run_group(thread.pk))
         inbox = asyncio.get_running_loop().create_task(read_inbox(thread.pk, run.pk, address), name=f"inbox-{run.pk}")
-    if run.pk in stopped_before_start:  # Stop came first (see cancel); no await from here to the task's start
-        stopped_before_start.discard(run.pk)
+    here = runs_here()
+    if run.pk in here.stopped_before_start:  # Stop came first (see cancel); no await from here to the task's start
+        here.stopped_before_start.discard(run.pk)
         return None
     recorder = RunRecorder(
         thread_id=thread.pk,
@@ -185,7 +186,7 @@ async def start_here(
         name=f"run-{run.pk}",
     )
     active = ActiveRun(run.pk, task, recorder, inbox, interaction)
-    ACTIVE_RUNS[thread.pk] = active
+    here.active[thread.pk] = active
     return active
 
 
@@ -285,7 +286,7 @@ async def execute_run(
             await emit(events.run_completed(run.pk, outcome.reason, recorder.steps, recorder.meter.totals))
     except asyncio.CancelledError:
         await interaction.close()  # open requests for input are cancelled (their forms close), before the calls
-        if recovery.server_stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
+        if runs_here().stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
             await recorder.abort("error")
             await _finish(recorder, Run.Status.INTERRUPTED, error=store.STOPPED_SERVER_ERROR)
             await emit(events.run_failed(run.pk, store.STOPPED_SERVER_ERROR))
@@ -305,9 +306,10 @@ async def execute_run(
         forget_text(run.pk)
         recorder.coalescer.close()
         interaction.discard()
-        active = ACTIVE_RUNS.get(thread.pk)
+        here = runs_here()
+        active = here.active.get(thread.pk)
         if active and active.run_id == run.pk:
-            del ACTIVE_RUNS[thread.pk]
+            del here.active[thread.pk]
             if active.inbox is not None:
                 active.inbox.cancel()
 

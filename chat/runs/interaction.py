@@ -38,7 +38,7 @@ from ..models import Thread, ToolCall
 from ..recorder import RunRecorder
 from ..text import storable, storable_value
 from . import recovery
-from .registry import ACTIVE_RUNS
+from .registry import runs_here
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
@@ -323,7 +323,7 @@ async def answer_input(
     runs it (which tells `reply_to` if it refuses the answer). InputRefused for an answer refused here."""
     fields = {"tool_call": tool_call, "request": request, "action": action, "content": content}
     by = user.get_username()
-    active = ACTIVE_RUNS.get(thread.pk)
+    active = runs_here().active.get(thread.pk)
     if active is not None and active.interaction is not None:  # the run is here
         await active.interaction.answer(**fields, by=by)
         return
@@ -336,7 +336,7 @@ async def answer_input(
 
 async def take_input(thread_id: uuid.UUID, run_id: int, message: dict[str, Any]) -> None:
     """An answer another process received for this process's run (its inbox, chat/runs/cancel.py)."""
-    active = ACTIVE_RUNS.get(thread_id)
+    active = runs_here().active.get(thread_id)
     fields = {key: message.get(key) for key in ("tool_call", "request", "action", "content")}
     try:
         if active is None or active.run_id != run_id or active.interaction is None:

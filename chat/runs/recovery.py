@@ -18,7 +18,7 @@ from delivery.redis_layer import BACKOFF_MOST, REDIS_GONE, backoff
 from .. import live, store
 from ..live import events
 from ..store import run_claims
-from .registry import ACTIVE_RUNS
+from .registry import runs_here
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
@@ -39,16 +39,15 @@ def stale_before():
 
 # How long a stopping server waits for its live runs to write what they have.
 STOP_WRITE_SECONDS = 10.0
-server_stopping = False
 
 
 async def interrupt_live_runs() -> int:
     """The server stops cleanly (SIGTERM; agentweb/serve.py): every run streaming in this process writes the text it
     has streamed and its finished tool calls, and becomes interrupted (Retry offers to answer again), before the
     process exits. Waiting runs are rows, not tasks: they stay waiting. Returns how many runs were interrupted."""
-    global server_stopping
-    server_stopping = True
-    tasks = [active.task for active in ACTIVE_RUNS.values() if not active.task.done()]
+    here = runs_here()
+    here.stopping = True
+    tasks = [active.task for active in here.active.values() if not active.task.done()]
     for task in tasks:
         task.cancel()
     if tasks:
@@ -64,7 +63,6 @@ async def interrupt_live_runs() -> int:
 #: How long a process keeps trying to tell a run's tabs how it ended while Redis is out of reach (a tab that looks at
 #: the thread later is shown it from the database).
 TELL_FOR_SECONDS = 300.0
-_telling: set[asyncio.Task] = set()
 
 
 def tell_when_redis_is_back(thread_id: uuid.UUID, told: list[events.Event]) -> None:
@@ -74,9 +72,7 @@ def tell_when_redis_is_back(thread_id: uuid.UUID, told: list[events.Event]) -> N
     missed events sees the gap and takes a snapshot."""
     if not told:
         return
-    task = asyncio.ensure_future(_tell(thread_id, told))
-    _telling.add(task)
-    task.add_done_callback(_telling.discard)
+    runs_here().in_background(_tell(thread_id, told))
 
 
 async def _tell(thread_id: uuid.UUID, told: list[events.Event]) -> None:
@@ -154,16 +150,14 @@ def _event(text: str) -> dict | None:
 
 # --- after a restart ----------------------------------------------------------------------------
 
-_recovered = False
-
 
 async def ensure_recovered() -> None:
     """Once per process: runs a dead process left running become interrupted; waiting runs stay waiting."""
-    global _recovered
-    if _recovered:
+    here = runs_here()
+    if here.recovered:
         return
-    _recovered = True
-    keep = {active.run_id for active in ACTIVE_RUNS.values()}
+    here.recovered = True
+    keep = {active.run_id for active in here.active.values()}
     if not single_process():  # several processes: only the dead ones' runs, each with what its tabs were shown
         for thread_id, run in await db(run_claims.stale_runs)(stale_before=stale_before(), keep=keep):
             await interrupt_dead_run(thread_id, run.run_id)

@@ -24,7 +24,7 @@ from ..models import Run, Thread, ToolCall
 from ..store import run_claims
 from .execute import RunSetup, announce_run, prepare_run, start_here
 from .recovery import ensure_recovered, single_process
-from .registry import ActiveRun
+from .registry import ActiveRun, runs_here
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
@@ -208,15 +208,12 @@ NO_WORKER = (
     "No run worker took this run within {seconds:g} s. This server hands runs to `manage.py runworker "
     "agentweb-runs` processes (AGENTWEB_RUN_WORKERS); is one running? Retry when it is."
 )
-_handover_watches: set[asyncio.Task] = set()
 
 
 def _watch_handover(thread_id: uuid.UUID, run_id: int) -> None:
     """Without a worker running, a handed-over run would say "running" until the stale limit: fail it with
     a message that says why, after AGENTWEB_RUN_HANDOVER_SECONDS, unless a worker has taken it by then."""
-    task = asyncio.ensure_future(_fail_if_untaken(thread_id, run_id, settings.AGENTWEB_RUN_HANDOVER_SECONDS))
-    _handover_watches.add(task)  # the loop keeps only weak references to tasks
-    task.add_done_callback(_handover_watches.discard)
+    runs_here().in_background(_fail_if_untaken(thread_id, run_id, settings.AGENTWEB_RUN_HANDOVER_SECONDS))
 
 
 async def _fail_if_untaken(thread_id: uuid.UUID, run_id: int, seconds: float) -> None:

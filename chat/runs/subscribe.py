@@ -12,7 +12,7 @@ from .. import live, store
 from ..live.views import SnapshotView
 from ..models import Message, Run, Thread
 from .recovery import ensure_recovered, live_run
-from .registry import ACTIVE_RUNS
+from .registry import runs_here
 
 db = database_sync_to_async
 
@@ -59,7 +59,7 @@ async def _streams(thread: Thread, snapshot: SnapshotView) -> bool:
     run = snapshot["run"]
     if run is None or run["status"] != Run.Status.RUNNING:
         return False
-    if thread.pk in ACTIVE_RUNS:
+    if thread.pk in runs_here().active:
         return True
     return await live_run(thread.pk) is not None
 

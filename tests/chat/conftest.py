@@ -11,7 +11,7 @@ from django.test import Client as DjangoClient
 
 from agentweb.socket_session import SocketAuthMiddlewareStack
 from chat.routing import websocket_urlpatterns
-from chat.runs import ACTIVE_RUNS
+from chat.runs import runs_here
 from providers.client import close_http_client
 from tests.support.views import check_frame
 
@@ -86,9 +86,9 @@ async def connect():
     for client in clients:
         await client.close()
     # A run still going at the end of a test must not leak into the next one.
-    for active in list(ACTIVE_RUNS.values()):
+    for active in list(runs_here().active.values()):
         active.task.cancel()
-    await asyncio.gather(*(a.task for a in list(ACTIVE_RUNS.values())), return_exceptions=True)
+    await asyncio.gather(*(a.task for a in list(runs_here().active.values())), return_exceptions=True)
 
 
 @pytest.fixture

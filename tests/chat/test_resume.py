@@ -8,7 +8,7 @@ import pytest
 
 from chat import live
 from chat.models import Message, Run, Thread
-from chat.runs import recovery
+from chat.runs import runs_here
 from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, openai_sse_body
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -102,7 +102,7 @@ async def leave_a_run_behind(owner) -> Thread:
 
 async def test_a_run_left_by_a_dead_server_is_shown_interrupted_with_its_partial_text(connect, owner, monkeypatch):
     thread = await leave_a_run_behind(owner)
-    monkeypatch.setattr(recovery, "_recovered", False)
+    monkeypatch.setattr(runs_here(), "recovered", False)
     client = await connect(owner)
     await client.send(type="thread.subscribe", thread=str(thread.pk), after_seq=None)
     snapshot = await client.receive()
@@ -112,7 +112,7 @@ async def test_a_run_left_by_a_dead_server_is_shown_interrupted_with_its_partial
 
 async def test_an_interrupted_run_can_be_retried(connect, owner, monkeypatch):
     thread = await leave_a_run_behind(owner)
-    monkeypatch.setattr(recovery, "_recovered", False)
+    monkeypatch.setattr(runs_here(), "recovered", False)
     client = await connect(owner)
     await client.send(type="run.retry", thread=str(thread.pk))
     events = await client.run_to_end()

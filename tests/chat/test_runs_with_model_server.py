@@ -14,7 +14,7 @@ from django.urls import reverse
 from chat.live.coalesce import DeltaCoalescer
 from chat.models import Message, Run, ToolCall
 from chat.recorder import RunRecorder
-from chat.runs import ACTIVE_RUNS
+from chat.runs import runs_here
 from chat.runs.interaction import RunInteraction
 from providers.budget import estimate
 from providers.types import ChatMessage
@@ -590,7 +590,7 @@ async def test_a_finished_run_is_freed_as_it_ends_not_by_a_garbage_collection(co
         await client.ask("a sum")
         events = await client.run_to_end()
         for _ in range(500):  # the run's task ends just after its last event
-            if not ACTIVE_RUNS:
+            if not runs_here().active:
                 break
             await asyncio.sleep(0.01)
         left = [
