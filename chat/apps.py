@@ -9,10 +9,13 @@ class ChatConfig(AppConfig):
     def ready(self) -> None:
         from . import live, signals
         from .runs.registry import RunsHere
+        from .socket_cap import SocketCap
 
         #: The deployment's delivery of threads' events (the `delivery` package), for the app's lifetime: its shape
         #: (one process, or processes sharing Redis) is chosen here, once.
         self.delivery = live.start(settings)
         #: What this process holds of runs: the runs streaming in it, and the tasks it keeps for them.
         self.runs_here = RunsHere()
+        #: How many chat sockets each person holds open in this process (AGENTWEB_MAX_SOCKETS_PER_USER).
+        self.sockets = SocketCap()
         signals.connect()

@@ -23,7 +23,7 @@ from .frames import ClientError, frame_ref, parse_frame
 from .live import events
 from .ratelimit import send_limiter
 from .signed_in import read_signed_in_thread
-from .socket_cap import SOCKETS, TOO_MANY_SOCKETS
+from .socket_cap import TOO_MANY_SOCKETS, sockets
 from .text import unstorable_message, unstorable_text
 
 UNAUTHENTICATED = 4401
@@ -55,7 +55,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=UNAUTHENTICATED)
             return
-        if not SOCKETS.open(user.pk, settings.AGENTWEB_MAX_SOCKETS_PER_USER):
+        if not sockets().open(user.pk, settings.AGENTWEB_MAX_SOCKETS_PER_USER):
             await self.close(code=TOO_MANY_SOCKETS)
             return
         self.counted_for = user.pk
@@ -75,7 +75,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         counted_for = getattr(self, "counted_for", None)
         if counted_for is not None:
             self.counted_for = None
-            SOCKETS.close(counted_for)
+            sockets().close(counted_for)
 
     async def disconnect(self, code):
         self.uncount()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from django.apps import apps
+
 #: The close code of a socket refused because its person holds the cap already (docs/protocol.md).
 TOO_MANY_SOCKETS = 4429
 
@@ -33,5 +35,7 @@ class SocketCap:
         return self._open[user_id]
 
 
-#: This process's sockets (consumers run on one event loop: no lock needed).
-SOCKETS = SocketCap()
+def sockets() -> SocketCap:
+    """This process's count (made by chat/apps.py for the app's lifetime; consumers run on one event loop: no lock
+    needed)."""
+    return apps.get_app_config("chat").sockets
