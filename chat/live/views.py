@@ -3,8 +3,8 @@ fields of every event (docs/protocol.md is the contract; tests/chat/live/test_vi
 to every frame the server sends in its tests).
 
 TypedDicts: plain dicts at run time, so an event is still built as a dict literal (the per-token path pays nothing);
-the names only tell every writer (chat/store/snapshot.py, RunRecorder.live_view / LiveView.lay_over,
-chat/runs/subscribe.py rebuild, chat/live/events.py) what the one shape is. A key the client may not find is
+the names only tell every writer (chat/store/snapshot.py, chat/runs/subscribe.py rebuild, chat/live/events.py)
+what the one shape is. A key the client may not find is
 `NotRequired`; a value that may be null is `X | None`.
 """
 
@@ -130,7 +130,7 @@ class SummarisedView(SummaryView):
 
 
 class ToolCallView(TypedDict):
-    """A tool call as a snapshot shows it (chat/store/snapshot.py tool_call_view; a run's own calls: live_view)."""
+    """A tool call as a snapshot shows it (chat/store/snapshot.py tool_call_view)."""
 
     id: str
     call_id: str
