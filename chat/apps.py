@@ -8,6 +8,7 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         from . import live, signals
+        from .runs import placement
         from .runs.registry import RunsHere
         from .socket_cap import SocketCap
 
@@ -18,4 +19,6 @@ class ChatConfig(AppConfig):
         self.runs_here = RunsHere()
         #: How many chat sockets each person holds open in this process (AGENTWEB_MAX_SOCKETS_PER_USER).
         self.sockets = SocketCap()
+        #: Where runs live (all here, shared among processes, or in run workers): the deployment's shape, chosen once.
+        self.placement = placement.choose(self.delivery, run_workers=settings.AGENTWEB_RUN_WORKERS)
         signals.connect()

@@ -13,7 +13,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from agents.services import AgentSpec, agent_spec, model_choice, restrict_toolset, system_prompt, with_sampling
-from delivery import REDIS_GONE, run_group
+from delivery import REDIS_GONE
 from modelconfig.services import config_for
 from providers.budget import DEFAULT_RESERVE, ContextBudget
 from providers.config import ModelConfig, build_provider
@@ -24,7 +24,7 @@ from tools.context import ToolContext, ToolUser
 from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
 from tools.store import DatabaseStore
 
-from .. import live, store
+from .. import store
 from ..agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from ..broadcast import tell_user
 from ..flush import forget_text
@@ -32,14 +32,13 @@ from ..live import events
 from ..live.views import SentMessageView
 from ..models import Message, Run, Thread, ToolCall
 from ..recorder import RunRecorder
-from ..store import run_claims
 from ..summaries import Summariser, apply_strategy
 from ..usage import Meter
 from . import recovery
 from .cancel import read_inbox
 from .heartbeat import beat_while_running, stop_beating
 from .interaction import InteractiveToolbox, RunInteraction, for_recorder
-from .recovery import single_process
+from .placement import placement
 from .registry import ActiveRun, runs_here
 
 log = logging.getLogger("agentweb.runs")
@@ -149,14 +148,9 @@ async def start_here(
     """Start the run in this process. `announced`: the process that handed it over published its thread.created
     and run.started already (chat/runs/start.py launch_run)."""
     thread, run = turn.thread, turn.run
-    inbox = None
-    if not single_process():
-        # The run's channel is written on the run, so that other processes know it is taken and live.
-        address = await live.delivery().new_address()
-        if not await db(run_claims.take)(run_id=run.pk, owner=address):
-            return None  # cancelled before any process took it
-        await live.delivery().attach(address, run_group(thread.pk))
-        inbox = asyncio.get_running_loop().create_task(read_inbox(thread.pk, run.pk, address), name=f"inbox-{run.pk}")
+    taken = await placement().take(thread.pk, run.pk, read_inbox)
+    if taken is None:
+        return None  # cancelled before any process took it
     here = runs_here()
     if run.pk in here.stopped_before_start:  # Stop came first (see cancel); no await from here to the task's start
         here.stopped_before_start.discard(run.pk)
@@ -185,7 +179,7 @@ async def start_here(
         ),
         name=f"run-{run.pk}",
     )
-    active = ActiveRun(run.pk, task, recorder, inbox, interaction)
+    active = ActiveRun(run.pk, task, recorder, taken.inbox, interaction)
     here.active[thread.pk] = active
     return active
 

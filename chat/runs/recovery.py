@@ -18,16 +18,11 @@ from delivery.redis_layer import BACKOFF_MOST, REDIS_GONE, backoff
 from .. import live, store
 from ..live import events
 from ..store import run_claims
+from .placement import placement
 from .registry import runs_here
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
-
-
-def single_process() -> bool:
-    """Whether every run lives in this process (a run it does not know is an orphan): the shape of the delivery the
-    app started with (the `delivery` package), chosen once, never read again from the settings."""
-    return not live.delivery().shared
 
 
 def stale_before():
@@ -158,10 +153,4 @@ async def ensure_recovered() -> None:
         return
     here.recovered = True
     keep = {active.run_id for active in here.active.values()}
-    if not single_process():  # several processes: only the dead ones' runs, each with what its tabs were shown
-        for thread_id, run in await db(run_claims.stale_runs)(stale_before=stale_before(), keep=keep):
-            await interrupt_dead_run(thread_id, run.run_id)
-        return
-    threads = await db(store.interrupt_stale_runs)(stale_before=None, keep=keep)
-    if threads:
-        log.info("marked %d run(s) left by a stopped server as interrupted", len(threads))
+    await placement().recover(keep, stale_before(), interrupt_dead_run)

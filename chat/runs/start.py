@@ -23,14 +23,12 @@ from ..live import events
 from ..models import Run, Thread, ToolCall
 from ..store import run_claims
 from .execute import RunSetup, announce_run, prepare_run, start_here
-from .recovery import ensure_recovered, single_process
+from .placement import placement
+from .recovery import ensure_recovered
 from .registry import ActiveRun, runs_here
 
 log = logging.getLogger("agentweb.runs")
 db = database_sync_to_async
-
-
-# The channel `manage.py runworker agentweb-runs` reads (chat/worker.py) when AGENTWEB_RUN_WORKERS is on.
 
 
 async def begin_turn(
@@ -109,7 +107,7 @@ def open_turn(
             attachments=attachments,
             disabled_tools=turned_off,
         )
-        here = single_process() and not settings.AGENTWEB_RUN_WORKERS
+        here = placement().prepares_in_turn
         setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None
     return turn, setup, info
 
@@ -155,7 +153,7 @@ async def launch_run(
     if turn.awaiting:
         await announce_waiting(turn)
         return None
-    if settings.AGENTWEB_RUN_WORKERS:
+    if placement().hands_over:
         # Told here rather than by the worker: the page learns its new chat and sees the run wait at once, and a
         # failure when no worker takes it reaches it live (a page only follows a thread it knows).
         thread = turn.thread
