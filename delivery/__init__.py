@@ -32,15 +32,17 @@ import redis.asyncio as aioredis
 from channels.layers import get_channel_layer
 
 from .log import Event, Make, MemoryLog, Record, RedisLog, Seed, group_name
-from .redis_layer import REDIS_GONE
+from .redis_layer import BACKOFF_MOST, REDIS_GONE, backoff
 
 __all__ = [
+    "BACKOFF_MOST",
     "REDIS_GONE",
     "RUNS_CHANNEL",
     "Delivery",
     "Event",
     "OneProcess",
     "ThroughRedis",
+    "backoff",
     "build",
     "group_name",
     "person_group",
@@ -71,9 +73,12 @@ class Delivery:
     #: client is attached to (its process is then reached through the run's inbox).
     shared = False
 
-    def __init__(self, seed: Seed, record: Record):
+    def __init__(self, seed: Seed, record: Record, *, layer=None):
+        """`seed` and `record`: the database's ceiling of each thread's numbers (log.py); `layer`: the channel layer
+        (by default the project's, CHANNEL_LAYERS, looked up when used)."""
         self._seed = seed
         self._record = record
+        self._layer = layer
 
     # --- a thread's events ----------------------------------------------------------------------------------------
 
@@ -103,7 +108,7 @@ class Delivery:
 
     @property
     def layer(self):
-        return get_channel_layer()
+        return self._layer if self._layer is not None else get_channel_layer()
 
     async def new_address(self) -> str:
         return await self.layer.new_channel()
@@ -135,9 +140,9 @@ class Delivery:
 class OneProcess(Delivery):
     """Every client and every run in this process: the log in memory."""
 
-    def __init__(self, seed: Seed, record: Record):
-        super().__init__(seed, record)
-        self._log = MemoryLog(seed, record)
+    def __init__(self, seed: Seed, record: Record, **kwargs):
+        super().__init__(seed, record, **kwargs)
+        self._log = MemoryLog(seed, record, layer=self._layer)
 
     def log(self) -> MemoryLog:
         return self._log
@@ -148,8 +153,10 @@ class ThroughRedis(Delivery):
 
     shared = True
 
-    def __init__(self, seed: Seed, record: Record, *, url: str, prefix: str, client_for: Callable[[str], Any]):
-        super().__init__(seed, record)
+    def __init__(
+        self, seed: Seed, record: Record, *, url: str, prefix: str, client_for: Callable[[str], Any], **kwargs
+    ):
+        super().__init__(seed, record, **kwargs)
         self._url = url
         self._prefix = prefix
         self._client_for = client_for

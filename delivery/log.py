@@ -91,17 +91,25 @@ class MemoryLog:
     """The log of a single process: it hands out every number of every thread it serves."""
 
     def __init__(
-        self, seed: Seed, record: Record = _no_record, *, keep: int = TAIL_EVENTS, threads_kept: int = THREADS_KEPT
+        self,
+        seed: Seed,
+        record: Record = _no_record,
+        *,
+        keep: int = TAIL_EVENTS,
+        threads_kept: int = THREADS_KEPT,
+        layer=None,
     ):
+        """`layer`: the channel layer followers read (by default the project's, looked up at each publish)."""
         self._seed = seed
         self._record = record
         self._keep = keep
         self._threads_kept = threads_kept
         self._threads: dict[uuid.UUID, _Thread] = {}
+        self._followers = layer
 
     async def publish(self, thread_id: uuid.UUID, events: list[Event]) -> int:
         thread = self._threads.get(thread_id) or await self._open(thread_id)
-        layer = get_channel_layer()
+        layer = self._followers or get_channel_layer()
         async with thread.lock:
             for type_, fields in events:
                 thread.seq += 1

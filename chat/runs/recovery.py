@@ -13,7 +13,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from delivery.redis_layer import BACKOFF_MOST, REDIS_GONE, backoff
+from delivery import BACKOFF_MOST, REDIS_GONE, backoff
 
 from .. import live, store
 from ..live import events
