@@ -58,6 +58,7 @@ class WireReader:
 
     def __init__(self, provider: HTTPProvider) -> None:
         self.provider = provider
+        self.ended = False  # on the instance: the loop reads it after every frame, and that lookup is the quicker
 
     def frames(self) -> FrameDecoder:
         raise NotImplementedError
