@@ -77,9 +77,10 @@ class WireReader:
         raise NotImplementedError
 
     async def check_finish(self, finish: Finish, usage: Usage) -> None:
-        """Raise for an end that is an error the person can act on (the model's context is full). None is, here."""
+        """Raise for an end that is an error the person can act on (the model's context is full); by default none is."""
 
     def nothing_sent(self) -> ModelServerError:
+        """The error for a body that ended before its first byte."""
         return self.error(f"The model server at {self.provider.base_url} ended the response without sending anything.")
 
     # --- helpers for a wire format's frames -------------------------------------------------------
