@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 
 from .context import context_filled_message
-from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
-from .openai import OUT_OF_TOKENS, decode_args
+from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider
 from .sse import SSEDecoder, SSEEvent
+from .stream import OUT_OF_TOKENS, WireReader, decode_args, read_stream
 from .structured import FINAL_ANSWER_TOOL, AnswerFormat, with_final_answer
 from .types import (
     ChatMessage,
@@ -117,61 +117,8 @@ class AnthropicProvider(HTTPProvider):
             body["top_p"] = self.top_p
         return body
 
-    async def read_events(
-        self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]
-    ) -> AsyncIterator[StreamEvent]:
-        decoder = SSEDecoder()
-        assembler = MessageAssembler()
-        received = False
-        async for data in chunks:
-            received = True
-            for sse in decoder.feed(data):
-                for event in assembler.feed(self._parse(sse)):
-                    yield event
-                if assembler.stopped:
-                    break
-            if assembler.stopped:
-                break
-        else:
-            for sse in decoder.close():
-                for event in assembler.feed(self._parse(sse)):
-                    yield event
-        if not received:
-            raise self.error(f"The model server at {self.base_url} ended the response without sending anything.")
-        if not assembler.complete:
-            raise self.ended_early("a stop reason (no message_stop)")
-        counted = Usage()
-        for event in assembler.finish():
-            if isinstance(event, Usage):
-                counted = event
-            elif isinstance(event, Finish) and assembler.context_exceeded:
-                # The answer filled the model's whole window (models that stop there instead of failing the
-                # request): an error the person can act on, as "length" without an output limit on OpenAI.
-                message = context_filled_message(counted.input_tokens, counted.output_tokens, self.max_tokens)
-                raise self.error(message)
-            yield event
-
-    def _parse(self, sse: SSEEvent) -> dict[str, Any]:
-        try:
-            payload = json.loads(sse.data)
-        except ValueError:
-            raise self.error(
-                f"The model server at {self.base_url} sent a stream event that is not JSON: {self.quote(sse.data)!r}"
-            ) from None
-        if not isinstance(payload, dict):
-            raise self.error(
-                f"The model server at {self.base_url} sent an unexpected stream event: {self.quote(sse.data)!r}"
-            )
-        payload.setdefault("type", sse.event)
-        if payload["type"] == "error":
-            kind = (payload.get("error") or {}).get("type") if isinstance(payload.get("error"), dict) else None
-            raise self.error(
-                f"The model server at {self.base_url} reported an error mid-stream: "
-                f"{self.quote(error_text(payload) or sse.data)}",
-                status=_RETRYABLE_ERRORS.get(kind or ""),
-                retryable=kind in _RETRYABLE_ERRORS,
-            )
-        return payload
+    def read_events(self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+        return read_stream(MessageReader(self), chunks)
 
 
 # --- request -------------------------------------------------------------------------------------
@@ -235,6 +182,45 @@ def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
 
 
 # --- stream --------------------------------------------------------------------------------------
+
+
+class MessageReader(WireReader):
+    """The Messages API's stream: server-sent events, each one JSON object, up to `message_stop`."""
+
+    end_marker = "a stop reason (no message_stop)"
+
+    def __init__(self, provider: AnthropicProvider) -> None:
+        super().__init__(provider)
+        self.provider: AnthropicProvider = provider
+        self.assembler = MessageAssembler()
+
+    def frames(self) -> SSEDecoder:
+        return SSEDecoder()
+
+    def feed(self, sse: SSEEvent) -> list[StreamEvent]:
+        payload = self.json_object(sse.data)
+        payload.setdefault("type", sse.event)
+        if payload["type"] == "error":
+            kind = (payload.get("error") or {}).get("type") if isinstance(payload.get("error"), dict) else None
+            status, retryable = _RETRYABLE_ERRORS.get(kind or ""), kind in _RETRYABLE_ERRORS
+            raise self.reported_error(payload, sse.data, status=status, retryable=retryable)
+        events = self.assembler.feed(payload)
+        self.ended = self.assembler.stopped
+        return events
+
+    @property
+    def complete(self) -> bool:
+        return self.assembler.complete
+
+    def finish(self) -> list[StreamEvent]:
+        return self.assembler.finish()
+
+    async def check_finish(self, finish: Finish, usage: Usage) -> None:
+        if self.assembler.context_exceeded:
+            # The answer filled the model's whole window (models that stop there instead of failing the request):
+            # an error the person can act on, as "length" without an output limit on OpenAI.
+            message = context_filled_message(usage.input_tokens, usage.output_tokens, self.provider.max_tokens)
+            raise self.error(message)
 
 
 @dataclass

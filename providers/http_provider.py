@@ -5,7 +5,8 @@ through the shared httpx client (or one a test passes in), turns the status line
 into `ModelServerError`s that name the server and what it answered (never the API key nor the credentials
 of the base URL: providers/secrets.py), and bounds the
 whole response by a total deadline on top of httpx's connect/read timeouts. A subclass only says what
-to send (`request_body`, `request_headers`) and how to read the body (`read_events`).
+to send (`request_body`, `request_headers`) and how to read the body (`read_events`: the shared loop of
+providers/stream.py with the provider's wire format).
 
 Which failures are retryable (`ModelServerError.retryable`, `retry_after`) is decided here; the retries
 themselves are providers/retry.py's `RetryingProvider`.
@@ -140,7 +141,8 @@ class HTTPProvider:
         return False
 
     def read_events(self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
-        """Neutral events from the body's bytes, as they arrive. Raise `self.error(...)` for a broken stream."""
+        """Neutral events from the body's bytes, as they arrive. Raise `self.error(...)` for a broken stream.
+        The three providers return `read_stream(…)` (providers/stream.py) with their wire format's `WireReader`."""
         raise NotImplementedError
 
     # --- the shared path ---------------------------------------------------------------------------

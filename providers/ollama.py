@@ -8,7 +8,6 @@ in shared/vectors/ollama_api_chat_ndjson.json.
 
 from __future__ import annotations
 
-import codecs
 import json
 import secrets
 from collections.abc import AsyncIterator
@@ -16,8 +15,9 @@ from typing import Any
 
 import httpx
 
-from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, error_text
-from .openai import decode_args
+from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider
+from .ndjson import NDJSONDecoder
+from .stream import NO_FUNCTION_NAME, WireReader, decode_args, read_stream
 from .structured import AnswerFormat
 from .types import (
     ChatMessage,
@@ -106,47 +106,8 @@ class OllamaProvider(HTTPProvider):
             body["options"] = self.options
         return body
 
-    async def read_events(
-        self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]
-    ) -> AsyncIterator[StreamEvent]:
-        decoder = NDJSONDecoder()
-        assembler = ChatAssembler(tools)
-        received = False
-        async for data in chunks:
-            received = True
-            for line in decoder.feed(data):
-                for event in assembler.feed(self._parse(line)):
-                    yield event
-                if assembler.done:
-                    break
-            if assembler.done:
-                break
-        else:
-            for line in decoder.close():
-                for event in assembler.feed(self._parse(line)):
-                    yield event
-        if not received:
-            raise self.error(f"The model server at {self.base_url} ended the response without sending anything.")
-        if not assembler.done:
-            raise self.ended_early("its last line (done: true)")
-        for event in assembler.finish():
-            yield event
-
-    def _parse(self, line: str) -> dict[str, Any]:
-        try:
-            chunk = json.loads(line)
-        except ValueError:
-            raise self.error(
-                f"The model server at {self.base_url} sent a line that is not JSON: {self.quote(line.strip())!r}"
-            ) from None
-        if not isinstance(chunk, dict):
-            raise self.error(
-                f"The model server at {self.base_url} sent an unexpected line: {self.quote(line.strip())!r}"
-            )
-        if chunk.get("error"):
-            message = self.quote(error_text(chunk) or line.strip())
-            raise self.error(f"The model server at {self.base_url} reported an error mid-stream: {message}")
-        return chunk
+    def read_events(self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+        return read_stream(ChatReader(self, tools), chunks)
 
 
 def message_to_wire(message: ChatMessage) -> dict[str, Any]:
@@ -160,37 +121,32 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
     return wire
 
 
-class NDJSONDecoder:
-    """Splits a byte stream into lines, however the bytes arrive (inside UTF-8 sequences too)."""
+class ChatReader(WireReader):
+    """/api/chat's stream: JSON lines, up to the one with `done: true`."""
 
-    def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._partial: list[str] = []
+    end_marker = "its last line (done: true)"
+    frame_name = "line"
 
-    def feed(self, data: bytes) -> list[str]:
-        return self._lines(self._decoder.decode(data))
+    def __init__(self, provider: OllamaProvider, tools: list[ToolDefinition]) -> None:
+        super().__init__(provider)
+        self.assembler = ChatAssembler(tools)
 
-    def close(self) -> list[str]:
-        """End of stream: the last line may have no newline after it."""
-        lines = self._lines(self._decoder.decode(b"", final=True))
-        tail = "".join(self._partial)
-        self._partial = []
-        if tail.strip():
-            lines.append(tail)
-        return lines
+    def frames(self) -> NDJSONDecoder:
+        return NDJSONDecoder()
 
-    def _lines(self, text: str) -> list[str]:
-        if "\n" not in text:
-            if text:
-                self._partial.append(text)
-            return []
-        lines = text.split("\n")
-        if self._partial:
-            self._partial.append(lines[0])
-            lines[0] = "".join(self._partial)
-        tail = lines.pop()
-        self._partial = [tail] if tail else []
-        return [line for line in lines if line.strip()]
+    def feed(self, line: str) -> list[StreamEvent]:
+        chunk = self.json_object(line)
+        if chunk.get("error"):
+            raise self.reported_error(chunk, line)
+        events = self.assembler.feed(chunk)
+        self.ended = self.assembler.done
+        return events
+
+    def finish(self) -> list[StreamEvent]:
+        return self.assembler.finish()
+
+    def shown(self, frame_text: str) -> str:
+        return frame_text.strip()
 
 
 class ChatAssembler:
@@ -249,7 +205,7 @@ class ChatAssembler:
         if args is not None:
             args = self._arguments(name, args)
         if not name:
-            args, error = None, "The model sent a tool call without a function name."
+            args, error = None, NO_FUNCTION_NAME
         index = self._calls
         self._calls += 1
         # Ollama gives calls no ids; the tool results are matched to calls by these.

@@ -7,7 +7,6 @@ in shared/vectors/openai_chat_completions_sse.json).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import secrets
@@ -19,8 +18,9 @@ from typing import Any
 import httpx
 
 from .context import ADVICE, context_filled_message
-from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, ModelServerError, error_text, get_http_client
-from .sse import SSEDecoder
+from .http_provider import DEFAULT_TOTAL_TIMEOUT, HTTPProvider, ModelServerError, get_http_client
+from .sse import SSEDecoder, SSEEvent
+from .stream import NO_FUNCTION_NAME, OUT_OF_TOKENS, WireReader, decode_args, read_stream
 from .structured import AnswerFormat, with_final_answer
 from .types import (
     ChatMessage,
@@ -49,8 +49,6 @@ RESPONSE_FORMAT_REFUSED: set[str] = set()
 PROPS_MAX_BYTES = 256 * 1024
 #: Seconds to wait for llama-server's /props, asked only when an answer stopped short of its output limit.
 PROPS_TIMEOUT = 5.0
-#: The error of a call the model was still writing when it hit its output limit: it is never executed.
-OUT_OF_TOKENS = "The model ran out of output tokens while writing this call"
 _FINISH_REASONS = {
     "stop": "stop",
     "eos": "stop",  # text-generation-inference and some llama.cpp builds
@@ -158,60 +156,8 @@ class OpenAIProvider(HTTPProvider):
         log.warning("%s refuses stream_options: its usage is estimated from now on", self.base_url)
         return True
 
-    async def read_events(
-        self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]
-    ) -> AsyncIterator[StreamEvent]:
-        decoder = SSEDecoder()
-        assembler = ChunkAssembler()
-        received = False
-        done = False
-        plain = PlainTextChunks()
-        counted = Usage()  # the server's counts, when it sends them
-        async for data in chunks:
-            received = True
-            for sse in decoder.feed(data):
-                text = plain.text(sse.data)
-                if text is not None:  # fast path: the same chunk as the last plain text one, but for its text
-                    if text:
-                        yield TextDelta(text)
-                    continue
-                if sse.data == "[DONE]":
-                    done = True
-                    break
-                chunk = self._parse_chunk(sse.data)
-                plain.learn(sse.data, chunk)
-                for event in assembler.feed(chunk):
-                    yield event
-            if done:
-                break
-        else:
-            for sse in decoder.close():
-                if sse.data == "[DONE]":
-                    done = True
-                else:
-                    for event in assembler.feed(self._parse_chunk(sse.data)):
-                        yield event
-        if not received:
-            # What some servers answer to a prompt larger than their context, instead of an error.
-            raise self.error(
-                f"The model server at {self.base_url} ended the response without sending anything: this"
-                f" conversation probably no longer fits the model's context. {ADVICE}"
-            )
-        # Either end marker says the answer is whole: some servers never send [DONE] (a finish_reason is
-        # their last word), a few never set finish_reason (then [DONE] is). A body that closes with neither
-        # was cut off, however cleanly the connection closed.
-        if not done and not assembler.finished:
-            raise self.ended_early("a finish_reason or [DONE]")
-        for event in assembler.finish():
-            if isinstance(event, Usage):
-                counted = event
-            elif isinstance(event, Finish) and event.reason == "length":
-                if self.length_means_full_context:
-                    raise self.error(context_filled_message(counted.input_tokens, counted.output_tokens, None))
-                if await self.stopped_at_the_context(counted):
-                    message = context_filled_message(counted.input_tokens, counted.output_tokens, self.max_tokens)
-                    raise self.error(message)
-            yield event
+    def read_events(self, chunks: AsyncIterator[bytes], tools: list[ToolDefinition]) -> AsyncIterator[StreamEvent]:
+        return read_stream(ChunkReader(self), chunks)
 
     async def stopped_at_the_context(self, counted: Usage) -> bool:
         """Whether an answer that stopped for "length" under an output limit it never reached was stopped by the end
@@ -251,26 +197,63 @@ class OpenAIProvider(HTTPProvider):
                     return None
         return json.loads(body)
 
-    def _parse_chunk(self, data: str) -> dict[str, Any]:
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise self.error(
-                f"The model server at {self.base_url} sent a stream event that is not JSON: {self.quote(data)!r}"
-            ) from None
-        if not isinstance(chunk, dict):
-            raise self.error(
-                f"The model server at {self.base_url} sent an unexpected stream event: {self.quote(data)!r}"
-            )
-        if chunk.get("error") or chunk.get("object") == "error":  # vLLM reports errors as {"object": "error", ...}
-            message = self.quote(error_text(chunk) or data)
-            raise self.error(f"The model server at {self.base_url} reported an error mid-stream: {message}")
-        return chunk
-
 
 def _names_response_format(error: ModelServerError) -> bool:
     text = str(error)
     return "response_format" in text or "json_schema" in text
+
+
+class ChunkReader(WireReader):
+    """The chat-completions stream: server-sent events, each a chat.completion.chunk object, then `[DONE]`."""
+
+    # Either end marker says the answer is whole: some servers never send [DONE] (a finish_reason is their last
+    # word), a few never set finish_reason (then [DONE] is).
+    end_marker = "a finish_reason or [DONE]"
+
+    def __init__(self, provider: OpenAIProvider) -> None:
+        super().__init__(provider)
+        self.provider: OpenAIProvider = provider
+        self.assembler = ChunkAssembler()
+        self.plain = PlainTextChunks()
+
+    def frames(self) -> SSEDecoder:
+        return SSEDecoder()
+
+    def text(self, sse: SSEEvent) -> str | None:  # the fast path: the same chunk as the last plain text one
+        return self.plain.text(sse.data)
+
+    def feed(self, sse: SSEEvent) -> list[StreamEvent] | tuple[()]:
+        if sse.data == "[DONE]":
+            self.ended = True
+            return ()
+        chunk = self.json_object(sse.data)
+        if chunk.get("error") or chunk.get("object") == "error":  # vLLM reports errors as {"object": "error", ...}
+            raise self.reported_error(chunk, sse.data)
+        self.plain.learn(sse.data, chunk)
+        return self.assembler.feed(chunk)
+
+    @property
+    def complete(self) -> bool:
+        return self.ended or self.assembler.finished
+
+    def finish(self) -> list[StreamEvent]:
+        return self.assembler.finish()
+
+    async def check_finish(self, finish: Finish, usage: Usage) -> None:
+        if finish.reason != "length":
+            return
+        provider = self.provider
+        if provider.length_means_full_context:
+            raise self.error(context_filled_message(usage.input_tokens, usage.output_tokens, None))
+        if await provider.stopped_at_the_context(usage):
+            raise self.error(context_filled_message(usage.input_tokens, usage.output_tokens, provider.max_tokens))
+
+    def nothing_sent(self) -> ModelServerError:
+        # What some servers answer to a prompt larger than their context, instead of an error.
+        return self.error(
+            f"The model server at {self.provider.base_url} ended the response without sending anything: this"
+            f" conversation probably no longer fits the model's context. {ADVICE}"
+        )
 
 
 class PlainTextChunks:
@@ -431,7 +414,7 @@ class ChunkAssembler:
             if error and reason == "length":
                 error = OUT_OF_TOKENS  # cut off mid-call, not a model that writes broken JSON
             if not call.name:
-                args, error = None, "The model sent a tool call without a function name."
+                args, error = None, NO_FUNCTION_NAME
             events.append(ToolCallEnd(index=index, id=call.id, name=call.name, raw=raw, args=args, error=error))
         if self._usage is not None:
             events.append(self._usage)
@@ -508,23 +491,6 @@ class ChunkAssembler:
         if normalised == "stop" and self._calls:
             return "tool_calls"
         return normalised
-
-
-def decode_args(raw: str) -> tuple[dict[str, Any] | None, str | None]:
-    """A tool call's argument text as an object, or None and why not."""
-    if not raw.strip():
-        return {}, None  # a call without arguments: some servers send "", not "{}"
-    try:
-        args = json.loads(raw)
-    except ValueError as exc:
-        return None, f"Arguments are not valid JSON: {exc}"
-    if isinstance(args, str):
-        # Double-encoded arguments ("\"{\\\"a\\\": 1}\""), seen from some fine-tunes: unwrap one level.
-        with contextlib.suppress(ValueError):
-            args = json.loads(args)
-    if not isinstance(args, dict):
-        return None, f"Arguments are not valid JSON: expected an object, got {type(args).__name__}"
-    return args, None
 
 
 _decode_args = decode_args  # the earlier private name
