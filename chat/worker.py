@@ -15,6 +15,7 @@ import signal
 from channels.consumer import AsyncConsumer, get_handler_name
 
 from agentweb.tuning import tune_process
+from tools.services import mcp_connections
 
 from . import runs
 
@@ -69,9 +70,7 @@ def prepare_process() -> None:
 
 
 def stop_mcp_servers() -> None:
-    from tools.mcp.manager import default_manager
-
-    default_manager().shutdown()
+    mcp_connections().shutdown()
 
 
 def interrupt_runs_on_stop() -> None:
