@@ -16,7 +16,11 @@ from django.db.models import F
 from django.utils import timezone
 
 from providers.config import ModelConfig
+from tools.mcp.names import server_prefix
+from tools.mcp.tools import server_tools
+from tools.models import HttpTool
 from tools.registry import ToolRegistry
+from tools.services import DEFAULT_APPROVAL, code_tools, mcp_connections, mcp_server_configs
 from tools.settings_cache import SETTINGS_CACHE
 
 from .models import APPROVAL_VALUES, MAX_STARTER_PROMPTS, REQUIRE, STARTER_PROMPT_CHARS, Agent, visible_to
@@ -216,8 +220,6 @@ def restrict_toolset(toolset, spec: AgentSpec | None):
 
 
 def _default_choices() -> dict[str, bool]:
-    from tools.services import DEFAULT_APPROVAL
-
     return dict(DEFAULT_APPROVAL)
 
 
@@ -227,28 +229,17 @@ def _default_choices() -> dict[str, bool]:
 def known_tool_names() -> tuple[set[str], tuple[str, ...]]:
     """The names of every tool that exists (code, HTTP tools, MCP tools listed now), and the prefixes of
     configured MCP servers whose tools are not listed (not connected): a name under one is taken on trust."""
-    from tools.models import HttpTool
-    from tools.services import code_tools
-
     names = set(code_tools().names()) | set(HttpTool.objects.values_list("name", flat=True))
     prefixes: list[str] = []
     try:
-        from django.apps import apps
-
-        if apps.is_installed("mcpservers"):
-            from mcpservers.services import server_configs
-            from tools.mcp.manager import default_manager
-            from tools.mcp.names import server_prefix
-            from tools.mcp.tools import server_tools
-
-            manager = default_manager()
-            states = manager.states()
-            for config in server_configs():
-                listed = server_tools(config, states.get(config.name), manager)
-                if listed:
-                    names.update(tool.name for tool in listed)
-                else:
-                    prefixes.append(server_prefix(config.name))
+        manager = mcp_connections()
+        states = manager.states()
+        for config in mcp_server_configs():
+            listed = server_tools(config, states.get(config.name), manager)
+            if listed:
+                names.update(tool.name for tool in listed)
+            else:
+                prefixes.append(server_prefix(config.name))
     except Exception:  # a broken MCP configuration: its tools cannot be checked, the rest can
         pass
     return names, tuple(prefixes)

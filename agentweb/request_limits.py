@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from agentweb.sizes import human_size
+
 #: What a multipart upload's body carries besides the file itself (its boundaries, the part's headers, the CSRF
 #: field): a file of exactly the attachment limit still arrives, and the view then says what is wrong with it.
 MULTIPART_ALLOWANCE = 64 * 1024
@@ -50,8 +52,6 @@ class RequestLimits:
 
     def refusal(self, target: str) -> str:
         """What a person is told when a body is over its route's limit."""
-        from attachments.services import human_size
-
         if self.is_upload(target):
             return f"The file is too big: a file may be at most {human_size(self.file_bytes)}."
         return f"The request is too big: at most {human_size(self.body_bytes)} may be sent here."

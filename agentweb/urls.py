@@ -27,7 +27,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("chat.urls")),
     path("", include("sharing.urls")),
-    path("tools/", include("tools.views")),
     path("agents/", include("agents.views")),
     path("attachments/", include("attachments.views")),
 ]

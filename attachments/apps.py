@@ -7,3 +7,7 @@ class AttachmentsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import signals  # noqa: F401
+        from .pdf_reader import ReaderSlots
+
+        # This process's PDF readers at work (attachments/pdf_reader.py): at most AGENTWEB_PDF_READERS at once.
+        self.pdf_readers = ReaderSlots()

@@ -5,8 +5,9 @@ compressed content stream of a million text operators, keeps pypdf 7.1 busy for 
 such uploads at once took the server's threads and CPU from everyone else. So each PDF is read by this file run as
 a script (`python -P attachments/pdf_reader.py`), which limits its own CPU time and memory before it imports pypdf
 and runs at a lower priority than the server; it is killed when AGENTWEB_PDF_READ_SECONDS of CPU, or twice that of
-wall-clock time, have passed. At most AGENTWEB_PDF_READERS run at once per server process, and a PDF beyond them is
-refused at once rather than kept waiting: a waiting upload would hold one of the threads that serve pages.
+wall-clock time, have passed. At most AGENTWEB_PDF_READERS run at once per server process (the app's ReaderSlots:
+attachments/apps.py), and a PDF beyond them is refused at once rather than kept waiting: a waiting upload would
+hold one of the threads that serve pages.
 
 The script's half imports nothing of Django or the project: it sees the file on its stdin and writes a JSON answer
 on its stdout ({"text": ...} or {"refused": "encrypted" | "damaged" | "empty" | "limits"}).
@@ -35,31 +36,36 @@ class PdfNotRead(Exception):
 
 # --- the server's half --------------------------------------------------------------------------------------------
 
-_slots = threading.Lock()
-_running = 0
+
+class ReaderSlots:
+    """The places of a process's PDF readers: the attachments app keeps one (attachments/apps.py)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+
+    @contextmanager
+    def taken(self):
+        """One of the AGENTWEB_PDF_READERS places, or PdfNotRead(BUSY) at once."""
+        from django.conf import settings
+
+        with self._lock:
+            if self._running >= settings.AGENTWEB_PDF_READERS:
+                raise PdfNotRead(BUSY)
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
 
 
 def read_text(data: bytes) -> str:
     """The PDF's text, its pages' texts apart by a blank line; PdfNotRead saying why not."""
-    with _reader_slot():
+    from django.apps import apps
+
+    with apps.get_app_config("attachments").pdf_readers.taken():
         return _run_reader(data)
-
-
-@contextmanager
-def _reader_slot():
-    """One of this process's AGENTWEB_PDF_READERS places, or PdfNotRead(BUSY) at once."""
-    global _running
-    from django.conf import settings
-
-    with _slots:
-        if _running >= settings.AGENTWEB_PDF_READERS:
-            raise PdfNotRead(BUSY)
-        _running += 1
-    try:
-        yield
-    finally:
-        with _slots:
-            _running -= 1
 
 
 def _run_reader(data: bytes) -> str:

@@ -21,6 +21,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from agentweb.locks import lock_person
+from agentweb.sizes import human_size
 
 from .models import Attachment
 
@@ -69,14 +70,6 @@ class ImagesNotSupported(Exception):
             f"{model_name} does not take images (its configuration says so): remove the image, or pick a model that "
             "takes images."
         )
-
-
-def human_size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
 
 
 def clean_name(name: str) -> str:

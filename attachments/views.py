@@ -12,6 +12,8 @@ from django.http import FileResponse, Http404, HttpRequest, JsonResponse
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
+from agentweb.sizes import human_size
+
 from . import services
 from .models import Attachment
 
@@ -25,7 +27,7 @@ def upload(request: HttpRequest) -> JsonResponse:
     name = services.clean_name(upload.name)
     limit = settings.AGENTWEB_ATTACHMENT_MAX_BYTES
     if upload.size > limit:  # before reading it
-        message = f"{name} is {services.human_size(upload.size)}; a file may be at most {services.human_size(limit)}."
+        message = f"{name} is {human_size(upload.size)}; a file may be at most {human_size(limit)}."
         return JsonResponse({"error": message}, status=413)
     try:
         row = services.store_upload(owner=request.user, name=upload.name, data=upload.read(limit + 1))

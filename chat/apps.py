@@ -8,6 +8,7 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         from . import live, signals
+        from .ratelimit import send_limiter
         from .runs import placement
         from .runs.registry import RunsHere
         from .socket_cap import SocketCap
@@ -21,4 +22,6 @@ class ChatConfig(AppConfig):
         self.sockets = SocketCap()
         #: Where runs live (all here, shared among processes, or in run workers): the deployment's shape, chosen once.
         self.placement = placement.choose(self.delivery, run_workers=settings.AGENTWEB_RUN_WORKERS)
+        #: Every frame that makes a model request takes a token of the person's send limit (chat/ratelimit.py).
+        self.send_limit = send_limiter(settings)
         signals.connect()

@@ -21,7 +21,7 @@ from .access import current_user, get_thread_for_user
 from .error_codes import REFUSED, client_error
 from .frames import ClientError, frame_ref, parse_frame
 from .live import events
-from .ratelimit import send_limiter
+from .ratelimit import send_limit
 from .signed_in import read_signed_in_thread
 from .socket_cap import TOO_MANY_SOCKETS, sockets
 from .text import unstorable_message, unstorable_text
@@ -30,7 +30,6 @@ UNAUTHENTICATED = 4401
 #: The page's keep-alive frame exactly as static/chat/socket.js sends it, and its answer.
 PING_FRAME = json.dumps({"type": "ping"}, separators=(",", ":"))
 PONG_TEXT = json.dumps({"type": events.pong()[0], **events.pong()[1]})
-SEND_LIMIT = send_limiter(settings)
 #: Close code of a socket opened while Redis is out of reach (1013, "try again later", is not one a server may send
 #: through Daphne): the page reconnects, as after any other close.
 TRY_AGAIN_LATER = 4503
@@ -253,7 +252,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             )
         finally:
             if not resumed:
-                await SEND_LIMIT.agive_back(self.scope["user"].pk)
+                await send_limit().agive_back(self.scope["user"].pk)
 
     async def answer_input(self, frame):
         """tool_call.input: a person's answer to a running tool's request for input (chat/runs/interaction.py)."""
@@ -357,7 +356,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
 
     async def take_send_token(self) -> None:
         """Every frame that makes a model request takes a token of the person's send limit (chat/ratelimit.py)."""
-        if not await SEND_LIMIT.aallow(self.scope["user"].pk):
+        if not await send_limit().aallow(self.scope["user"].pk):
             raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
 
     def refuse_while_redis_is_gone(self) -> None:

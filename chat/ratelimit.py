@@ -10,6 +10,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from django.apps import apps
+
 log = logging.getLogger("agentweb.ratelimit")
 
 
@@ -122,3 +124,8 @@ def send_limiter(settings) -> RateLimiter | SharedRateLimiter:
         prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"].get("prefix", "agentweb")
         return SharedRateLimiter(per_minute, burst, settings.REDIS_URL, prefix)
     return RateLimiter(per_minute, burst)
+
+
+def send_limit():
+    """The process's send limit, made by chat/apps.py as the app starts (send_limiter)."""
+    return apps.get_app_config("chat").send_limit

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import thread_views, views
+from . import thread_views, tools_panel, views
 
 app_name = "chat"
 urlpatterns = [
@@ -12,6 +12,7 @@ urlpatterns = [
     path("t/<uuid:thread_id>/delete", thread_views.delete, name="thread_delete"),
     path("settings/", views.settings_page, name="settings"),
     path("search", thread_views.search, name="search"),
+    path("tools/available", tools_panel.available, name="tools_available"),
     path(
         "t/<uuid:thread_id>/tool-calls/<uuid:tool_call_id>/artifact",
         thread_views.tool_call_artifact,

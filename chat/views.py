@@ -9,7 +9,6 @@ from agents.services import agents_for_picker, sees_prompt
 from agents.services import step_limit as agent_step_limit
 from modelconfig.services import available_models
 from providers.demo import CONNECT_HELP
-from sharing.markdown import render_markdown
 from tools.services import settings_stamp
 
 from . import store
@@ -31,9 +30,8 @@ THEMES = (("system", "Same as the system"), ("light", "Light"), ("dark", "Dark")
 
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
-    """Theme, password, the person's shared links, and the admin for staff (docs/ui.md)."""
-    from sharing.services import list_links
-
+    """Theme, password, the person's shared links (the sharing app's tag reads them: templates/chat/settings.html),
+    and the admin for staff (docs/ui.md)."""
     theme = request.COOKIES.get(THEME_COOKIE, "system")
     if request.method == "POST":
         chosen = request.POST.get("theme")
@@ -41,8 +39,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
             response = redirect(f"{request.path}?saved=1")
             response.set_cookie(THEME_COOKIE, chosen, max_age=365 * 86400, samesite="Lax", httponly=True)
             return response
-    links = [link for link in list_links(user=request.user) if link.revoked_at is None]
-    context = {"themes": THEMES, "theme": theme, "links": links, "saved": bool(request.GET.get("saved"))}
+    context = {"themes": THEMES, "theme": theme, "saved": bool(request.GET.get("saved"))}
     return render(request, "chat/settings.html", context)
 
 
@@ -95,7 +92,8 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
 
 def _first_screen(thread) -> dict:
     """The last messages of `thread`, rendered on the server: user text is escaped by the template, the model's
-    Markdown goes through the sharing page's sanitising renderer. Tool calls show as their names and states only."""
+    Markdown goes through the sharing page's sanitising renderer (its `markdown` filter, in templates/chat/thread.html).
+    Tool calls show as their names and states only."""
     if thread is None:
         return {"first_screen": [], "earlier_messages": 0}
     shown = Message.objects.filter(thread=thread).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM])
@@ -110,7 +108,6 @@ def _first_screen(thread) -> dict:
     for message in last:
         item = {"id": message.pk, "role": message.role, "status": message.status, "content": message.content}
         if message.role == Message.Role.ASSISTANT:
-            item["html"] = render_markdown(message.content) if message.content else ""
             item["tool_calls"] = [{"name": call.name, "status": call.status} for call in message.tool_calls.all()]
         first_screen.append(item)
     return {"first_screen": first_screen, "earlier_messages": earlier}

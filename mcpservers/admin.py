@@ -30,8 +30,8 @@ from tools.admin import (
 from tools.base import Tool
 from tools.mcp.config import McpServerConfig
 from tools.mcp.connection import ServerState
-from tools.mcp.manager import default_manager
 from tools.mcp.names import tool_name
+from tools.services import mcp_connections, mcp_tools
 
 from . import services
 from .models import McpServer
@@ -127,7 +127,7 @@ def describe_state(state: ServerState | None, *, enabled: bool = True) -> str:
 
 def file_server_rows(configs: list[McpServerConfig]) -> list[dict[str, str]]:
     """The servers of AGENTWEB_MCP_CONFIG as the list's read-only rows (below the admin's own), columns as theirs."""
-    states = default_manager().states()
+    states = mcp_connections().states()
     return [
         {
             "name": config.name,
@@ -216,9 +216,9 @@ class McpServerAdmin(PlainHelpTexts, TryItMixin, admin.ModelAdmin):
             raise ValueError("Pick one of the server's tools on its page (Tools) to try it.")
         if not obj.enabled:
             raise ValueError(f"MCP server {obj.name!r} is disabled: enable it to try its tools.")
-        found = {t.name: t for t in services.mcp_tools().tools}.get(tool_name(obj.name, tool))
+        found = {t.name: t for t in mcp_tools().tools}.get(tool_name(obj.name, tool))
         if found is None:
-            state = default_manager().state(obj.name)
+            state = mcp_connections().state(obj.name)
             raise ValueError(f"MCP server {obj.name!r} has no tool {tool!r} now ({describe_state(state)}).")
         return found
 
@@ -248,11 +248,11 @@ class McpServerAdmin(PlainHelpTexts, TryItMixin, admin.ModelAdmin):
     def state(self, obj: McpServer) -> str:
         if obj.pk is None:
             return "—"
-        return describe_state(default_manager().state(obj.name), enabled=obj.enabled)
+        return describe_state(mcp_connections().state(obj.name), enabled=obj.enabled)
 
     @admin.display(description="its tools")
     def tool_list(self, obj: McpServer) -> str:
-        state = default_manager().state(obj.name) if obj.pk else None
+        state = mcp_connections().state(obj.name) if obj.pk else None
         if state is None or not state.tools:
             return "— (the list comes from the server once it is connected)"
         opts = self.model._meta

@@ -2,7 +2,7 @@
 
 import sys
 
-from django.apps import AppConfig
+from django.apps import AppConfig, apps
 
 
 class McpServersConfig(AppConfig):
@@ -14,12 +14,16 @@ class McpServersConfig(AppConfig):
     def ready(self) -> None:
         from tools.mcp.config import McpConfigError
 
-        from .services import file_configs
+        from .services import ConfigFile, server_configs
 
+        # AGENTWEB_MCP_CONFIG's servers, kept for the process's life.
+        self.config_file = ConfigFile()
         try:
-            file_configs()  # read at start: a file that cannot be used stops the start, saying why
+            self.config_file.servers()  # read at start: a file that cannot be used stops the start, saying why
         except McpConfigError as exc:
             stop_the_start(exc)
+        # The servers the tools app connects to, and whose tools a run's tool set gets, are this app's.
+        apps.get_app_config("tools").mcp_servers = server_configs
         # A change of a server gives the tool sets a new stamp, as a change of any tool does: the table is one the
         # settings cache watches (tools/settings_cache.py).
 

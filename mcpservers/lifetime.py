@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from tools.mcp.manager import default_manager
+from tools.services import mcp_connections, mcp_tools
 
 log = logging.getLogger("agentweb.tools.mcp")
 
@@ -22,8 +22,6 @@ def start_in_background() -> None:
 
     def start() -> None:
         from django.db import connection
-
-        from .services import mcp_tools
 
         try:
             mcp_tools()
@@ -37,4 +35,4 @@ def start_in_background() -> None:
 
 def stop() -> None:
     """Close every connection of this process (bounded: tools/mcp/manager.py STOP_SECONDS)."""
-    default_manager().shutdown()
+    mcp_connections().shutdown()

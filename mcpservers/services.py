@@ -1,38 +1,37 @@
 """Synchronous operations of the MCP servers app (async code calls them through ``database_sync_to_async``):
-which servers this process connects to, their tools as a run's tool set gets them, the context report, and
-``mcp import``.
+which servers this process connects to (the tools app asks ``server_configs`` for them: mcpservers/apps.py), the
+context report, and ``mcp import``.
 
 The servers are the admin's rows and the servers of AGENTWEB_MCP_CONFIG (read once, at start); a server of the
-file wins over a row of the same name. The connections are this process's (tools/mcp/manager.py): reading the
-tools never waits for one.
+file wins over a row of the same name. The connections are this process's (tools.services.mcp_connections): reading
+the tools (tools.services.mcp_tools) never waits for one.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from django.apps import apps
 from django.conf import settings
 from django.db import transaction
 
+from modelconfig.models import ModelConfiguration
 from tools.base import Tool
 from tools.mcp.config import McpConfigError, McpServerConfig, load_config_file
-from tools.mcp.manager import default_manager
-from tools.mcp.names import server_prefix
-from tools.mcp.tools import server_tools
+from tools.services import mcp_tools
 
 from .models import McpServer
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
+    "ConfigFile",
     "ContextReport",
     "ImportReport",
-    "McpTools",
     "context_report",
     "file_configs",
     "import_file",
-    "mcp_tools",
     "server_configs",
 ]
 
@@ -40,16 +39,28 @@ log = logging.getLogger("agentweb.tools.mcp")
 
 # The window the context share is taken of when no model configuration says (a model configuration's default).
 DEFAULT_CONTEXT_WINDOW = 8192
-_file: dict = {"path": None, "configs": []}
+
+
+class ConfigFile:
+    """The servers of AGENTWEB_MCP_CONFIG, read once per process (the app's: mcpservers/apps.py), and again when the
+    setting names another file (a test's)."""
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self.configs: list[McpServerConfig] = []
+
+    def servers(self) -> list[McpServerConfig]:
+        """Raises McpConfigError."""
+        path = getattr(settings, "AGENTWEB_MCP_CONFIG", "")
+        if self.path != path:
+            self.configs = load_config_file(path) if path else []
+            self.path = path
+        return list(self.configs)
 
 
 def file_configs() -> list[McpServerConfig]:
-    """The servers of AGENTWEB_MCP_CONFIG, read once per process. Raises McpConfigError."""
-    path = getattr(settings, "AGENTWEB_MCP_CONFIG", "")
-    if _file["path"] != path:
-        _file["configs"] = load_config_file(path) if path else []
-        _file["path"] = path
-    return list(_file["configs"])
+    """The servers of AGENTWEB_MCP_CONFIG, read at start. Raises McpConfigError."""
+    return apps.get_app_config("mcpservers").config_file.servers()
 
 
 def server_configs() -> list[McpServerConfig]:
@@ -65,41 +76,6 @@ def server_configs() -> list[McpServerConfig]:
         except McpConfigError as exc:  # a row saved around the form's checks, or unreadable secrets
             log.warning("%s", exc)
     return configs
-
-
-@dataclass(frozen=True)
-class McpTools:
-    tools: list[Tool] = field(default_factory=list)
-    # How the names of disabled servers' tools start: a call of one gets "disabled", not "unknown tool".
-    disabled_prefixes: tuple[str, ...] = ()
-    # (prefix, server) of enabled servers whose tools are not known yet (never connected in this process): a call
-    # of one gets why the server cannot be reached, not "unknown tool".
-    unconnected: tuple[tuple[str, str], ...] = ()
-
-
-def mcp_tools(*, taken: frozenset[str] = frozenset()) -> McpTools:
-    """The tools of every enabled server from the last list its connection saw; connections are started (not
-    waited for) on the way. ``taken``: names of other tools, which win."""
-    configs = server_configs()
-    manager = default_manager()
-    manager.configure(configs)
-    states = manager.states()
-    tools: list[Tool] = []
-    disabled: list[str] = []
-    unconnected: list[tuple[str, str]] = []
-    for config in configs:
-        if not config.enabled:
-            disabled.append(server_prefix(config.name))
-            continue
-        state = states.get(config.name)
-        if state is None or (not state.tools and state.status != "connected"):
-            unconnected.append((server_prefix(config.name), config.name))
-        for tool in server_tools(config, states.get(config.name), manager):
-            if tool.name in taken:
-                log.warning("MCP tool %s is hidden by another tool of the same name", tool.name)
-                continue
-            tools.append(tool)
-    return McpTools(tools=tools, disabled_prefixes=tuple(disabled), unconnected=tuple(unconnected))
 
 
 # --- how much of the model's context the tools take -----------------------------------------------
@@ -128,8 +104,6 @@ def definitions_tokens(tools: list[Tool]) -> int:
 
 
 def context_report() -> ContextReport:
-    from modelconfig.models import ModelConfiguration
-
     windows = [w for w in ModelConfiguration.objects.values_list("context_window", flat=True) if w]
     share = float(getattr(settings, "AGENTWEB_MCP_CONTEXT_SHARE", 0.25))
     return ContextReport(

@@ -24,6 +24,8 @@ DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=10.0)
 LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
 TRANSPORTS = ("streaming", "httpcore")
 OLD_NAMES = {"aiohttp": "streaming"}  # for a few days the default transport was aiohttp under httpx
+# Each event loop's shared client (its connections belong to the loop that opened them), forgotten with the loop:
+# per process by nature, and kept here because providers/ is plain Python, with no app to own it.
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 

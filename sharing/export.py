@@ -14,7 +14,7 @@ from django.db.models import Prefetch
 from django.utils import timezone
 from django.utils.text import slugify
 
-from attachments.services import human_size
+from agentweb.sizes import human_size
 from chat.models import Message, Run, Thread, ToolCall
 from chat.store import thread_agent_info
 from providers.secrets import without_url_credentials

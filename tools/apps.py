@@ -16,8 +16,12 @@ class ToolsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from tools.mcp.manager import McpManager
         from tools.services import allowed_hosts_provider
 
+        # This process's MCP connections, one per server, on a loop of their own (tools/mcp/manager.py); they start
+        # when a tool set first asks for the servers' tools (tools.services.mcp_connections, mcp_tools).
+        self.mcp_connections = McpManager()
         configure_tool_threads()
 
         # The module, not the tool object of the same name that a package may re-export.
@@ -28,6 +32,13 @@ class ToolsConfig(AppConfig):
         # fetch_url reads the admin's allow-list (plus AGENTWEB_FETCH_ALLOWED_HOSTS), as HTTP tools do.
         if fetch_url.ALLOWED_HOSTS_PROVIDER is None:
             fetch_url.ALLOWED_HOSTS_PROVIDER = allowed_hosts_provider
+
+    @staticmethod
+    def mcp_servers() -> list:
+        """The MCP servers this process connects to: none, unless the app that configures them gives its own as it
+        starts (mcpservers/apps.py: the admin's rows and AGENTWEB_MCP_CONFIG). tools/ knows nothing of that app: it
+        stands on tools/, not the other way round."""
+        return []
 
 
 def configure_tool_threads() -> None:

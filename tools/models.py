@@ -373,11 +373,7 @@ def _code_tools():
 
 def _mcp_tools() -> dict:
     """The MCP servers' tools this process knows (those of servers it has connected to), by name."""
-    from django.apps import apps
-
-    if not apps.is_installed("mcpservers"):
-        return {}
-    from mcpservers.services import mcp_tools
+    from tools.services import mcp_tools
 
     return {tool.name: tool for tool in mcp_tools().tools}
 
@@ -385,11 +381,7 @@ def _mcp_tools() -> dict:
 def unconnected_mcp_server(tool_name: str) -> str | None:
     """The MCP server whose tool ``tool_name`` would be, when that server has not connected in this process yet
     (its tools and their arguments are not known), else None."""
-    from django.apps import apps
-
-    if not apps.is_installed("mcpservers"):
-        return None
-    from mcpservers.services import mcp_tools
+    from tools.services import mcp_tools
 
     return next((server for prefix, server in mcp_tools().unconnected if tool_name.startswith(prefix)), None)
 

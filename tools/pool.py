@@ -178,5 +178,6 @@ class ToolThreads:
             return self._executor
 
 
-#: The process's pool for sync tools (tools/executor.py).
+#: The process's pool for sync tools (tools/executor.py): one per process, as its size is the process's limit (set
+#: by tools/apps.py from the settings); kept here because the executor is plain Python, with no app to ask.
 TOOL_THREADS = ToolThreads()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
+from django.apps import apps
 from django.conf import settings
 from django.db import transaction
 from jsonschema.exceptions import SchemaError
@@ -23,8 +24,10 @@ from tools.base import Tool
 from tools.context import ToolContext, ToolUser
 from tools.executor import ToolResult, execute_tool
 from tools.http_tool import build_http_tool
+from tools.mcp.config import McpServerConfig
 from tools.mcp.connection import unavailable_message
-from tools.mcp.manager import default_manager
+from tools.mcp.manager import McpManager
+from tools.mcp.tools import McpTools, configured_tools
 from tools.models import (
     AllowedHost,
     ApprovalRule,
@@ -45,6 +48,9 @@ __all__ = [
     "allowed_hosts_provider",
     "code_tools",
     "example_arguments",
+    "mcp_connections",
+    "mcp_server_configs",
+    "mcp_tools",
     "run_tool_trial",
     "sync_tool_settings",
     "tool_for_http_tool",
@@ -120,7 +126,7 @@ class DisabledTools(frozenset):
         """The error result for a call of a tool of an MCP server that has not connected yet, else None."""
         for prefix, server in self.unconnected:
             if name.startswith(prefix):
-                return unavailable_message(server, default_manager().state(server))
+                return unavailable_message(server, mcp_connections().state(server))
         return None
 
 
@@ -251,7 +257,7 @@ def toolset_for_stamp(*, user, groups: frozenset[str], stamp: str | None) -> Too
     database without the row): built afresh."""
     if stamp is None or user is None or not user.is_authenticated:
         return toolset_for_user(user=user, groups=groups)
-    key = (groups, default_manager().generation)
+    key = (groups, mcp_connections().generation)
     found = SETTINGS_CACHE.get(stamp, "toolsets", key, lambda: toolset_for_user(user=user, groups=groups))
     if found.user_id == user.pk:
         return found
@@ -280,17 +286,21 @@ def groups_of(user, *, stamp: str | None) -> frozenset[str]:
     return SETTINGS_CACHE.get(stamp, "groups", user.pk, lambda: frozenset(user.groups.values_list("name", flat=True)))
 
 
-def mcp_tools(*, taken: frozenset[str]):
-    """The MCP servers' tools (mcpservers/services.py), when that app is installed."""
-    from django.apps import apps
+def mcp_connections() -> McpManager:
+    """This process's MCP connections, made with the app (tools/apps.py)."""
+    return apps.get_app_config("tools").mcp_connections
 
-    if not apps.is_installed("mcpservers"):
-        from types import SimpleNamespace
 
-        return SimpleNamespace(tools=[], disabled_prefixes=(), unconnected=())
-    from mcpservers.services import mcp_tools as build
+def mcp_server_configs() -> list[McpServerConfig]:
+    """Every configured MCP server, enabled or not, as the app that configures them says (mcpservers/apps.py gives
+    its own: the admin's rows and AGENTWEB_MCP_CONFIG); none without such an app."""
+    return apps.get_app_config("tools").mcp_servers()
 
-    return build(taken=taken)
+
+def mcp_tools(*, taken: frozenset[str] = frozenset()) -> McpTools:
+    """The MCP servers' tools, from the last list each connection saw; the connections are started (not waited for)
+    on the way. ``taken``: names of other tools, which win."""
+    return configured_tools(mcp_server_configs(), mcp_connections(), taken=taken)
 
 
 def _group_allows(row: ToolSetting | HttpTool, groups: frozenset[str]) -> bool:

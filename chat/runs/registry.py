@@ -44,8 +44,6 @@ class RunsHere:
         self.recovered = False
         #: Whether the server is stopping cleanly (chat/runs/recovery.py interrupt_live_runs).
         self.stopping = False
-        #: Whether the process was prepared for its first run (a run worker: chat/worker.py).
-        self.prepared = False
         # Tasks started for runs and not awaited by anyone (telling tabs how a run ended once Redis is back, watching
         # a handover, starting a handed-over run): the event loop keeps only weak references to tasks.
         self._background: set[asyncio.Future] = set()

@@ -1,5 +1,7 @@
-"""Filters for the shared page. Each returns plain text, so autoescaping still applies to what it returns, except
-`markdown`, whose HTML comes from sharing.markdown (raw HTML shown as text, only safe links, no images)."""
+"""Filters for the shared page and the chat page's first screen. Each returns plain text, so autoescaping still applies
+to what it returns, except `markdown`, whose HTML comes from sharing.markdown (raw HTML shown as text, only safe
+links, no images). And `live_links`, the person's links the settings page lists: the chat app's pages show what
+this app holds through this library, without importing it (sharing imports chat)."""
 
 import json
 
@@ -7,6 +9,7 @@ from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from sharing.markdown import render_markdown
+from sharing.services import list_links
 
 register = template.Library()
 
@@ -71,3 +74,9 @@ def turns(messages) -> list[dict]:
         else:
             grouped.append({"role": "assistant", "segments": [message]})
     return grouped
+
+
+@register.simple_tag
+def live_links(user) -> list:
+    """`user`'s shared links that are not revoked, newest first: `{% live_links request.user as links %}`."""
+    return [link for link in list_links(user=user) if link.revoked_at is None]

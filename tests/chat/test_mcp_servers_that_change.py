@@ -20,7 +20,7 @@ from tests.chat.test_mcp_tool_loop import mcp_server, wait_for
 from tests.chat.test_runs_with_model_server import answer, calls, tool_messages
 from tests.mcpservers.conftest import connections, record, wait_connected  # noqa: F401
 from tests.support.mcp_servers.running import HttpServer
-from tools.mcp.manager import default_manager
+from tools.services import mcp_connections
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,7 +37,7 @@ async def test_a_server_that_crashes_mid_call_gives_an_error_result_and_is_conne
     connect, owner, model_server, record
 ):
     await mcp_server(record, require_approval=False)
-    connected_since = default_manager().state("srv").since
+    connected_since = mcp_connections().state("srv").since
     model_server.enqueue(calls(("c1", "srv__crash", {})), answer("The server crashed, sorry."))
     client = await connect(owner)
     await client.ask("crash it")
@@ -51,7 +51,7 @@ async def test_a_server_that_crashes_mid_call_gives_an_error_result_and_is_conne
 
     # A new process of the server, connected with the quick backoff; the next turn's call reaches it.
     def reconnected():
-        state = default_manager().state("srv")
+        state = mcp_connections().state("srv")
         return state.status == "connected" and state.since > connected_since
 
     await wait_for(reconnected)
@@ -72,7 +72,7 @@ async def test_after_the_tool_list_grows_the_next_turn_offers_the_new_tool(conne
     assert "srv__grow" in offered(model_server.requests[0]) and "srv__extra" not in offered(model_server.requests[0])
 
     # notifications/tools/list_changed: the connection lists the tools again, in the background.
-    await wait_for(lambda: any(tool.name == "extra" for tool in default_manager().state("srv").tools))
+    await wait_for(lambda: any(tool.name == "extra" for tool in mcp_connections().state("srv").tools))
     model_server.enqueue(calls(("c2", "srv__extra", {"text": "loud"})), answer("LOUD."))
     await client.ask("shout", thread=events[0]["thread"])
     events = await client.run_to_end()
@@ -98,7 +98,7 @@ async def test_a_server_down_at_start_holds_up_nothing_its_calls_say_why_and_it_
         events = await client.run_to_end()
         assert events[-1]["type"] == "run.completed"
         assert time.monotonic() - started < 5
-        assert default_manager().state("srv").status == "connecting"
+        assert mcp_connections().state("srv").status == "connecting"
         assert "srv__add" not in offered(model_server.requests[0])
 
         # The model names the tool (from an earlier list, say): an error result says why, and the run goes on.
@@ -116,7 +116,7 @@ async def test_a_server_down_at_start_holds_up_nothing_its_calls_say_why_and_it_
 
     await sync_to_async(server.start)()
     try:
-        await wait_for(lambda: default_manager().state("srv").status == "connected", timeout=60)
+        await wait_for(lambda: mcp_connections().state("srv").status == "connected", timeout=60)
         model_server.enqueue(calls(("c2", "srv__add", {"a": 1, "b": 2})), answer("3."))
         await client.ask("1+2 now?", thread=events[0]["thread"])
         events = await client.run_to_end()

@@ -13,7 +13,7 @@ async def test_runs_handed_over_at_once_reach_their_starts_while_the_database_th
     """channels' consumers hop to the one database thread before each message; in a worker that thread holds the
     starting runs' reads and writes, so 200 turns sent at once reached their starts over 12 s, one behind another's
     trips, and the last failed as taken by no worker."""
-    monkeypatch.setattr(runs.runs_here(), "prepared", True)  # no tuning or signal handler for the test's own process
+    monkeypatch.setattr(worker, "prepare_process", lambda: None)  # no tuning or signal handler for the test's process
     started = []
 
     async def start(message):  # what a run's start does is not this test's: only that it is reached

@@ -35,10 +35,10 @@ def test_a_server_that_cannot_connect_shows_its_error_and_when_it_retries(admin_
     admin_client_.get(LIST)
     import time
 
-    from tools.mcp.manager import default_manager
+    from tools.services import mcp_connections
 
     deadline = time.monotonic() + 20
-    while default_manager().state("gone").status != "failed" and time.monotonic() < deadline:
+    while mcp_connections().state("gone").status != "failed" and time.monotonic() < deadline:
         time.sleep(0.05)
     page = admin_client_.get(LIST).content.decode()
     assert "failed: FileNotFoundError: the command" in page and "nothing-here" in page and "retries in" in page

@@ -67,17 +67,16 @@ def test_a_call_of_a_disabled_servers_tool_gets_disabled(owner, record):
 def wait_failed(name="srv", timeout=30.0):
     import time
 
-    from mcpservers import services
-    from tools.mcp.manager import default_manager
+    from tools.services import mcp_connections, mcp_tools
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        services.mcp_tools()
-        state = default_manager().state(name)
+        mcp_tools()
+        state = mcp_connections().state(name)
         if state is not None and state.status == "failed":
             return state
         time.sleep(0.05)
-    raise AssertionError(f"MCP server {name} did not fail: {default_manager().state(name)}")
+    raise AssertionError(f"MCP server {name} did not fail: {mcp_connections().state(name)}")
 
 
 def test_a_call_of_a_tool_of_a_server_that_never_connected_says_why(owner, record):

@@ -14,7 +14,8 @@ from tools.base import tool
 from tools.html_text import html_to_text
 from tools.net import MAX_BYTES, Fetched, guarded_request
 
-# Set by the web app to read its allow-list (tools/services.py allowed_hosts); None: no host is allowed.
+# Set once by the web app as it starts (tools/apps.py), to read its allow-list (tools/services.py allowed_hosts); None:
+# no host is allowed.
 ALLOWED_HOSTS_PROVIDER: Callable[[], Awaitable[set[str]]] | None = None
 DEADLINE_SECONDS = 20.0  # the whole fetch, redirects included; below the tool's own 30 s timeout
 MAX_CHARS_LIMIT = 100_000

@@ -1,7 +1,8 @@
 """The MCP connections of this process, on a thread and event loop of their own.
 
-Each process (a Daphne process, a run worker, a management command) keeps its own connections: one per server.
-They live on the MCP loop, a daemon thread started on first need, so that
+Each process (a Daphne process, a run worker, a management command) keeps its own connections: one per server, in
+the McpManager the tools app makes as it starts (tools/apps.py; tools.services.mcp_connections). They live on the MCP
+loop, a daemon thread started on first need, so that
 
 - a call can come from any event loop: Daphne's, a worker's, the loop ``async_to_sync`` makes for the admin's
   try-it page, a test's; the caller waits on a future and its cancellation crosses back as a cancellation;
@@ -29,7 +30,7 @@ from tools.mcp.config import McpServerConfig
 from tools.mcp.connection import Backoff, McpUnavailable, ServerConnection, ServerState
 from tools.mcp.results import Converted, convert_result
 
-__all__ = ["McpManager", "default_manager"]
+__all__ = ["McpManager"]
 
 log = logging.getLogger("agentweb.tools.mcp")
 
@@ -208,16 +209,3 @@ class _Bridge:
         """The call is over: a question still waiting for the person is withdrawn."""
         for handle in list(self.questions):
             handle.cancel()
-
-
-_default: McpManager | None = None
-_default_lock = threading.Lock()
-
-
-def default_manager() -> McpManager:
-    """This process's connections."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = McpManager()
-        return _default

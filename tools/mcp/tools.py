@@ -8,6 +8,8 @@ Each Tool's function is async, takes the call's ToolContext (injected, never sho
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
@@ -20,15 +22,51 @@ from tools.injection import InjectedContext, Injection
 from tools.mcp.config import McpServerConfig
 from tools.mcp.connection import ServerState
 from tools.mcp.manager import McpManager
-from tools.mcp.names import tool_name
+from tools.mcp.names import server_prefix, tool_name
 
-__all__ = ["CONTEXT_PARAMETER", "build_tool", "server_tools"]
+__all__ = ["CONTEXT_PARAMETER", "McpTools", "build_tool", "configured_tools", "server_tools"]
 
 log = logging.getLogger("agentweb.tools.mcp")
 
 # The injected parameter's name: an MCP tool whose schema had an argument of this name would lose it, so it is one
 # no server would choose.
 CONTEXT_PARAMETER = "_agentweb_mcp_context"
+
+
+@dataclass(frozen=True)
+class McpTools:
+    tools: list[Tool] = field(default_factory=list)
+    # How the names of disabled servers' tools start: a call of one gets "disabled", not "unknown tool".
+    disabled_prefixes: tuple[str, ...] = ()
+    # (prefix, server) of enabled servers whose tools are not known yet (never connected in this process): a call
+    # of one gets why the server cannot be reached, not "unknown tool".
+    unconnected: tuple[tuple[str, str], ...] = ()
+
+
+def configured_tools(
+    configs: Iterable[McpServerConfig], manager: McpManager, *, taken: frozenset[str] = frozenset()
+) -> McpTools:
+    """The tools of every enabled server of ``configs`` from the last list its connection saw; ``manager``'s
+    connections are started (not waited for) on the way. ``taken``: names of other tools, which win."""
+    configs = list(configs)
+    manager.configure(configs)
+    states = manager.states()
+    tools: list[Tool] = []
+    disabled: list[str] = []
+    unconnected: list[tuple[str, str]] = []
+    for config in configs:
+        if not config.enabled:
+            disabled.append(server_prefix(config.name))
+            continue
+        state = states.get(config.name)
+        if state is None or (not state.tools and state.status != "connected"):
+            unconnected.append((server_prefix(config.name), config.name))
+        for tool in server_tools(config, states.get(config.name), manager):
+            if tool.name in taken:
+                log.warning("MCP tool %s is hidden by another tool of the same name", tool.name)
+                continue
+            tools.append(tool)
+    return McpTools(tools=tools, disabled_prefixes=tuple(disabled), unconnected=tuple(unconnected))
 
 
 def server_tools(config: McpServerConfig, state: ServerState | None, manager: McpManager) -> list[Tool]:

@@ -9,9 +9,9 @@ ROOT = Path(__file__).resolve().parents[3]
 PROGRAM = """
 import sys, time
 from tests.support.mcp_servers.running import stdio_config
-from tools.mcp.manager import default_manager
+from tools.mcp.manager import McpManager
 
-manager = default_manager()
+manager = McpManager()
 manager.configure([stdio_config("srv", sys.argv[1])])
 deadline = time.monotonic() + 60
 while manager.state("srv").status != "connected" and time.monotonic() < deadline:

@@ -1,16 +1,18 @@
-"""The tools a person may use now, as JSON for the chat page's Tools panel.
+"""The tools a person may use now, as JSON for the chat page's Tools panel: GET /tools/available.
 
 What it lists is what a run of this user would get (tools.services.toolset_for_user): enabled code tools and
 HTTP tools their groups allow, with the admin's description and approval settings; `?agent=<slug>` cuts it down to
 the tools of that agent (one the person may pick), as a run of the agent's threads gets them. Descriptions are the
 admin's or a tool author's text: the page shows them as text, never as HTML.
+
+Here, at the edge, rather than in tools/: an agent's cut of the tools is the agents app's (agents/services.py), and
+that app stands on tools/.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, JsonResponse
-from django.urls import path
 from django.views.decorators.http import require_GET
 
 from agents.services import AgentSpec, pick_by_slug, restrict_toolset
@@ -42,8 +44,3 @@ def available(request: HttpRequest) -> JsonResponse:
         for tool in toolset.registry.all()
     ]
     return JsonResponse({"tools": tools})
-
-
-# Included from agentweb/urls.py under "tools/".
-app_name = "tools"
-urlpatterns = [path("available", available, name="available")]

@@ -1,4 +1,4 @@
-"""GET /tools/available: the tools this user may use now, for the chat page's Tools panel."""
+"""GET /tools/available (chat/tools_panel.py): the tools this user may use now, for the chat page's Tools panel."""
 
 import pytest
 from django.contrib.auth import get_user_model
