@@ -18,10 +18,11 @@ import copy
 import json
 import os
 import shutil
+import statistics
 import sys
 from pathlib import Path
 
-from .common import ROOT, Result, bench_model_server, fmt, load_average, median
+from .common import ROOT, Result, bench_model_server, fmt, load_average
 
 #: The label of the app's side.
 APP = "app"
@@ -52,7 +53,7 @@ def summarise(runs: list[tuple[str, Result]], variant: str) -> list[dict]:
     for row in rows.values():
         for side in (APP, variant):
             values = [v for v in row[side] if v is not None]
-            mid = median(values) if values else None
+            mid = statistics.median(values) if values else None  # of two runs: their mean
             row[f"{side}_median"] = mid
             row[f"{side}_spread"] = (max(values) - min(values)) / abs(mid) if values and mid else None
         a, b = row[f"{APP}_median"], row[f"{variant}_median"]
