@@ -161,6 +161,8 @@ class Daphne:
         self.variants = variants
         self.env = {**env, "BENCH_VARIANTS": variants, "BENCH_PROFILE": str(log_path.with_suffix(".prof"))}
         self.application = "bench.variant_asgi:application" if variants else "agentweb.asgi:application"
+        # A variant may patch agentweb/serve.py, which only bench.variant_serve lets it do (bench/stock_variants.py).
+        self.server = "bench.variant_serve" if variants and SERVER == "agentweb.serve" else SERVER
         self.profile_path = log_path.with_suffix(".prof")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -171,7 +173,7 @@ class Daphne:
     def start(self) -> Daphne:
         with open(self.log_path, "a") as log:
             self.process = subprocess.Popen(
-                [PYTHON, "-m", SERVER, "-b", "127.0.0.1", "-p", str(self.port), self.application],
+                [PYTHON, "-m", self.server, "-b", "127.0.0.1", "-p", str(self.port), self.application],
                 cwd=ROOT,
                 env=self.env,
                 stdout=log,

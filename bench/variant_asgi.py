@@ -15,18 +15,24 @@ Variants (comma-separated in BENCH_VARIANTS):
 - `stall-watch`: a thread that notices when the event loop has not turned for 15 ms and records what the
   loop's thread was doing (its stack, sampled every 2 ms while stalled) to $BENCH_STALLS at exit.
 - `profile`: cProfile on the event loop's thread, written to $BENCH_PROFILE when the process exits.
+- `stock-…`, `no-send-now`, `no-shared-frame`, `no-take-now`: the library's own behaviour in place of one of
+  agentweb's reach-ins into it (bench/stock_variants.py). Those of agentweb/serve.py need Daphne started as
+  `python -m bench.variant_serve` (bench/app.py and bench/production/cluster.py do, given a variant).
 """
 
 from __future__ import annotations
 
 import os
 
-from agentweb.asgi import application  # noqa: F401 (Django is set up by this import)
+from agentweb.asgi import application  # Django is set up by this import
+from bench import stock_variants
 
 VARIANTS = frozenset(filter(None, os.environ.get("BENCH_VARIANTS", "").split(",")))
 KNOWN = frozenset({"no-dispatch-hop", "persistent-db", "profile", "gc-freeze", "stall-watch", "page-timing"})
-if VARIANTS - KNOWN:
-    raise SystemExit(f"unknown bench variant(s): {', '.join(sorted(VARIANTS - KNOWN))}")
+if VARIANTS - KNOWN - stock_variants.KNOWN:
+    raise SystemExit(f"unknown bench variant(s): {', '.join(sorted(VARIANTS - KNOWN - stock_variants.KNOWN))}")
+
+stock_variants.apply(VARIANTS, application)
 
 if "no-dispatch-hop" in VARIANTS:
     from channels.consumer import get_handler_name

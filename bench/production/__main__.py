@@ -74,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-report", action="store_true", help="do not rewrite docs/performance.md")
     parser.add_argument("--sockets", type=int, default=0, help="many-streams: sockets (default 200)")
     parser.add_argument("--report-from", default="", help="rewrite the report from a saved run (bench/results/*.json)")
+    parser.add_argument(
+        "--variant",
+        default="",
+        help="every Daphne process and run worker with bench-only changes (bench/variant_asgi.py), e.g. "
+        "stock-redis-layer; the report is not rewritten (python -m bench.production.ab: the app and a variant in turn)",
+    )
     args = parser.parse_args(argv)
     if args.report_from:
         from ..report import load
@@ -97,13 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     info = {**machine(), **server_versions()}
     info["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    info["variants"] = args.variant
     print(
         f"agentweb production benchmarks{' (smoke)' if args.smoke else ''}: {info['nproc']} CPUs, {info['cpu']}, "
         f"PostgreSQL {info['postgres']}, Redis {info['redis']}, load average {info['loadavg']}",
         flush=True,
     )
     try:
-        with bench_model_server() as (model_url, _), ProductionApp(model_url) as app:
+        with bench_model_server() as (model_url, _), ProductionApp(model_url, variant=args.variant) as app:
             results = asyncio.run(run_all(app, names, args.smoke))
     except NoServers as reason:
         print(f"cannot run the production benchmarks: {reason}", file=sys.stderr)
@@ -114,10 +121,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from ..report import as_json
 
-    raw = ROOT / "bench" / "results" / ("production-smoke.json" if args.smoke else "production.json")
+    stem = ("production-smoke" if args.smoke else "production") + (f"-{args.variant}" if args.variant else "")
+    raw = ROOT / "bench" / "results" / f"{stem}.json"
     raw.parent.mkdir(exist_ok=True)
     raw.write_text(json.dumps(as_json(info, results), indent=1, default=str))
-    if not args.smoke and not args.no_report:
+    if not args.smoke and not args.no_report and not args.variant:
         print(f"wrote {report.write(info, results, complete=set(names) == set(BENCHMARKS))} and {raw}")
     failed = [r.name for r in results if r.error]
     if failed:

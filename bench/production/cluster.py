@@ -52,6 +52,22 @@ def servers_missing() -> str:
     )
 
 
+class VariantDaphne(Daphne):
+    """tests/support's Daphne, serving the app with the variants of its BENCH_VARIANTS (bench/variant_asgi.py)."""
+
+    def spawn(self, command: list[str]) -> int:
+        swap = {"agentweb.serve": "bench.variant_serve", "agentweb.asgi:application": "bench.variant_asgi:application"}
+        return super().spawn([swap.get(part, part) for part in command])
+
+
+class VariantWorker(Worker):
+    """tests/support's run worker, with the variants of its BENCH_VARIANTS (bench/variant_worker.py)."""
+
+    def spawn(self, command: list[str]) -> int:
+        assert command[1] == "manage.py", command
+        return super().spawn([command[0], "-m", "bench.variant_worker", *command[2:]])
+
+
 @dataclass
 class Processes:
     """The Daphne processes and workers of one benchmark."""
@@ -59,6 +75,7 @@ class Processes:
     env: dict[str, str]
     daphnes: list[Daphne]
     workers: list[Worker] = field(default_factory=list)
+    variant: str = ""
 
     def pids(self) -> dict[str, int]:
         named = {f"daphne-{n + 1}": d.process.pid for n, d in enumerate(self.daphnes)}
@@ -66,7 +83,7 @@ class Processes:
         return named
 
     def add_worker(self, name: str) -> Worker:
-        worker = Worker(self.env, name=name).start()
+        worker = (VariantWorker if self.variant else Worker)(self.env, name=name).start()
         self.workers.append(worker)
         return worker
 
@@ -75,7 +92,12 @@ class ProductionApp:
     """`with ProductionApp(model_url) as app:` a migrated PostgreSQL database, a Redis prefix, users with sessions;
     `with app.processes(daphnes=2, workers=1) as running:` the processes of one benchmark."""
 
-    def __init__(self, model_url: str, users: int = 200):
+    def __init__(self, model_url: str, users: int = 200, variant: str = ""):
+        #: bench/variant_asgi.py's variants for every process a benchmark starts ("": the app as it is); the A/B
+        #: driver (bench/production/ab.py) changes it between benchmarks.
+        self.variant = variant
+        #: Whether the benchmarks measure their floors (an A/B compares the app with a variant; it skips them).
+        self.floors = True
         self.model_url = model_url
         self.user_count = users
         self.tmp = Path(tempfile.mkdtemp(prefix="agentweb-bench-production-"))
@@ -155,14 +177,15 @@ class ProductionApp:
             **self.env,
             **extra,
             "AGENTWEB_REDIS_PREFIX": f"{self.env['AGENTWEB_REDIS_PREFIX']}-{uuid.uuid4().hex[:6]}",
+            "BENCH_VARIANTS": self.variant,
         }
         with ExitStack() as stack:
             servers = []
             for _ in range(daphnes):
-                server = Daphne(env).start()
+                server = (VariantDaphne if self.variant else Daphne)(env).start()
                 stack.callback(server.stop)
                 servers.append(server)
-            running = Processes(env, servers)
+            running = Processes(env, servers, variant=self.variant)
             for n in range(workers):
                 running.add_worker(f"worker-{secrets.token_hex(3)}-{n}")
             stack.callback(lambda: [w.stop() for w in running.workers])

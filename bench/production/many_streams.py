@@ -61,11 +61,15 @@ async def many_streams(app: ProductionApp, result: Result, smoke: bool) -> None:
     ]
     # The turns all go at once: how long each person waits for the answer's first token while the others start.
     first_waits = [(s["first_ns"] - s["sent_ns"]) / 1e6 for s in streams if s.get("first_ns") and s.get("sent_ns")]
-    (floor_run,) = await asyncio.to_thread(floor, app, Spec(tokens=tokens, rate=rate), 1, sockets)
+    if app.floors:
+        (floor_run,) = await asyncio.to_thread(floor, app, Spec(tokens=tokens, rate=rate), 1, sockets)
+    else:  # an A/B (bench/production/ab.py): the app against a variant, not against the bare reader
+        floor_run = {"latency_ms": {"p99": None}, "cpu_s": None}
     app_ms = summary_ms(latencies)
-    added = app_ms["p99"] - floor_run["latency_ms"]["p99"] if latencies else None
+    floor_p99 = floor_run["latency_ms"]["p99"]
+    added = app_ms["p99"] - floor_p99 if latencies and floor_p99 is not None else None
     all_tokens = tokens * sockets
-    floor_us = floor_run["cpu_s"] * 1e6 / all_tokens
+    floor_us = floor_run["cpu_s"] * 1e6 / all_tokens if floor_run["cpu_s"] is not None else None
     per_token = {name: used * 1e6 / all_tokens for name, used in cpu.items()}
     page99 = percentile(during, 99)
     result.details.update(
@@ -127,5 +131,5 @@ async def many_streams(app: ProductionApp, result: Result, smoke: bool) -> None:
             "µs",
             floor=floor_us,
             note=f"{share:.0f} % of a core over the {seconds} s streamed; floor: the bare reader of the same "
-            f"streams ({floor_run['cpu_s'] / seconds * 100:.0f} % of a core)",
+            f"streams ({fmt(floor_us and floor_run['cpu_s'] / seconds * 100, '% of a core')})",
         )

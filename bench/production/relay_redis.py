@@ -38,19 +38,22 @@ async def relay_redis(app: ProductionApp, result: Result, smoke: bool) -> None:
                 run.pop("latency_us")
                 run["cpu_us_per_token_by_process"] = {k: v * 1e6 / tokens for k, v in cpu.items()}
                 runs.append(run)
-    memory = run_json(
-        [
-            "-m",
-            "bench.production.memory_relay",
-            "--model-url",
-            app.model_url,
-            "--tokens",
-            str(tokens),
-            "--repeat",
-            str(repeat),
-        ]
-    )["runs"]
-    floors = floor(app, Spec(tokens=tokens), repeat=repeat)
+    if app.floors:
+        memory = run_json(
+            [
+                "-m",
+                "bench.production.memory_relay",
+                "--model-url",
+                app.model_url,
+                "--tokens",
+                str(tokens),
+                "--repeat",
+                str(repeat),
+            ]
+        )["runs"]
+        floors = floor(app, Spec(tokens=tokens), repeat=repeat)
+    else:  # an A/B (bench/production/ab.py): the app against a variant, not against the floors
+        memory = floors = [{"tokens_per_s": 0, "tokens": 0, "delta_frames": 1, "cpu_us_per_token": 0}]
     best = max(r["tokens_per_s"] or 0 for r in runs)
     best_memory = max(r["tokens_per_s"] or 0 for r in memory)
     best_floor = max(r["tokens_per_s"] or 0 for r in floors)
