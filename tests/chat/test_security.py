@@ -2,6 +2,7 @@
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.apps import apps
 from django.contrib.sessions.models import Session
 
 from chat.models import Message, Run, ToolCall
@@ -39,9 +40,7 @@ async def test_a_socket_stops_working_once_the_account_is_deactivated(connect, o
 
 
 async def test_too_many_messages_in_a_burst_are_refused(connect, owner, settings, monkeypatch):
-    from chat import consumers
-
-    monkeypatch.setattr(consumers, "SEND_LIMIT", RateLimiter(per_minute=1, burst=1))
+    monkeypatch.setattr(apps.get_app_config("chat"), "send_limit", RateLimiter(per_minute=1, burst=1))
     client = await connect(owner)
     await client.ask("one")
     thread = (await client.run_to_end())[0]["thread"]
@@ -91,9 +90,7 @@ async def test_deactivating_the_account_closes_its_open_sockets_at_once(connect,
 
 
 def limit_sends(monkeypatch, burst: int) -> None:
-    from chat import consumers
-
-    monkeypatch.setattr(consumers, "SEND_LIMIT", RateLimiter(per_minute=1, burst=burst))
+    monkeypatch.setattr(apps.get_app_config("chat"), "send_limit", RateLimiter(per_minute=1, burst=burst))
 
 
 async def test_stop_and_retry_over_and_over_is_limited_as_sending_is(connect, owner, model_server, monkeypatch):
