@@ -133,19 +133,25 @@ async def measure(apps: dict[str, object], sides: list[str], names: list[str], s
     return runs
 
 
-def main(argv: list[str] | None = None) -> int:
-    from .__main__ import BENCHMARKS
-
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_arguments(argv, description: str, benchmarks, *, default_only: str) -> tuple[argparse.Namespace, list[str]]:
+    """An A/B's options (this one's and the production shape's, bench/production/ab.py) and its benchmarks' names."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variant", required=True)
-    parser.add_argument("--only", default="relay-max,concurrency", help=", ".join(BENCHMARKS))
+    parser.add_argument("--only", default=default_only, help=", ".join(benchmarks))
     parser.add_argument("--pairs", type=int, default=2, help="pairs of runs: app, variant, variant, app, …")
     parser.add_argument("--smoke", action="store_true", help="each benchmark for a moment (does the A/B work?)")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.only.split(",") if n.strip()]
-    unknown = [n for n in names if n not in BENCHMARKS]
+    unknown = [n for n in names if n not in benchmarks]
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)}")
+    return args, names
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .__main__ import BENCHMARKS
+
+    args, names = parse_arguments(argv, __doc__, BENCHMARKS, default_only="relay-max,concurrency")
 
     from .app import BenchApp, Daphne
 

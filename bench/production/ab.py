@@ -10,12 +10,11 @@ the variant's evidence included (none fails the run)."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import signal
 import sys
 
-from ..ab import APP, interleaved, print_summary, report_evidence, save, summarise
+from ..ab import APP, interleaved, parse_arguments, print_summary, report_evidence, save, summarise
 from ..common import bench_model_server, load_average
 from .cluster import NoServers, ProductionApp, servers_missing
 
@@ -35,16 +34,7 @@ async def measure(app: ProductionApp, variant: str, sides: list[str], names: lis
 def main(argv: list[str] | None = None) -> int:
     from .__main__ import BENCHMARKS
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--variant", required=True)
-    parser.add_argument("--only", default="many-streams,reconnect-storm", help=", ".join(BENCHMARKS))
-    parser.add_argument("--pairs", type=int, default=2, help="pairs of runs: app, variant, variant, app, …")
-    parser.add_argument("--smoke", action="store_true", help="each benchmark for a moment (does the A/B work?)")
-    args = parser.parse_args(argv)
-    names = [n.strip() for n in args.only.split(",") if n.strip()]
-    unknown = [n for n in names if n not in BENCHMARKS]
-    if unknown:
-        parser.error(f"unknown benchmark(s): {', '.join(unknown)}")
+    args, names = parse_arguments(argv, __doc__, BENCHMARKS, default_only="many-streams,reconnect-storm")
     missing = servers_missing()
     if missing:
         print(f"cannot run the production benchmarks: {missing}", file=sys.stderr)
