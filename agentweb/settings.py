@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "mcpservers",
     "agents",
     "attachments",
+    "api",
 ]
 
 MIDDLEWARE = [

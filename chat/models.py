@@ -12,6 +12,13 @@ REJECTED_RESULT = "The user declined this tool call; it did not run."
 RESPONDED_RESULT = "The user did not run this tool and replied instead: {message}"
 
 
+class Source(models.TextChoices):
+    """Where a thread or a run was started: a browser tab, or a program through the API (docs/api.md)."""
+
+    CHAT = "chat"
+    API = "api"
+
+
 class Thread(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="threads")
@@ -38,6 +45,8 @@ class Thread(models.Model):
     # The names of the tools the person turned off for this chat (the Tools panel, `thread.set_tool`): never offered to
     # the model, and a call of one anyway gets an error result, never runs (chat/runs/execute.py). Read with the row.
     disabled_tools = models.JSONField(default=list, blank=True)
+    # Where the thread was started: the sidebar marks the API's.
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.CHAT)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -81,6 +90,9 @@ class Run(models.Model):
     # The run's tokens so far, summed over its model calls (chat/usage.py): {input_tokens, output_tokens, estimated,
     # cost}. Written with its pause and its end; each call's own row is a Usage.
     usage = models.JSONField(null=True, blank=True)
+    # Who asked for the run: a browser tab, or a program with one of the person's API keys (kept on its usage rows).
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.CHAT)
+    api_key = models.ForeignKey("api.ApiKey", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         ordering = ["started_at", "id"]
@@ -357,6 +369,11 @@ class Usage(models.Model):
     estimated = models.BooleanField(default=False)
     # In the configuration's prices' currency; null when it has no price.
     cost = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
+    # The run's: through the API, and with which key (null once the key is deleted; `source` stays).
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.CHAT)
+    api_key = models.ForeignKey(
+        "api.ApiKey", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name="API key"
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

@@ -77,6 +77,8 @@ class Meter:
     model_config_id: int | None = None
     model_label: str = ""
     agent: str = ""
+    source: str = "chat"
+    api_key_id: int | None = None
     price_input: Decimal | None = None
     price_output: Decimal | None = None
     totals: UsageView = field(default_factory=empty_totals)
@@ -96,6 +98,8 @@ class Meter:
                 model_config_id=self.model_config_id,
                 model_label=self.model_label[:300],
                 agent=self.agent,
+                source=self.source,
+                api_key_id=self.api_key_id,
                 input_tokens=usage["input_tokens"],
                 output_tokens=usage["output_tokens"],
                 estimated=usage["estimated"],

@@ -399,6 +399,7 @@ def meter_for(
     """The run's meter: who, which thread, agent and model, at what prices; its totals go on from a paused run's."""
     model_id = model.get("id")
     meter.user_id, meter.thread_id, meter.run_id = thread.owner_id, thread.pk, run.pk
+    meter.source, meter.api_key_id = run.source, run.api_key_id  # a run through the API: its usage says with which key
     meter.model_config_id = int(model_id) if isinstance(model_id, str) and model_id.isdigit() else None
     meter.model_label = run.model_label or model.get("label", "")
     meter.agent = agent.slug if agent is not None else ""

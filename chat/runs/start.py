@@ -17,8 +17,9 @@ from delivery import RUNS_CHANNEL
 from modelconfig.services import check_choice
 
 from .. import live, store
-from ..access import SignedOut, current_user
+from ..access import SignedOut
 from ..broadcast import tell_user
+from ..caller import Caller
 from ..live import events
 from ..models import Run, Thread, ToolCall
 from ..store import run_claims
@@ -42,6 +43,7 @@ async def begin_turn(
     agent: str | None = None,
     attachments: list[str] | None = None,
     disabled_tools: list[str] | None = None,
+    caller: Caller | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None]:
     """Store the user's message and open a run (see chat.store.start_turn), once the session of `session_key` is
         found to be still `user`'s (SignedOut, and nothing written, when it is not). `model`, when given, becomes the
@@ -49,7 +51,7 @@ async def begin_turn(
     the agent a new thread takes (UnknownAgent, and nothing written, when the person may not pick it); without it a
     new thread takes the default agent, if any. It is ignored for an existing thread, and so is `disabled_tools`: the
     tools a new thread starts with turned off (store.UnknownTools, and nothing written, for a name that is not one of
-    the person's tools).
+    the person's tools). `caller`: who asks, when not a browser's session (an API key: chat/caller.py).
 
         With the run's setup (prepare_run) when this process runs it: read in the same trip to the database thread,
         which its model request waits for (one trip, not two: bench first-token). Pass it on to launch_run."""
@@ -64,6 +66,7 @@ async def begin_turn(
         agent=agent,
         attachments=attachments,
         disabled_tools=disabled_tools,
+        caller=caller or Caller.session(session_key),
     )
     if info is not None and turn.run is not None and not turn.created_thread:
         await announce_model(turn.thread.pk, info)
@@ -83,11 +86,13 @@ def open_turn(
     agent: str | None = None,
     attachments: list[str] | None = None,
     disabled_tools: list[str] | None = None,
+    caller: Caller | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None, dict[str, Any] | None]:
     """begin_turn's one trip to the database thread: the session's check, the model's, the turn, and the run's
     setup when this process runs it (a run handed to a worker, or taken by one process among others through
     chat/store/run_claims.py, prepares itself)."""
-    current = current_user(session_key)
+    caller = caller or Caller.session(session_key)
+    current = caller.current()
     if current is None or current.pk != user.pk:
         raise SignedOut
     info = check_choice(model) if model else None
@@ -106,6 +111,8 @@ def open_turn(
             agent=chosen,
             attachments=attachments,
             disabled_tools=turned_off,
+            source=caller.source,
+            api_key_id=caller.api_key_id,
         )
         here = placement().prepares_in_turn
         setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None

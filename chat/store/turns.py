@@ -19,7 +19,7 @@ from modelconfig.services import config_for
 
 from ..access import NotFound, get_thread_for_user
 from ..live.views import AgentView, AllowView, ModelView, SentMessageView
-from ..models import Message, Run, Thread, ToolCall, ToolCallDecision
+from ..models import Message, Run, Source, Thread, ToolCall, ToolCallDecision
 from ..usage import check_budget
 
 TITLE_LENGTH = 60
@@ -66,13 +66,16 @@ def start_turn(
     agent=None,
     attachments: list[str] | None = None,
     disabled_tools: list[str] | None = None,
+    source: str = Source.CHAT,
+    api_key_id: int | None = None,
 ) -> TurnStart:
     """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
     `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model.
     `agent`: the Agent a new thread takes (ignored for an existing thread, which keeps its own). `step_limit`: None
     for the thread's agent's (agents/services.py step_limit). `attachments`: ids of the person's unsent uploads the
     message carries (AttachmentNotFound, ImagesNotSupported: nothing written). `disabled_tools`: checked names of the
-    tools a new thread starts with turned off (chat/store/thread_tools.py; ignored for an existing thread)."""
+    tools a new thread starts with turned off (chat/store/thread_tools.py; ignored for an existing thread). `source`
+    and `api_key_id`: who asked (chat/caller.py), kept on a new thread (source) and on the run."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
     # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
@@ -91,6 +94,8 @@ def start_turn(
                 agent=agent,
                 attachments=attachments,
                 disabled_tools=disabled_tools,
+                source=source,
+                api_key_id=api_key_id,
             )
     except IntegrityError:
         # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
@@ -110,6 +115,8 @@ def _open_turn(
     agent=None,
     attachments: list[str] | None = None,
     disabled_tools: list[str] | None = None,
+    source: str = Source.CHAT,
+    api_key_id: int | None = None,
 ) -> TurnStart:
     created = thread_id is None
     if created:
@@ -123,6 +130,7 @@ def _open_turn(
             model_choice=model_choice or "",
             agent=agent,
             disabled_tools=disabled_tools or [],
+            source=source,
         )
         thread.agent_spec = AgentSpec.of(agent) if agent is not None else None
         last_order, last_message = 0, None
@@ -146,7 +154,11 @@ def _open_turn(
         thread.model_choice = changes["model_choice"] = model_choice
     _, info = config_for(agent_model_choice(thread.model_choice, spec), stamp=None if created else thread.stamp)
     run = Run.objects.create(
-        thread=thread, model_label=info["label"] if model_label is None else model_label, step_limit=step_limit
+        thread=thread,
+        model_label=info["label"] if model_label is None else model_label,
+        step_limit=step_limit,
+        source=source,
+        api_key_id=api_key_id,
     )
     message = Message.objects.create(
         thread=thread,
