@@ -23,6 +23,7 @@ read and the response's send stay on the event loop. Under load each trip back h
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -89,24 +90,35 @@ class PooledThreadASGIHandler(ASGIHandler):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
         executor = await self.lender.borrow()
+        lent = True
         try:
             async with ThreadSensitiveContext(executor=executor):
-                await self.handle(scope, receive, send)
+                response = await self.handle(scope, receive, send)
+            if response is not None and response.streaming and response.is_async:
+                # An event stream (the API's) lasts as long as its reader: the lent thread goes back first, and the
+                # stream stops when its reader leaves.
+                self.lender.give_back(executor)
+                lent = False
+                await self.send_until_disconnect(response, receive, send)
         finally:
-            self.lender.give_back(executor)
+            if lent:
+                self.lender.give_back(executor)
 
     async def handle(self, scope, receive, send):
-        """As Django's, less its watch for a disconnect while the view runs: a view in a thread cannot be stopped."""
+        """As Django's, less its watch for a disconnect while the view runs: a view in a thread cannot be stopped.
+        Returns a response whose content is an async iterator unsent (__call__ sends it); None once all is sent."""
         try:
             body_file = await self.read_limited_body(scope, receive)
         except RequestAborted:
-            return
+            return None
         except BodyTooLarge as refused:
             await self.send_response(JsonResponse({"error": str(refused)}, status=413), send)
-            return
+            return None
         set_script_prefix(get_script_prefix(scope))
         try:
             response = await sync_to_async(self.respond, thread_sensitive=True)(scope, body_file)
+            if response.streaming and response.is_async:
+                return response
             try:
                 await self.send_response(response, send)
             finally:
@@ -114,6 +126,22 @@ class PooledThreadASGIHandler(ASGIHandler):
                     await sync_to_async(response.close, thread_sensitive=True)()
         finally:
             body_file.close()
+        return None
+
+    async def send_until_disconnect(self, response, receive, send) -> None:
+        """Send an async-streaming response until it ends or its client disconnects (its iterator is then closed, so
+        that whatever it follows is let go), as Django's own handler does."""
+        sending = asyncio.ensure_future(self.send_response(response, send))
+        listening = asyncio.ensure_future(self.listen_for_disconnect(receive))
+        try:
+            await asyncio.wait([sending, listening], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (listening, sending):
+                task.cancel()
+            for task in (listening, sending):
+                with contextlib.suppress(asyncio.CancelledError, RequestAborted, OSError):
+                    await task
+            await sync_to_async(response.close, thread_sensitive=False)()
 
     @cached_property
     def request_limits(self) -> RequestLimits:
