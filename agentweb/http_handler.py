@@ -131,7 +131,7 @@ class PooledThreadASGIHandler(ASGIHandler):
     async def send_until_disconnect(self, response, receive, send) -> None:
         """Send an async-streaming response until it ends or its client disconnects (its iterator is then closed, so
         that whatever it follows is let go), as Django's own handler does."""
-        sending = asyncio.ensure_future(self.send_response(response, send))
+        sending = asyncio.ensure_future(self.settle_and_send(response, send))
         listening = asyncio.ensure_future(self.listen_for_disconnect(receive))
         try:
             await asyncio.wait([sending, listening], return_when=asyncio.FIRST_COMPLETED)
@@ -142,6 +142,14 @@ class PooledThreadASGIHandler(ASGIHandler):
                 with contextlib.suppress(asyncio.CancelledError, RequestAborted, OSError):
                     await task
             await sync_to_async(response.close, thread_sensitive=False)()
+
+    async def settle_and_send(self, response, send) -> None:
+        """A response whose head waits for its content (api/responses.py SettledLater: a run's whole answer) is
+        settled first: its status is known only then."""
+        settle = getattr(response, "settle", None)
+        if settle is not None:
+            await settle()
+        await self.send_response(response, send)
 
     @cached_property
     def request_limits(self) -> RequestLimits:

@@ -333,6 +333,12 @@ AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)
 AGENTWEB_SEND_RATE_PER_MINUTE = env_int("AGENTWEB_SEND_RATE_PER_MINUTE", 30)
 # Chat sockets one person may hold open in one process (chat/socket_cap.py); one more is closed with 4429. 0: no cap.
 AGENTWEB_MAX_SOCKETS_PER_USER = env_int("AGENTWEB_MAX_SOCKETS_PER_USER", 30)
+# The API (docs/api.md): an event stream's keep-alive comment after this many seconds without an event; how long a
+# chat completion holds its response while a tool call waits for approval (the run itself waits on); the most
+# messages one completion request may carry.
+AGENTWEB_SSE_KEEPALIVE = env_float("AGENTWEB_SSE_KEEPALIVE", 15.0)
+AGENTWEB_API_APPROVAL_TIMEOUT = env_float("AGENTWEB_API_APPROVAL_TIMEOUT", 300.0)
+AGENTWEB_API_MAX_MESSAGES = env_int("AGENTWEB_API_MAX_MESSAGES", 500)
 
 # MCP servers as tool sources (docs/mcp.md): a JSON file in the mcpServers format, read at start; and the share of
 # the smallest model context window the MCP tools' definitions may take before the admin warns.

@@ -29,4 +29,6 @@ urlpatterns = [
     path("", include("sharing.urls")),
     path("agents/", include("agents.views")),
     path("attachments/", include("attachments.views")),
+    # The OpenAI-compatible endpoint for programs, with an API key (docs/api.md).
+    path("v1/", include("api.openai_views")),
 ]

@@ -44,6 +44,7 @@ async def begin_turn(
     attachments: list[str] | None = None,
     disabled_tools: list[str] | None = None,
     caller: Caller | None = None,
+    history: list[tuple[str, str]] | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None]:
     """Store the user's message and open a run (see chat.store.start_turn), once the session of `session_key` is
         found to be still `user`'s (SignedOut, and nothing written, when it is not). `model`, when given, becomes the
@@ -51,7 +52,8 @@ async def begin_turn(
     the agent a new thread takes (UnknownAgent, and nothing written, when the person may not pick it); without it a
     new thread takes the default agent, if any. It is ignored for an existing thread, and so is `disabled_tools`: the
     tools a new thread starts with turned off (store.UnknownTools, and nothing written, for a name that is not one of
-    the person's tools). `caller`: who asks, when not a browser's session (an API key: chat/caller.py).
+    the person's tools). `caller`: who asks, when not a browser's session (an API key: chat/caller.py). `history`:
+    the messages a new thread holds before this one (a program's conversation: store.start_turn).
 
         With the run's setup (prepare_run) when this process runs it: read in the same trip to the database thread,
         which its model request waits for (one trip, not two: bench first-token). Pass it on to launch_run."""
@@ -67,6 +69,7 @@ async def begin_turn(
         attachments=attachments,
         disabled_tools=disabled_tools,
         caller=caller or Caller.session(session_key),
+        history=history,
     )
     if info is not None and turn.run is not None and not turn.created_thread:
         await announce_model(turn.thread.pk, info)
@@ -87,6 +90,7 @@ def open_turn(
     attachments: list[str] | None = None,
     disabled_tools: list[str] | None = None,
     caller: Caller | None = None,
+    history: list[tuple[str, str]] | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None, dict[str, Any] | None]:
     """begin_turn's one trip to the database thread: the session's check, the model's, the turn, and the run's
     setup when this process runs it (a run handed to a worker, or taken by one process among others through
@@ -113,6 +117,7 @@ def open_turn(
             disabled_tools=turned_off,
             source=caller.source,
             api_key_id=caller.api_key_id,
+            history=history if thread_id is None else None,
         )
         here = placement().prepares_in_turn
         setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None

@@ -68,6 +68,7 @@ def start_turn(
     disabled_tools: list[str] | None = None,
     source: str = Source.CHAT,
     api_key_id: int | None = None,
+    history: list[tuple[str, str]] | None = None,
 ) -> TurnStart:
     """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
     `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model.
@@ -75,7 +76,8 @@ def start_turn(
     for the thread's agent's (agents/services.py step_limit). `attachments`: ids of the person's unsent uploads the
     message carries (AttachmentNotFound, ImagesNotSupported: nothing written). `disabled_tools`: checked names of the
     tools a new thread starts with turned off (chat/store/thread_tools.py; ignored for an existing thread). `source`
-    and `api_key_id`: who asked (chat/caller.py), kept on a new thread (source) and on the run."""
+    and `api_key_id`: who asked (chat/caller.py), kept on a new thread (source) and on the run. `history`: (role,
+    content) pairs a new thread holds before the message, as a program sends a conversation (api/openai_*.py)."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
     # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
@@ -96,6 +98,7 @@ def start_turn(
                 disabled_tools=disabled_tools,
                 source=source,
                 api_key_id=api_key_id,
+                history=history,
             )
     except IntegrityError:
         # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
@@ -117,6 +120,7 @@ def _open_turn(
     disabled_tools: list[str] | None = None,
     source: str = Source.CHAT,
     api_key_id: int | None = None,
+    history: list[tuple[str, str]] | None = None,
 ) -> TurnStart:
     created = thread_id is None
     if created:
@@ -133,7 +137,7 @@ def _open_turn(
             source=source,
         )
         thread.agent_spec = AgentSpec.of(agent) if agent is not None else None
-        last_order, last_message = 0, None
+        last_order, last_message = _write_history(thread, history or [])
     else:
         thread = _thread_for_turn(user, thread_id, client_msg_id)
         if thread.replayed:
@@ -187,6 +191,15 @@ def _open_turn(
     return TurnStart(
         thread=thread, run=run, created_thread=created, user_message=sent_view(message), unarchived=unarchived
     )
+
+
+def _write_history(thread: Thread, history: list[tuple[str, str]]) -> tuple[int, int | None]:
+    """A new thread's messages before its first turn, in order, each the parent of the next: the order and id of
+    the last (0 and None for none)."""
+    parent = None
+    for order, (role, content) in enumerate(history, start=1):
+        parent = Message.objects.create(thread=thread, order=order, role=role, content=content, parent_id=parent).pk
+    return len(history), parent
 
 
 def sent_view(message: Message) -> SentMessageView:
