@@ -16,7 +16,7 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import browser, concurrency, db_count, first_token, mcp_call, relay, report, tool_result
+from . import api_relay, browser, concurrency, db_count, first_token, mcp_call, relay, report, tool_result
 from .app import BenchApp
 from .common import ROOT, Result, bench_model_server, load_average, machine, print_result
 
@@ -30,6 +30,7 @@ BENCHMARKS = {
     "stream-render": browser.stream_render,
     "tool-result-50mb": tool_result.tool_result,
     "mcp-call": mcp_call.mcp_call,
+    "api-relay": api_relay.api_relay,
 }
 
 
