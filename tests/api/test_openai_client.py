@@ -35,16 +35,19 @@ def key_for(env, user: str, name: str, then: str = "None") -> str:
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    with ScriptedModelServer() as model, served_app(
-        tmp_path_factory.mktemp("openai-api"),
-        {"ada": PASSWORD, "bob": PASSWORD},
-        AGENTWEB_LLM_API="openai",
-        AGENTWEB_LLM_BASE_URL=model.base_url,
-        AGENTWEB_LLM_MODEL="scripted",
-        AGENTWEB_TOOL_MODULES="tests.support.approval_tools",
-        AGENTWEB_SSE_KEEPALIVE="0.2",
-        AGENTWEB_API_APPROVAL_TIMEOUT="120",
-    ) as (base_url, env):
+    with (
+        ScriptedModelServer() as model,
+        served_app(
+            tmp_path_factory.mktemp("openai-api"),
+            {"ada": PASSWORD, "bob": PASSWORD},
+            AGENTWEB_LLM_API="openai",
+            AGENTWEB_LLM_BASE_URL=model.base_url,
+            AGENTWEB_LLM_MODEL="scripted",
+            AGENTWEB_TOOL_MODULES="tests.support.approval_tools",
+            AGENTWEB_SSE_KEEPALIVE="0.2",
+            AGENTWEB_API_APPROVAL_TIMEOUT="120",
+        ) as (base_url, env),
+    ):
         manage(
             env,
             "shell",
