@@ -8,8 +8,11 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         from . import live, signals
+        from .flush import flush_every_interval
+        from .per_loop import PerLoop
         from .ratelimit import send_limiter
         from .runs import placement
+        from .runs.heartbeat import beat_every_interval
         from .runs.registry import RunsHere
         from .socket_cap import SocketCap
 
@@ -18,6 +21,9 @@ class ChatConfig(AppConfig):
         self.delivery = live.start(settings)
         #: What this process holds of runs: the runs streaming in it, and the tasks it keeps for them.
         self.runs_here = RunsHere()
+        #: One task per event loop writing the heartbeat of its running runs, one writing their streaming text.
+        self.heartbeat = PerLoop("runs-heartbeat", beat_every_interval)
+        self.text_flush = PerLoop("streaming-text-flush", flush_every_interval)
         #: How many chat sockets each person holds open in this process (AGENTWEB_MAX_SOCKETS_PER_USER).
         self.sockets = SocketCap()
         #: Where runs live (all here, shared among processes, or in run workers): the deployment's shape, chosen once.

@@ -20,6 +20,7 @@ import time
 from typing import Protocol
 
 from channels.db import database_sync_to_async
+from django.apps import apps
 from django.conf import settings
 
 from . import store
@@ -32,35 +33,18 @@ class Streaming(Protocol):
         """(message id, text) when the streaming answer's shown text should be written now, else None."""
 
 
-# The answers streaming in each event loop (one per process; tests make one per test), by run, and the task writing
-# their text.
-_streaming: dict[asyncio.AbstractEventLoop, tuple[dict[int, Streaming], asyncio.Task]] = {}
-
-
 def keep_text(run_id: int, recorder: Streaming) -> None:
     """The run's streaming answer is written every interval from now until forget_text."""
-    loop = asyncio.get_running_loop()
-    found = _streaming.get(loop)
-    if found is None or found[1].done():
-        recorders: dict[int, Streaming] = found[0] if found is not None else {}
-        _streaming[loop] = found = (recorders, loop.create_task(_flush(recorders), name="streaming-text-flush"))
-    found[0][run_id] = recorder
+    apps.get_app_config("chat").text_flush.add(run_id, recorder)
 
 
 def forget_text(run_id: int) -> None:
     """The run's answer ended (it was written then). The last one of the loop stops the task."""
-    loop = asyncio.get_running_loop()
-    found = _streaming.get(loop)
-    if found is None:
-        return
-    recorders, task = found
-    recorders.pop(run_id, None)
-    if not recorders:
-        task.cancel()
-        del _streaming[loop]
+    apps.get_app_config("chat").text_flush.discard(run_id)
 
 
-async def _flush(recorders: dict[int, Streaming]) -> None:
+async def flush_every_interval(recorders: dict[int, Streaming]) -> None:
+    """The task of a loop's streaming answers (chat/per_loop.py; made by chat/apps.py)."""
     while True:
         # Twice an interval: an answer is written within half an interval of its due time, each at most once an
         # interval, and the process's answers that are due together in one statement.

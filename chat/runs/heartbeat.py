@@ -13,39 +13,25 @@ import asyncio
 import logging
 
 from channels.db import database_sync_to_async
+from django.apps import apps
 from django.conf import settings
 
 from .. import store
 
 log = logging.getLogger("agentweb.runs")
 
-# The runs beating in each event loop (one per process; tests make one per test), and the task beating for them.
-_beating: dict[asyncio.AbstractEventLoop, tuple[set[int], asyncio.Task]] = {}
-
-
 def beat_while_running(run_id: int) -> None:
     """`run_id` is beaten for from now until stop_beating."""
-    loop = asyncio.get_running_loop()
-    found = _beating.get(loop)
-    if found is None or found[1].done():  # none yet, or its task was cancelled: the runs it beat for go on
-        runs: set[int] = found[0] if found is not None else set()
-        _beating[loop] = found = (runs, loop.create_task(_beat(runs), name="runs-heartbeat"))
-    found[0].add(run_id)
+    apps.get_app_config("chat").heartbeat.add(run_id)
 
 
 def stop_beating(run_id: int) -> None:
     """The run ended or paused (a paused run has no heartbeat). The last run of the loop stops the task."""
-    found = _beating.get(asyncio.get_running_loop())
-    if found is None:
-        return
-    runs, task = found
-    runs.discard(run_id)
-    if not runs:
-        task.cancel()
-        del _beating[asyncio.get_running_loop()]
+    apps.get_app_config("chat").heartbeat.discard(run_id)
 
 
-async def _beat(runs: set[int]) -> None:
+async def beat_every_interval(runs: dict[int, None]) -> None:
+    """The task of a loop's running runs (chat/per_loop.py; made by chat/apps.py)."""
     while True:
         await asyncio.sleep(settings.AGENTWEB_HEARTBEAT_SECONDS)
         try:

@@ -36,8 +36,6 @@ STATE = {
     # Still to move (issue 37): the run layer's per-loop tasks, the sockets' batched reads, the ASGI application.
     "agentweb.asgi.django_http_app": COORDINATORS,
     "agentweb.asgi.application": COORDINATORS,
-    "chat.flush._streaming": COORDINATORS,
-    "chat.runs.heartbeat._beating": COORDINATORS,
     "chat.signed_in.read_signed_in_thread": COORDINATORS,
     "chat.signed_in.read_signed_in_user": COORDINATORS,
     # providers/openai.py is being rewritten in another branch: these belong on its client's per-server state.
