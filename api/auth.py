@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 
 from chat.caller import Caller
+from chat.models import Source
 
 from .models import ApiKey
 
@@ -48,4 +49,4 @@ def still_usable(key_id: int):
 
 def caller_of(key: ApiKey) -> Caller:
     """A turn opened with `key`: checked again as it is written, marked as the API's, with the key recorded."""
-    return Caller(current=lambda: still_usable(key.pk), source=Caller.API, api_key_id=key.pk)
+    return Caller(current=lambda: still_usable(key.pk), source=Source.API, api_key_id=key.pk)

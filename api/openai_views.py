@@ -10,8 +10,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 
+from chat.runs.detached import detached
+
 from .auth import KeyRefused, authenticate
-from .detached import detached
 from .openai_format import CompletionRequest, Refused, chunk, completion, completion_id, error_event, parse_request
 from .openai_run import Done, Failed, Text, Waiting, answer, model_list, open_run
 from .responses import SettledLater

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from .access import current_user
+from .models import Source
 
 
 @dataclass(frozen=True)
@@ -15,11 +16,8 @@ class Caller:
     `source` marks the thread a turn starts and its run (Thread.source); `api_key_id` is kept with the run and its
     usage rows."""
 
-    CHAT = "chat"
-    API = "api"
-
     current: Callable[[], object]
-    source: str = CHAT
+    source: str = Source.CHAT
     api_key_id: int | None = None
 
     @classmethod

@@ -13,10 +13,13 @@ RESPONDED_RESULT = "The user did not run this tool and replied instead: {message
 
 
 class Source(models.TextChoices):
-    """Where a thread or a run was started: a browser tab, or a program through the API (docs/api.md)."""
+    """Where a thread or a run was started: a browser tab, a program through the API (docs/api.md), a schedule or a
+    webhook trigger (docs/background.md)."""
 
     CHAT = "chat"
     API = "api"
+    SCHEDULE = "schedule"
+    TRIGGER = "trigger"
 
 
 class Thread(models.Model):

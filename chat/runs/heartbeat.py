@@ -20,6 +20,7 @@ from .. import store
 
 log = logging.getLogger("agentweb.runs")
 
+
 def beat_while_running(run_id: int) -> None:
     """`run_id` is beaten for from now until stop_beating."""
     apps.get_app_config("chat").heartbeat.add(run_id)

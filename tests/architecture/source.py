@@ -25,6 +25,8 @@ PACKAGES = (
     "sharing",
     "mcpservers",
     "modelconfig",
+    "api",
+    "hooks",
 )
 
 

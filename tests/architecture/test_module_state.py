@@ -68,6 +68,8 @@ READ_ONLY = {
 #: Calls whose result is a value, not state (by the name the call is written with).
 CONSTANT_CALLS = {
     "Decimal",
+    "TypeVar",
+    "timedelta",
     "Path",
     "RegexValidator",
     "database_sync_to_async",
