@@ -16,7 +16,7 @@ import types
 import pytest
 
 from tests.architecture.library_internals import own_names, reaches
-from tests.architecture.source import app_modules
+from tests.architecture.source import ROOT, app_modules
 
 #: The adapters: every module of these packages may reach into the library it is named for.
 ADAPTERS = ("agentweb.adapters", "delivery.adapters")
@@ -49,10 +49,17 @@ def test_no_module_but_the_adapters_reaches_into_a_librarys_internals():
     )
 
 
-def test_the_adapters_are_one_module_per_library():
+def test_the_adapters_are_one_module_per_library_each_with_its_contract_test():
     names = sorted(module.name for module in app_modules() if is_adapter(module.name) and not module.is_package)
     libraries = [name.rsplit(".", 1)[1] for name in names]
     assert len(libraries) == len(set(libraries)), names
+    package_of = {name.rsplit(".", 1)[1]: name.split(".")[0] for name in names}
+    untested = [
+        f"tests/{package}/adapters/test_{library}.py"
+        for library, package in package_of.items()
+        if not (ROOT / "tests" / package / "adapters" / f"test_{library}.py").exists()
+    ]
+    assert untested == [], "each adapter's contract test (its library pinned, each internal named) is missing"
 
 
 # --- the checker, on planted reach-ins --------------------------------------------------------------------------
