@@ -170,6 +170,14 @@ class RedisChannelLayer(ChannelsRedisChannelLayer):
         self.receive_buffer[channel]  # its queue, made now: what is sent before its first read waits there
         return channel
 
+    async def receive_shared(self, channel: str) -> dict:
+        """The next message of a channel that several processes read: channels_redis's way unless overridden."""
+        return await self.receive_one_by_one(channel)
+
+    def keep_reading(self, process_channel: str) -> None:
+        """Start the process's reader of its set, which `buffer`s what it reads (the subclass's)."""
+        raise NotImplementedError
+
     async def receive(self, channel: str) -> dict:
         if "!" not in channel:  # a channel every process reads (the runs' channel)
             return await self.receive_shared(channel)
