@@ -19,7 +19,7 @@ from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  #
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from agentweb.origin import SameOriginValidator  # noqa: E402
-from agentweb.socket_session import SocketAuthMiddlewareStack  # noqa: E402
+from agentweb.socket_auth import SocketAuthMiddlewareStack  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from chat.runs import RUNS_CHANNEL  # noqa: E402
 from chat.worker import RunWorker  # noqa: E402

@@ -19,8 +19,8 @@ import logging
 from urllib.parse import urlsplit
 
 from twisted.internet.interfaces import IDelayedCall
-from twisted.web.http import HTTPChannel, _GenericHTTPChannelProtocol
 
+from agentweb.adapters.twisted import HTTPChannel
 from agentweb.request_limits import RequestLimits
 
 logger = logging.getLogger("daphne.server")
@@ -35,7 +35,8 @@ REASONS = {408: "Request Timeout", 413: "Content Too Large"}
 
 
 class AppHTTPChannel(HTTPChannel):
-    """Twisted's HTTP/1.1 channel, refusing a body over its route's limit and closing a request that is too slow."""
+    """Twisted's HTTP/1.1 channel, refusing a body over its route's limit and closing a request that is too slow (the
+    parser's state it reads: agentweb/adapters/twisted.py)."""
 
     limits: RequestLimits
     #: Once a request was refused or timed out: what arrives after is dropped until the connection closes.
@@ -45,11 +46,6 @@ class AppHTTPChannel(HTTPChannel):
     _body_received = 0
     _refused_at = 0.0
     _last_heard = 0.0
-
-    @classmethod
-    def build(cls) -> _GenericHTTPChannelProtocol:
-        """What Twisted's HTTPFactory builds for a connection (its `protocol`), with this channel inside."""
-        return _GenericHTTPChannelProtocol(cls())
 
     def connectionMade(self) -> None:
         super().connectionMade()
@@ -65,13 +61,13 @@ class AppHTTPChannel(HTTPChannel):
     def rawDataReceived(self, data: bytes) -> None:
         if self.refused:
             return
-        if not self._handlingRequest:  # (otherwise: the next request, kept for later by Twisted)
+        if not self.handling_request:  # (otherwise: the next request, kept for later by Twisted)
             self._body_received += len(data)
         super().rawDataReceived(data)
 
     def allHeadersReceived(self) -> None:
         self._cancel_deadline()
-        target = self._path.decode("latin-1")
+        target = self.request_path.decode("latin-1")
         limit = self.limits.body_limit(target)
         if self.length is not None and self.length > limit:
             self.requests[-1].gotLength(0)  # an empty body, closed with the connection
@@ -103,7 +99,7 @@ class AppHTTPChannel(HTTPChannel):
     # --- the body's limit ---------------------------------------------------------------------------------------
 
     def _count_body(self, target: str, limit: int) -> None:
-        decoder = self._transferDecoder
+        decoder = self.transfer_decoder
         deliver = decoder.dataCallback
         received = 0
 
@@ -123,7 +119,7 @@ class AppHTTPChannel(HTTPChannel):
         limit = self.limits.body_limit(target)
         logger.info(
             "Refused the body of %s %s: %s, its limit is %s bytes",
-            self._command.decode("latin-1"),
+            self.request_command.decode("latin-1"),
             _path(target),
             what,
             limit,
@@ -139,8 +135,8 @@ class AppHTTPChannel(HTTPChannel):
 
     def _head_too_slow(self) -> None:
         self._deadline = None
-        # `_buffer` is what LineReceiver read but has not parsed yet (a request line not yet whole).
-        if not self.requests and not self._buffer:  # an idle connection between requests: nothing to answer
+        # `unparsed`: what the line reader read but has not parsed yet (a request line not yet whole).
+        if not self.requests and not self.unparsed:  # an idle connection between requests: nothing to answer
             self.transport.loseConnection()
             return
         logger.info("Closed a connection whose request's headers had not all arrived in time")

@@ -33,7 +33,7 @@ class PinnedSecretsQuerySet(models.QuerySet):
             return super().update(**kwargs)
         kept = [name for name in model.PINNED_SECRETS if name not in kwargs]  # given with the address: entered
         with transaction.atomic(using=self.db):
-            before = _points(self._chain())
+            before = _points(self.all())  # (a copy of this queryset)
             count = super().update(**kwargs)
             if kept and before:
                 after = _points(model._base_manager.using(self.db).filter(pk__in=before))

@@ -166,7 +166,7 @@ async def run(model_url: str, turns: list[dict]) -> list[dict]:
     from channels.db import database_sync_to_async
     from channels.routing import URLRouter
 
-    from agentweb.socket_session import SocketAuthMiddlewareStack
+    from agentweb.socket_auth import SocketAuthMiddlewareStack
     from chat.routing import websocket_urlpatterns
 
     from .app import TERMINAL, make_users

@@ -24,11 +24,12 @@ import sys
 
 #: Variants of agentweb/serve.py (the Daphne process only).
 SERVER = {
-    "stock-daphne-timers": "Daphne's timeout_checker, application_checker and reaping (agentweb/serve.py AppServer)",
-    "stock-autobahn-io": "autobahn's dataReceived and sendData, Twisted's write (AppWebSocketProtocol)",
+    "stock-daphne-timers": "Daphne's timeout_checker, application_checker and reaping "
+    "(agentweb/adapters/daphne.py ReapingServer)",
+    "stock-autobahn-io": "autobahn's dataReceived and sendData, Twisted's write (agentweb/adapters/autobahn.py)",
     "no-send-now": "no send_now scope extension: a socket's frames through Daphne's send (and so no take-now)",
     "no-shared-frame": "send_now frames each socket's text on its own (AppServer.frame_of not shared)",
-    "stock-handshake": "the handshake's HTTP request kept, autobahn's options copied per connection",
+    "stock-handshake": "the handshake's HTTP request kept (agentweb/adapters/twisted.py forget_handshake_request)",
     "stock-http-channel": "Twisted's own HTTPChannel (no 413 before the body, no 408: agentweb/http_channel.py)",
 }
 #: Variants of the app (every process that imports bench/variant_asgi.py).
@@ -39,7 +40,6 @@ APP = {
     "stock-redis-layer": "channels_redis's own RedisChannelLayer, the log's publish then group_send "
     "(delivery/redis_layer.py, delivery/log.py _PUBLISH_AND_SEND)",
     "stock-http-handler": "Django's own ASGIHandler (agentweb/http_handler.py)",
-    "stock-session": "channels' SessionMiddleware with its send wrapper (agentweb/socket_session.py)",
 }
 KNOWN = frozenset(SERVER) | frozenset(APP)
 
@@ -119,34 +119,29 @@ def apply(variants: frozenset[str], application) -> None:
 
 
 def stock_daphne_timers() -> None:
-    """agentweb/serve.py AppServer: Daphne's own timeout_checker (every connection every 2 s), application_checker
-    (a walk over every connection each second) and protocol_disconnected; create_application without the reap
-    callback (the send_now extension kept)."""
+    """agentweb/adapters/daphne.py ReapingServer (AppServer's base): Daphne's own timeout_checker (every connection
+    every 2 s), application_checker (a walk over every connection each second), protocol_disconnected and
+    create_application (no reap callback; AppServer's send_now extension kept)."""
     from daphne.server import Server
 
-    import agentweb.serve as serve
+    from agentweb.adapters.daphne import ReapingServer
 
-    for name in ("timeout_checker", "application_checker", "protocol_disconnected"):
-        delattr(serve.AppServer, name)
-
-    def create_application(self, protocol, scope):
-        if isinstance(protocol, serve.AppWebSocketProtocol):
-            scope["extensions"] = {**scope.get("extensions", {}), serve.SEND_NOW: protocol.send_text_now}
-        return Server.create_application(self, protocol, scope)
-
-    serve.AppServer.create_application = create_application
+    for name in ("timeout_checker", "application_checker", "protocol_disconnected", "create_application"):
+        delattr(ReapingServer, name)
     on_first_call(Server, "timeout_checker", "stock-daphne-timers", "Daphne's timeout_checker ran")
     on_first_call(Server, "application_checker", "stock-daphne-timers", "Daphne's application_checker ran")
 
 
 def stock_autobahn_io() -> None:
-    """agentweb/serve.py AppWebSocketProtocol: autobahn's dataReceived and sendData (its debug line's arguments
-    built per chunk and frame; Twisted's buffered write per frame), not agentweb's and not write_through."""
+    """agentweb/adapters/autobahn.py DirectIO (mixed into AppWebSocketProtocol): autobahn's dataReceived and sendData
+    (its debug line's arguments built per chunk and frame; Twisted's buffered write per frame), not agentweb's and
+    not write_through."""
     import agentweb.serve as serve
+    from agentweb.adapters.autobahn import DirectIO
 
+    delattr(DirectIO, "dataReceived")
+    delattr(DirectIO, "sendData")
     protocol = serve.AppWebSocketProtocol
-    delattr(protocol, "dataReceived")
-    delattr(protocol, "sendData")
     on_first_call(defined_in(protocol, "sendData"), "sendData", "stock-autobahn-io", "autobahn's sendData ran")
     on_first_call(
         defined_in(protocol, "dataReceived"), "dataReceived", "stock-autobahn-io", "autobahn's dataReceived ran"
@@ -184,19 +179,14 @@ def no_shared_frame() -> None:
 
 
 def stock_handshake() -> None:
-    """agentweb/serve.py: the handshake's HTTP request kept for the socket's life (no forget_handshake_request),
-    and the connections' class without the factory's options (autobahn copies and formats them per connection)."""
+    """agentweb/serve.py: the handshake's HTTP request kept for the socket's life (no forget_handshake_request,
+    agentweb/adapters/twisted.py). (autobahn's options copied per connection are autobahn's own again in the app.)"""
     import agentweb.serve as serve
 
     def keep_handshake_request(channel) -> None:
         evidence("stock-handshake", "a handshake's HTTP request was kept")
 
-    def without_factory_options(protocol, factory):
-        evidence("stock-handshake", "autobahn copies its options to every connection")
-        return protocol
-
     serve.forget_handshake_request = keep_handshake_request
-    serve.with_factory_options = without_factory_options
 
 
 def stock_http_channel() -> None:
@@ -315,32 +305,10 @@ def stock_http_handler(application) -> None:
     )
 
 
-def stock_session(application) -> None:
-    """agentweb/asgi.py: a websocket's session through channels' SessionMiddleware, whose send wrapper looks at the
-    session on every frame sent (agentweb/socket_session.py's batched sign-in read kept)."""
-    from channels.routing import URLRouter
-    from channels.sessions import CookieMiddleware, SessionMiddleware
-
-    from agentweb.origin import SameOriginValidator
-    from agentweb.socket_session import SocketAuthMiddleware
-    from chat.routing import websocket_urlpatterns
-
-    stack = CookieMiddleware(SessionMiddleware(SocketAuthMiddleware(URLRouter(websocket_urlpatterns))))
-    application.application_mapping["websocket"] = SameOriginValidator(stack)
-    on_first_call(
-        SessionMiddleware,
-        "__call__",
-        "stock-session",
-        "channels' SessionMiddleware wrapped a socket's send",
-        check=lambda self, scope, *a, **k: type(self) is SessionMiddleware and scope["type"] == "websocket",
-    )
-
-
 APP_PATCHES = {
     "stock-dispatch": stock_dispatch,
     "no-take-now": no_take_now,
     "stock-inmemory-layer": stock_inmemory_layer,
     "stock-redis-layer": stock_redis_layer,
     "stock-http-handler": stock_http_handler,
-    "stock-session": stock_session,
 }

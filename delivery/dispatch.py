@@ -20,25 +20,22 @@ import functools
 from collections.abc import Awaitable, Callable
 
 from channels.exceptions import StopConsumer
-from channels.layers import get_channel_layer
+
+from delivery.adapters.channels import start_consumer
 
 
 class ReceivesInBatches:
-    """Mixed into an AsyncConsumer (before it): channels' `__call__`, with the loop below. A consumer with a
+    """Mixed into an AsyncConsumer (before it): channels' `__call__` (its set-up: delivery/adapters/channels.py),
+    with the loop below. A consumer with a
     `take_now(message) -> bool` method is offered its channel's messages by the layer while it is idle, if the layer
     can (delivery/take_now.py)."""
 
     async def __call__(self, scope, receive, send):
-        self.scope = scope
-        self.channel_layer = get_channel_layer(self.channel_layer_alias)
-        self.base_send = send
         dispatcher = Dispatcher(self.dispatch)
         takes = False
-        if self.channel_layer is None:
+        if await start_consumer(self, scope, send) is None:  # what channels' __call__ sets up first
             receive_batch = None
         else:
-            self.channel_name = await self.channel_layer.new_channel()
-            self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
             receive_batch = batch_reader(self.channel_layer, self.channel_name)
             take_now = getattr(self, "take_now", None)
             takes = take_now is not None and hasattr(self.channel_layer, "take_now_for")

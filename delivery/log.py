@@ -34,8 +34,9 @@ from typing import Any, NamedTuple
 
 from channels.layers import get_channel_layer
 
+from .adapters.channels_redis import DELIVER_LUA
 from .batched_script import BatchedScript
-from .redis_layer import DELIVER_LUA, RedisChannelLayer
+from .redis_layer import RedisChannelLayer
 
 _dumps = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(…, ensure_ascii=False) without its set-up
 

@@ -37,15 +37,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import random
 
-from channels_redis.core import RedisChannelLayer as ChannelsRedisChannelLayer
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from delivery.adapters import channels_redis
+from delivery.adapters.channels_redis import DELIVER_LUA, DELIVER_MOST, MARK, Received
 from delivery.batched_script import BatchedScript
 from delivery.take_now import TakesNow
+
+__all__ = ["DELIVER_LUA", "MARK", "REDIS_GONE", "RedisChannelLayer", "backoff"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,84 +65,10 @@ def backoff(failures: int) -> float:
     return min(0.1 * 2**failures, BACKOFF_MOST)
 
 
-#: (channel, message); the channel is a list when one message was sent for several sockets of the process (a group's).
-Received = tuple[str | list[str], dict]
+class RedisChannelLayer(TakesNow, channels_redis.RedisChannelLayer):
+    """The layer of agentweb/settings.py's CHANNEL_LAYERS with Redis (channels_redis's internals it relies on:
+    delivery/adapters/channels_redis.py)."""
 
-
-#: Follows a message's unique prefix when the message was stored by _GROUP_SEND (msgpack never begins with a 0 byte).
-MARK = b"\x00agentweb-group\x00"
-
-# deliver(): adds each of `messages` (packed as channels_redis packs them, without its prefix) to the set of every
-# process with a member in the group whose set is `group_key`, naming that process's members, as long as the set has
-# room; returns how many did not fit. The expiries are in seconds; `token` is unique to the call (8 characters) and
-# the message's index follows it, so that two equal messages are two members of the set. A message's score is
-# Redis's own time, and always above the highest in the set: a process reads its set in order of score, so every
-# socket gets a group's messages in the order the scripts ran, whichever process sent them and whatever its clock
-# says (a time each process passed would let a script that ran later slot its messages in before). The event log's
-# script includes deliver() to number, keep and send a thread's events in one round trip (delivery/log.py).
-DELIVER_LUA = r"""
-local function deliver(group_key, group_expiry, expiry, capacity, prefix, token, mark, messages)
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000000 + tonumber(time[2])  -- in microseconds: exact as a Lua number
-  redis.call('ZREMRANGEBYSCORE', group_key, 0, (now / 1000000) - tonumber(group_expiry))
-  local by_key, keys = {}, {}
-  for _, channel in ipairs(redis.call('ZRANGE', group_key, 0, -1)) do
-    local bang = string.find(channel, '!', 1, true)
-    local key = prefix .. (bang and string.sub(channel, 1, bang) or channel)
-    if not by_key[key] then
-      by_key[key] = {}
-      keys[#keys + 1] = key
-    end
-    table.insert(by_key[key], channel)
-  end
-  local over = 0
-  for _, key in ipairs(keys) do
-    redis.call('ZREMRANGEBYSCORE', key, 0, (now / 1000000) - tonumber(expiry))
-    local room = tonumber(capacity) - redis.call('ZCARD', key)
-    local head = mark .. table.concat(by_key[key], ',') .. '\n'
-    local score = now
-    local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
-    if top then score = math.max(score, math.floor(tonumber(top) * 1000000 + 0.5) + 1) end
-    for i, message in ipairs(messages) do
-      if room > 0 then
-        local at = string.format('%d.%06d', math.floor(score / 1000000), score % 1000000)
-        redis.call('ZADD', key, at, token .. string.format('%04x', i) .. head .. message)
-        room = room - 1
-        score = score + 1
-      else
-        over = over + 1
-      end
-    end
-    redis.call('EXPIRE', key, expiry)
-  end
-  return over
-end
-"""
-#: The most messages one call of deliver() takes (its index is 4 hex digits of the unique prefix).
-DELIVER_MOST = 0xFFFF
-
-# KEYS: the group's set. ARGV: deliver()'s arguments from `group_expiry` to `mark`, then each message.
-_GROUP_SEND = (
-    DELIVER_LUA
-    + r"""
-local messages = {}
-for i = 7, #ARGV do messages[#messages + 1] = ARGV[i] end
-return deliver(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], messages)
-"""
-)
-
-# KEYS: a group's set. ARGV: the group's expiry, a channel. The member's score is Redis's time, as deliver() reads it.
-_GROUP_ADD = r"""
-local time = redis.call('TIME')
-redis.call('ZADD', KEYS[1], string.format('%d.%06d', time[1], time[2]), ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-return 1
-"""
-# KEYS: a group's set. ARGV: a channel.
-_GROUP_DISCARD = "return redis.call('ZREM', KEYS[1], ARGV[1])"
-
-
-class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
     def __init__(
         self,
         *args,
@@ -173,14 +101,6 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
         # The groups this process's channels are in, as joined through group_add: a Redis that restarted has lost
         # them, and they are joined again once it answers (join_again).
         self.joined: dict[str, set[str]] = collections.defaultdict(set)
-        self.prefix_length = kwargs.get("random_prefix_length", 12)
-        # The script stores what channels_redis's receive reads only when it alone would have stored it: one host (no
-        # sharding of sets), no encryption, a 12-byte unique prefix (the script's token and index).
-        self.one_trip = (
-            len(self.hosts) == 1 and not kwargs.get("symmetric_encryption_keys") and self.prefix_length == 12
-        )
-        # Redis's Lua packs msgpack (cmsgpack): a script may make the messages it sends (the event log's does).
-        self.packs_msgpack = self.one_trip and kwargs.get("serializer_format", "msgpack") == "msgpack"
 
     async def group_add(self, group: str, channel: str) -> None:
         """channels_redis's, but the joins made at one moment go out together on one connection.
@@ -231,15 +151,12 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
         if found is None:
             for other in [other for other in self.membership if other.is_closed()]:
                 del self.membership[other]
-            connection = self.connection(0)
+            connection = self.membership_connection()
             found = self.membership[loop] = (
-                BatchedScript(connection, _GROUP_ADD),
-                BatchedScript(connection, _GROUP_DISCARD),
+                BatchedScript(connection, channels_redis.GROUP_ADD_LUA),
+                BatchedScript(connection, channels_redis.GROUP_DISCARD_LUA),
             )
         return found
-
-    def group_key(self, group: str) -> str:
-        return f"{self.prefix}:group:{group}"
 
     async def group_send(self, group: str, message: dict) -> None:
         await self.group_send_all(group, [message])
@@ -251,60 +168,12 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
                 await super().group_send(group, message)
             return
         assert len(messages) <= DELIVER_MOST, "Too many messages for one group send"
-        packed = [self.serialize(message)[self.prefix_length :] for message in messages]
-        key, args = self.group_delivery(group)
-        over = await self.connection(0).eval(_GROUP_SEND, 1, key, *args, *packed)
-        self.note_not_fitting(group, over)
-
-    def group_delivery(self, group: str) -> tuple[str, list]:
-        """The group's key and DELIVER_LUA's deliver() arguments from `group_expiry` to `mark`."""
-        assert self.require_valid_group_name(group), "Group name not valid"
-        return self.group_key(group), self.delivery_args()
-
-    def delivery_args(self) -> list:
-        """DELIVER_LUA's deliver() arguments from `group_expiry` to `mark`, for any valid group (a new token each)."""
-        token = f"{random.getrandbits(32):08x}"  # the prefix's first 8 bytes; the message's index is the other 4
-        return [
-            self.group_expiry,
-            self.expiry,
-            self.process_capacity,
-            self.prefix,
-            token,
-            MARK,
-        ]
+        self.note_not_fitting(group, await self.deliver(group, messages))
 
     @staticmethod
     def note_not_fitting(group: str, over: int) -> None:
         if over:
             logger.warning("%d message(s) to %s did not fit: a process's set was full", over, group)
-
-    def deserialize(self, message: bytes) -> dict:
-        body = message[self.prefix_length :]
-        if not body.startswith(MARK):
-            return super().deserialize(message)
-        channels, _, packed = body[len(MARK) :].partition(b"\n")
-        decoded = super().deserialize(message[: self.prefix_length] + packed)
-        decoded["__asgi_channel__"] = channels.decode().split(",")
-        return decoded
-
-    async def new_channel(self, prefix: str = "specific") -> str:
-        channel = await super().new_channel(prefix)
-        self.receive_buffer[channel]  # its queue, made now: what is sent before its first read waits there
-        return channel
-
-    async def receive(self, channel: str) -> dict:
-        if "!" not in channel:  # a channel every process reads (the runs' channel)
-            return await self.receive_shared(channel)
-        assert self.require_valid_channel_name(channel), "Channel name not valid"
-        queue = self.receive_buffer[channel]
-        self.keep_reading(self.non_local_name(channel))
-        try:
-            return await queue.get()
-        except asyncio.CancelledError:
-            # Its socket went away (channels cancels a consumer's read only then): what comes for it now is dropped.
-            self.receive_buffer.pop(channel, None)
-            self.forget_taker(channel)
-            raise
 
     async def receive_shared(self, channel: str) -> dict:
         """The next message of a channel that several processes read (the runs' channel, chat/worker.py).
@@ -319,20 +188,17 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
         wait with a message saying so (chat/runs/start.py), as it would with no worker running."""
         assert self.require_valid_channel_name(channel, receive=True), "Channel name invalid"
         if len(self.hosts) != 1 or not self.blocking_pop_many:  # sharded channels, or a Redis before 7.0
-            return await super().receive(channel)
+            return await self.receive_one_by_one(channel)
         taken = self.shared_taken[channel]
         failures = 0
         while not taken:
-            connection = self.connection(0)
             try:
-                popped = await connection.bzmpop(
-                    self.brpop_timeout, 1, [self.prefix + channel], min=True, count=self.shared_receive_batch
-                )
+                popped = await self.pop_shared(channel, self.shared_receive_batch)
             except ResponseError as error:
                 if "unknown command" not in str(error).lower():
                     raise
                 self.blocking_pop_many = False
-                return await super().receive(channel)
+                return await self.receive_one_by_one(channel)
             except REDIS_GONE:
                 # Redis restarting or out of reach: the worker waits for it rather than end (channels' runworker
                 # ends with its listener), and takes runs again once it answers.
@@ -343,20 +209,8 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
             if failures:
                 logger.info("reading %s from Redis again", channel)
                 failures = 0
-            taken.extend(self.deserialize(member) for member, _ in (popped[1] if popped else ()))
+            taken.extend(popped)
         return taken.popleft()
-
-    async def receive_many(self, channel: str, most: int = 64) -> list[dict]:
-        """The channel's next message and those waiting behind it (up to `most`), oldest first.
-
-        A socket behind its stream then takes its backlog in one wake-up of its consumer instead of one each, and
-        Daphne writes those frames to the socket in one send (delivery/dispatch.py)."""
-        first = await self.receive(channel)
-        queue = self.receive_buffer.get(channel) if "!" in channel else None
-        taken = [first]
-        while queue is not None and not queue.empty() and len(taken) < most:
-            taken.append(queue.get_nowait())
-        return taken
 
     def keep_reading(self, process_channel: str) -> None:
         """The process's one reader of its set, started by the first read (again in a new event loop)."""
@@ -404,23 +258,7 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
                 self.blocking_pop_many = False  # a Redis before 7.0
                 logger.info("Redis has no BZMPOP (7.0): reading this process's messages the slower way")
         batch = await self.pop_waiting(channel, block=False)
-        return batch or [await self.receive_single(channel)]
-
-    async def pop_waiting(self, channel: str, *, block: bool) -> list[Received]:
-        """What waits on the process's channel (up to receive_batch), oldest first: one round trip. With `block`, if
-        nothing waits, what comes first, or nothing after `brpop_timeout`."""
-        connection = self.connection(self.consistent_hash(channel))
-        key = self.prefix + channel
-        if block:
-            popped = await connection.bzmpop(self.brpop_timeout, 1, [key], min=True, count=self.receive_batch)
-            taken = popped[1] if popped else []
-        else:
-            taken = await connection.zpopmin(key, self.receive_batch)
-        out = []
-        for member, _ in taken:
-            message = self.deserialize(member)
-            out.append((message.pop("__asgi_channel__", channel), message))
-        return out
+        return batch or [await self.read_one(channel)]
 
     async def close_pools(self) -> None:
         if self.reader is not None:
@@ -428,13 +266,3 @@ class RedisChannelLayer(TakesNow, ChannelsRedisChannelLayer):
             self.reader = None
         self.membership.clear()
         await super().close_pools()
-
-    def buffer(self, received: list[Received]) -> None:
-        queues = self.receive_buffer
-        for channels, message in received:
-            for channel in channels if isinstance(channels, list) else (channels,):
-                queue = queues.get(channel)
-                if queue is None:  # its socket is gone (channels_redis kept up to `capacity` for it)
-                    continue
-                if not queue.empty() or not self.taken_now(channel, message):  # delivery/take_now.py
-                    queue.put_nowait(message)

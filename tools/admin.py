@@ -64,9 +64,10 @@ class SecretHeadersWidget(forms.Widget):
         context["widget"].update(rows=rows, masked=MASKED, count=len(rows))
         return context
 
-    def _render(self, template_name: str, context: dict, renderer: Any = None) -> str:
+    def render(self, name: str, value: Any, attrs: dict | None = None, renderer: Any = None) -> str:
         # The project's template engine (templates/admin/tools/), not the form renderer's own directories.
-        return mark_safe(render_to_string(template_name, context))  # the template escapes every value
+        context = self.get_context(name, value, attrs)
+        return mark_safe(render_to_string(self.template_name, context))  # the template escapes every value
 
     def value_from_datadict(self, data, files, name: str) -> list[dict[str, Any]]:
         try:

@@ -6,7 +6,7 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from agentweb.origin import SameOriginValidator
-from agentweb.socket_session import SocketAuthMiddlewareStack
+from agentweb.socket_auth import SocketAuthMiddlewareStack
 from chat.routing import websocket_urlpatterns
 from tests.chat.conftest import session_cookie
 

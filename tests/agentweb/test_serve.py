@@ -15,7 +15,6 @@ from agentweb.serve import (
     AppWebSocketProtocol,
     daphne_arguments,
     forget_handshake_request,
-    with_factory_options,
 )
 from delivery.take_now import SEND_NOW
 
@@ -186,7 +185,7 @@ async def test_the_sweep_reaps_what_no_event_did(server):
 def test_a_connection_has_the_options_the_server_set_on_its_factory():
     factory = WebSocketFactory(server_class=None)
     factory.setProtocolOptions(maxMessagePayloadSize=1234, failByDrop=False, autoPingTimeout=7)
-    factory.protocol = with_factory_options(AppWebSocketProtocol, factory)
+    factory.protocol = AppWebSocketProtocol
 
     connection = factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 5000))
     connection.makeConnection(StringTransport())
@@ -211,7 +210,7 @@ def test_a_socket_lets_go_of_its_handshake_request_without_a_collection(monkeypa
     channel.dataReceived(b"GET /ws/chat/ HTTP/1.1\r\nHost: chat.example.com\r\nUpgrade: websocket\r\n\r\n")
     request = weakref.ref(channel.requests[0])
     factory = WebSocketFactory(server_class=None)
-    factory.protocol = with_factory_options(AppWebSocketProtocol, factory)
+    factory.protocol = AppWebSocketProtocol
     transport.protocol = factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 5000))  # Daphne's upgrade
     transport.protocol.makeConnection(transport)
     scheduled = [(call, args) for call, args in calls if call is forget_handshake_request]
@@ -261,7 +260,7 @@ async def test_a_socket_that_closes_is_freed_without_a_collection(monkeypatch):
     server.connections = {}  # what run() sets up, without listening
     server.http_factory = HTTPFactory(server)
     server.ws_factory = WebSocketFactory(server, server="daphne")
-    server.ws_factory.protocol = with_factory_options(AppWebSocketProtocol, server.ws_factory)
+    server.ws_factory.protocol = AppWebSocketProtocol
     peer = IPv4Address("TCP", "127.0.0.1", 5000)
     transport = StringTransport(peerAddress=peer, hostAddress=IPv4Address("TCP", "127.0.0.1", 8000))
     channel = server.http_factory.buildProtocol(peer)
@@ -306,7 +305,7 @@ def listening(server: AppServer) -> AppServer:
     server.connections = {}
     server.http_factory = HTTPFactory(server)
     server.ws_factory = WebSocketFactory(server, server="daphne")
-    server.ws_factory.protocol = with_factory_options(AppWebSocketProtocol, server.ws_factory)
+    server.ws_factory.protocol = AppWebSocketProtocol
     return server
 
 
@@ -398,7 +397,7 @@ def test_frames_keep_their_order_when_the_socket_cannot_take_them_all():
     ours.setblocking(False)
     ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     factory = WebSocketFactory(server_class=None)
-    factory.protocol = with_factory_options(AppWebSocketProtocol, factory)
+    factory.protocol = AppWebSocketProtocol
     connection = factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 5000))
     transport = Accepted(ours, connection, reactor)
     transport.connected = True

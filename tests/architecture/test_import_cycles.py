@@ -31,7 +31,7 @@ ALLOWED = {
     "agentweb.asgi -> chat.worker": COORDINATORS,
     "agentweb.serve -> chat.runs": COORDINATORS,
     "agentweb.serve -> mcpservers.lifetime": COORDINATORS,
-    "agentweb.socket_session -> chat.signed_in": COORDINATORS,
+    "agentweb.socket_auth -> chat.signed_in": COORDINATORS,
 }
 
 

@@ -23,7 +23,6 @@ ONE_PROCESS = (
     "stock-dispatch",
     "stock-inmemory-layer",
     "stock-http-handler",
-    "stock-session",
 )
 ONE_PROCESS_TOO = ("no-take-now", "no-shared-frame")
 

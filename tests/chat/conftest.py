@@ -9,7 +9,7 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client as DjangoClient
 
-from agentweb.socket_session import SocketAuthMiddlewareStack
+from agentweb.socket_auth import SocketAuthMiddlewareStack
 from chat.routing import websocket_urlpatterns
 from chat.runs import runs_here
 from providers.client import close_http_client

@@ -217,7 +217,7 @@ async def test_an_event_offered_while_an_earlier_one_waits_its_turn_is_refused()
 async def test_a_consumer_that_takes_now_is_offered_its_channels_messages_until_it_stops(monkeypatch):
     from channels.consumer import AsyncConsumer
 
-    import delivery.dispatch
+    import delivery.adapters.channels
 
     taken = []
 
@@ -230,7 +230,7 @@ async def test_a_consumer_that_takes_now_is_offered_its_channels_messages_until_
             raise StopConsumer
 
     layer = InMemoryChannelLayer()
-    monkeypatch.setattr(delivery.dispatch, "get_channel_layer", lambda alias: layer)
+    monkeypatch.setattr(delivery.adapters.channels, "get_channel_layer", lambda alias: layer)
     socket, consumer = Socket(), Taking()
     running = asyncio.ensure_future(consumer({"type": "websocket"}, socket.receive, None))
     await asyncio.sleep(0.01)

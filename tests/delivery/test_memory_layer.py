@@ -56,8 +56,8 @@ async def test_expired_messages_are_still_dropped(monkeypatch):
     await layer.group_add("g", channel)
     await layer.send(channel, {"type": "old"})
 
-    monkeypatch.setattr("delivery.memory_layer.time.time", lambda: 10**10)
-    layer._next_clean = 0
+    monkeypatch.setattr("delivery.adapters.channels.time.time", lambda: 10**10)
+    layer.next_clean = 0
     layer._clean_expired()
 
     assert channel not in layer.channels

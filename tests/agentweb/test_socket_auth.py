@@ -1,11 +1,11 @@
-"""A websocket's session and user (agentweb/socket_session.py), resolved as channels' AuthMiddlewareStack does."""
+"""A websocket's session and user (agentweb/socket_auth.py), resolved as channels' AuthMiddlewareStack does."""
 
 import pytest
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.testing import WebsocketCommunicator
 
-from agentweb.socket_session import SocketAuthMiddlewareStack
+from agentweb.socket_auth import SocketAuthMiddlewareStack
 from tests.chat.conftest import session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
