@@ -1,0 +1,69 @@
+"""Making a key: its name and its expiry, checked the same way on the settings page, in the admin and by
+`manage.py apikeys` (api/management/commands/apikeys.py)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from .keys import MAX_DAYS, MIN_DAYS, owner_problem
+from .models import ApiKey
+
+NAME_LENGTH = ApiKey._meta.get_field("name").max_length
+
+
+class KeyForm(forms.Form):
+    """A person's new key, on their settings page."""
+
+    name = forms.CharField(max_length=NAME_LENGTH, strip=True, help_text="What the key is for: a script, an editor…")
+    expires_in_days = forms.IntegerField(
+        label="Expires after (days)",
+        required=False,
+        min_value=MIN_DAYS,
+        max_value=MAX_DAYS,
+        help_text=f"{MIN_DAYS}–{MAX_DAYS} days; empty: the key does not expire.",
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean(self):
+        cleaned = super().clean()
+        problem = owner_problem(self.user)
+        if problem is not None:
+            raise forms.ValidationError(problem)
+        return cleaned
+
+    def issue(self) -> tuple[ApiKey, str]:
+        return ApiKey.issue(self.user, self.cleaned_data["name"], expires_in_days=self.cleaned_data["expires_in_days"])
+
+
+class AdminKeyForm(forms.ModelForm):
+    """The admin's "Add API key": for whom, its name and expiry; the key is made on save (api/admin.py) and shown
+    once on the page that follows."""
+
+    expires_in_days = forms.IntegerField(
+        label="Expires after (days)",
+        required=False,
+        min_value=MIN_DAYS,
+        max_value=MAX_DAYS,
+        help_text=f"{MIN_DAYS}–{MAX_DAYS} days; empty: the key does not expire.",
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["user", "name"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["user"].queryset = get_user_model().objects.filter(is_active=True)
+
+    def clean(self):
+        cleaned = super().clean()
+        user = cleaned.get("user")
+        if user is not None:
+            problem = owner_problem(user)
+            if problem is not None:
+                raise forms.ValidationError(problem)
+        return cleaned
