@@ -22,7 +22,7 @@ def api_key_form(user) -> KeyForm:
 
 @register.filter
 def key_state(row) -> str:
-    """"revoked", "expired" or "active": in words, so the list does not say it by colour alone."""
+    """The key's state, "revoked", "expired" or "active": in words, so the list does not say it by colour alone."""
     if row.revoked_at is not None:
         return "revoked"
     if row.expires_at is not None and row.expires_at <= timezone.now():
