@@ -55,7 +55,7 @@ def test_an_expired_key_is_refused(owner):
 
 
 def test_a_deactivated_persons_key_is_refused(owner):
-    row, key = ApiKey.issue(owner, "one")
+    _row, key = ApiKey.issue(owner, "one")
     owner.is_active = False
     owner.save()
     assert "deactivated" in ApiKey.matching(key).refusal()
