@@ -6,22 +6,37 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 
-from .keys import MAX_DAYS, MIN_DAYS, owner_problem
+from .keys import MAX_DAYS, MIN_DAYS, days_problem, owner_problem
 from .models import ApiKey
 
 NAME_LENGTH = ApiKey._meta.get_field("name").max_length
+#: Said next to the field, in the app's words rather than Django's.
+DAYS_ERRORS = {
+    "invalid": "Days: a whole number, or nothing for a key that does not expire.",
+    "min_value": days_problem(0),
+    "max_value": days_problem(MAX_DAYS + 1),
+}
 
 
 class KeyForm(forms.Form):
     """A person's new key, on their settings page."""
 
-    name = forms.CharField(max_length=NAME_LENGTH, strip=True, help_text="What the key is for: a script, an editor…")
+    name = forms.CharField(
+        max_length=NAME_LENGTH,
+        strip=True,
+        help_text="What the key is for: a script, an editor…",
+        error_messages={
+            "required": "Give the key a name: what it is for.",
+            "max_length": f"A name of at most {NAME_LENGTH} characters.",
+        },
+    )
     expires_in_days = forms.IntegerField(
         label="Expires after (days)",
         required=False,
         min_value=MIN_DAYS,
         max_value=MAX_DAYS,
         help_text=f"{MIN_DAYS}–{MAX_DAYS} days; empty: the key does not expire.",
+        error_messages=DAYS_ERRORS,
     )
 
     def __init__(self, *args, user, **kwargs):
@@ -49,6 +64,7 @@ class AdminKeyForm(forms.ModelForm):
         min_value=MIN_DAYS,
         max_value=MAX_DAYS,
         help_text=f"{MIN_DAYS}–{MAX_DAYS} days; empty: the key does not expire.",
+        error_messages=DAYS_ERRORS,
     )
 
     class Meta:

@@ -164,3 +164,12 @@ def test_no_log_line_carries_the_key(owner, caplog):
     for record in caplog.records:
         assert key not in record.getMessage() and key not in str(record.args)
     assert key not in caplog.text
+
+
+def test_what_is_wrong_is_said_next_to_its_field_in_words(owner):
+    client = login(owner)
+    assert "Give the key a name" in make(client, "", "").content.decode()
+    page = make(client, "ok", "4000").content.decode()
+    assert "1 to 3650 days" in page and 'aria-invalid="true"' in page
+    assert 'value="ok"' in page  # what was typed is kept
+    assert "novalidate" in client.get(SETTINGS).content.decode()  # the page says it, not the browser's bubble
