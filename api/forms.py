@@ -1,15 +1,14 @@
-"""Making a key: its name and its expiry, checked the same way on the settings page, in the admin and by
-`manage.py apikeys` (api/management/commands/apikeys.py)."""
+"""The forms that make a key, on the settings page and in the admin; their rules are api/keys.py's, which
+`manage.py apikeys` follows too."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib.auth import get_user_model
 
-from .keys import MAX_DAYS, MIN_DAYS, days_problem, owner_problem
+from .keys import MAX_DAYS, MIN_DAYS, NAME_LENGTH, days_problem, owner_problem
 from .models import ApiKey
 
-NAME_LENGTH = ApiKey._meta.get_field("name").max_length
 #: Said next to the field, in the app's words rather than Django's.
 DAYS_ERRORS = {
     "invalid": "Days: a whole number, or nothing for a key that does not expire.",

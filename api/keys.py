@@ -8,6 +8,8 @@ from django.utils import timezone
 
 from .models import ApiKey
 
+#: A key's name, at most (the column's).
+NAME_LENGTH = ApiKey._meta.get_field("name").max_length
 #: A key may last from a day to ten years; no expiry at all is an empty field (or no --expires).
 MIN_DAYS, MAX_DAYS = 1, 3650
 #: A person's keys still in use (not revoked, not expired) at most: the settings page lists them all.

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from api.keys import MAX_DAYS, MIN_DAYS, days_problem, owner_problem
+from api.keys import MAX_DAYS, MIN_DAYS, NAME_LENGTH, days_problem, owner_problem
 from api.models import KEY_PREFIX, LOOKUP_LENGTH, ApiKey
 
 
@@ -26,7 +26,7 @@ class Command(BaseCommand):
         actions = parser.add_subparsers(dest="action", required=True)
         create = actions.add_parser("create", help="make a key for USERNAME and print it (only it) on standard output")
         create.add_argument("username")
-        create.add_argument("--name", required=True, help="what the key is for (up to 100 characters)")
+        create.add_argument("--name", required=True, help=f"what the key is for (up to {NAME_LENGTH} characters)")
         create.add_argument(
             "--expires",
             type=int,
@@ -55,8 +55,8 @@ class Command(BaseCommand):
 
     def create(self, username: str, name: str, days: int | None) -> None:
         name = name.strip()
-        if not name or len(name) > 100:
-            raise CommandError("--name: give the key a name of 1 to 100 characters.")
+        if not name or len(name) > NAME_LENGTH:
+            raise CommandError(f"--name: give the key a name of 1 to {NAME_LENGTH} characters.")
         problem = days_problem(days)
         if problem is not None:
             raise CommandError(f"--expires: {problem}")
