@@ -2,6 +2,7 @@
 button, gone from every page after; revoked from the list; `manage.py apikeys create` in a real process prints the key
 alone; a chat a program started wears the sidebar's "API" badge."""
 
+import re
 import subprocess
 
 import pytest
@@ -39,18 +40,19 @@ def test_a_key_is_made_copied_once_and_revoked_in_the_browser(served, browser):
     page.click("#api-key-copy")
     wait_until(page, "document.getElementById('api-key-copied').textContent === 'Copied.'")
     assert page.evaluate("() => navigator.clipboard.readText()") == key
-    screenshot(page, "api-key-made.png")
+    # No screenshot of this page for the docs: a picture of a key, even a dead one, teaches copying keys around.
 
     page.click("text=Back to your settings")
     page.wait_for_selector("#api-key-list")
     assert key not in page.content()
     item = page.locator(".api-key-item", has_text="browser script")
-    assert item.locator(".api-key-state").inner_text() == "active"
+    assert item.locator(".api-key-state").text_content() == "active"
     assert item.locator(".api-key-shown").inner_text() == f"{key[:11]}…"
     screenshot(page, "api-keys-settings.png", full_page=True)
     item.get_by_role("button", name="Revoke the key browser script").click()
     page.wait_for_selector(".api-key-item.is-revoked")
-    assert page.locator(".api-key-item", has_text="browser script").locator(".api-key-state").inner_text() == "revoked"
+    revoked = page.locator(".api-key-item", has_text="browser script")
+    assert revoked.locator(".api-key-state").text_content() == "revoked"
     assert key not in page.content()
     context.close()
 
@@ -83,7 +85,13 @@ def test_a_chat_started_from_the_api_wears_a_badge_in_the_sidebar(served, browse
     page = context.new_page()
     sign_in(page, app, "ada", "lovelace-1815")
     link = page.locator(".thread-item", has_text="From a script").locator(".thread-link")
-    assert link.locator(".thread-source").inner_text() == "API"
-    # Read out in words: the link's accessible name says where the chat came from.
-    assert "started from the API" in link.text_content()
+    badge = link.locator(".thread-source")
+    sync_api.expect(badge).to_be_visible()
+    # Seen as "API" (its other words take a pixel), read out in words: the link's name says where the chat came from.
+    assert badge.text_content() == "started from the API"
+    assert link.locator(".thread-source .visually-hidden").bounding_box()["width"] <= 1
+    sync_api.expect(page.get_by_role("link", name=re.compile(r"From a script.*started from the API"))).to_be_visible()
+    assert page.locator(".thread-item", has_text="From a script").get_attribute("data-source") == "api"
+    sidebar = page.locator("#sidebar").bounding_box()
+    screenshot(page, "sidebar-api-badge.png", clip={**sidebar, "height": 200})
     context.close()
