@@ -15,8 +15,17 @@ from chat.runs.execute import meter_for
 from chat.runs.start import open_turn
 from chat.usage import Meter
 from providers.config import ModelConfig
+from tools.settings_cache import SETTINGS_CACHE
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def forget_kept_settings():
+    """The turns here keep the model they read under the settings stamp, which a test's rollback leaves as it was:
+    a later test serving another model (tests/conftest.py model_server) must not be given this one."""
+    yield
+    SETTINGS_CACHE.clear()
 
 
 def run_spending(owner, caller: Caller) -> Run:
