@@ -25,6 +25,7 @@ urlpatterns = [
         name="password_change_done",
     ),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("settings/api-keys/", include("api.keys_urls")),
     path("", include("chat.urls")),
     path("", include("sharing.urls")),
     path("agents/", include("agents.views")),

@@ -101,14 +101,25 @@ class UsageAdmin(admin.ModelAdmin):
         "output_tokens",
         "estimated_flag",
         "cost_shown",
+        "source",
+        "api_key",
         "thread",
         "run",
     ]
-    list_filter = [("created_at", admin.DateFieldListFilter), "user", "model_config", "agent", "estimated"]
+    # Through the API, and with which key (only the keys that spent something are offered).
+    list_filter = [
+        ("created_at", admin.DateFieldListFilter),
+        "user",
+        "model_config",
+        "agent",
+        "estimated",
+        "source",
+        ("api_key", admin.RelatedOnlyFieldListFilter),
+    ]
     date_hierarchy = "created_at"
     search_fields = ["user__username", "model_label", "agent"]
-    list_select_related = ["user"]
-    raw_id_fields = ["thread", "run"]
+    list_select_related = ["user", "api_key"]
+    raw_id_fields = ["thread", "run", "api_key"]
     # Counted by the server is the normal case: blank, and "estimated" where it sent no count.
     estimated_flag = flag(
         "estimated", description="estimated", shown="estimated", title="No count from the server: estimated"

@@ -45,6 +45,7 @@ def _thread_json(thread: Thread) -> dict:
         "updated_at": thread.updated_at.isoformat(),
         "pinned": thread.pinned_at is not None,
         "archived": thread.archived_at is not None,
+        "source": thread.source,
     }
 
 

@@ -108,9 +108,10 @@ def thread_branch_changed(
 
 
 def thread_listed(
-    thread: str, title: str, agent: AgentView | None = None
+    thread: str, title: str, agent: AgentView | None = None, source: str = "chat"
 ) -> tuple[Literal["thread.listed"], ThreadListed]:
-    return "thread.listed", {"thread": thread, "title": title, "agent": agent}
+    """`source`: where the thread was started (Thread.source): "api" for a program's, which the sidebar marks."""
+    return "thread.listed", {"thread": thread, "title": title, "agent": agent, "source": source}
 
 
 def thread_renamed(thread: str, title: str) -> tuple[Literal["thread.renamed"], ThreadRenamed]:

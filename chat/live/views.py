@@ -385,6 +385,7 @@ class ThreadListed(TypedDict):
     thread: str
     title: str
     agent: AgentView | None
+    source: str
 
 
 class ThreadRenamed(TypedDict):

@@ -202,7 +202,9 @@ async def announce_run(
         shown = agent.public_info() if agent else None
         await emit(events.thread_created(thread.title, shown))
         await tell_user(
-            thread.owner_id, events.thread_listed(str(thread.pk), thread.title, shown), news_to_followers=False
+            thread.owner_id,
+            events.thread_listed(str(thread.pk), thread.title, shown, thread.source),
+            news_to_followers=False,
         )
     # The user message: the tab that sent it shows it already, without its id; the thread's other tabs not at all.
     await emit(events.run_started(run.pk, Run.Status.RUNNING, resumed=resumed, sent=user_message))

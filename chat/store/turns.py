@@ -265,7 +265,7 @@ def set_thread_model(*, user, thread_id: object, model_choice: str) -> Thread:
 
 
 # What the sidebar shows of a thread (templates/chat/thread_item.html): a page reads no more of its columns.
-SIDEBAR_FIELDS = ("id", "title", "pinned_at", "archived_at", "updated_at", "agent__slug")
+SIDEBAR_FIELDS = ("id", "title", "pinned_at", "archived_at", "updated_at", "source", "agent__slug")
 
 
 def list_threads(*, user) -> list[Thread]:

@@ -455,7 +455,7 @@ function handleListChange(ev) {
   const id = String(ev.thread);
   const title = typeof ev.title === "string" ? ev.title : "";
   if (ev.type === "thread.listed") {
-    if (!sidebar.item(id)) sidebar.add(id, title, false);
+    if (!sidebar.item(id)) sidebar.add(id, title, false, ev.source);
     if ("agent" in ev) agentFilter.tag(id, ev.agent);
   } else if (ev.type === "thread.renamed") {
     sidebar.setTitle(id, title);

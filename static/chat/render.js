@@ -616,13 +616,21 @@ export function progressText({ progress, total, message }) {
   return text;
 }
 
-/** A sidebar entry; the title goes in as text. */
-export function threadListItem({ id, title, href, current = false }) {
+/** A sidebar entry; the title goes in as text. `source` "api": a chat started from the API, marked as such in
+ * words (templates/chat/thread_source.html draws the same). */
+export function threadListItem({ id, title, href, current = false, source = "chat" }) {
   const item = el("li", "thread-item");
   item.dataset.threadId = String(id);
   const link = el("a", "thread-link");
   link.href = href;
   link.append(el("span", "thread-title", title || "Untitled"));
+  if (source === "api") {
+    item.dataset.source = "api";
+    const badge = el("span", "badge thread-source");
+    badge.title = "Started from the API";
+    badge.append(el("span", "visually-hidden", "started from the "), "API");
+    link.append(badge);
+  }
   if (current) link.setAttribute("aria-current", "page");
   item.append(link);
   return item;

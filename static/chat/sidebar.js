@@ -295,7 +295,12 @@ export class SidebarActions {
     for (const t of threads) {
       if (this.item(t.id)) continue;
       // Older than the list the page shows: add it while the search lasts.
-      const li = threadListItem({ id: String(t.id), title: String(t.title || ""), href: this.hrefFor(String(t.id)) });
+      const li = threadListItem({
+        id: String(t.id),
+        title: String(t.title || ""),
+        href: this.hrefFor(String(t.id)),
+        source: t.source,
+      });
       li.dataset.searchExtra = "1";
       this.list.append(li);
     }

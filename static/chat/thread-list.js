@@ -29,10 +29,11 @@ export class Sidebar {
     return null;
   }
 
-  /** Adds a thread at the top (or moves it there); `current` marks it as the open one. */
-  add(id, title, current = false) {
+  /** Adds a thread at the top (or moves it there); `current` marks it as the open one; `source` "api" marks a
+   * chat started from the API. */
+  add(id, title, current = false, source = "chat") {
     let li = this.item(id);
-    if (!li) li = threadListItem({ id, title, href: this.hrefFor(id) });
+    if (!li) li = threadListItem({ id, title, href: this.hrefFor(id), source });
     else if (title) this.setTitle(id, title);
     this.list.prepend(li);
     this.list.hidden = false;

@@ -34,6 +34,7 @@ async def test_a_thread_created_in_one_tab_is_listed_in_the_others(connect, owne
         "thread": thread,
         "title": events[0]["title"],
         "agent": None,
+        "source": "chat",
     }
     assert "thread.listed" not in [e["type"] for e in events]  # the writing tab knows already
     assert await nothing_more(someone_else)

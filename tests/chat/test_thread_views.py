@@ -138,6 +138,7 @@ def test_pinning_puts_a_chat_first_and_keeps_its_place_in_time(owner):
         "updated_at": None,
         "pinned": True,
         "archived": False,
+        "source": "chat",
     }
     from chat.store import list_threads
 

@@ -1,0 +1,61 @@
+"""A person's API keys: the rules for making one (its expiry, how many), listing them and finding one to revoke,
+shared by the settings page (api/keys_views.py), the admin (api/admin.py) and `manage.py apikeys`."""
+
+from __future__ import annotations
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from .models import ApiKey
+
+#: A key's name, at most (the column's).
+NAME_LENGTH = ApiKey._meta.get_field("name").max_length
+#: A key may last from a day to ten years; no expiry at all is an empty field (or no --expires).
+MIN_DAYS, MAX_DAYS = 1, 3650
+#: A person's keys still in use (not revoked, not expired) at most: the settings page lists them all.
+MAX_LIVE_KEYS = 50
+#: The settings page lists a person's newest keys, revoked and expired ones included, up to this many.
+LISTED_KEYS = 100
+
+
+class NoSuchKey(Exception):
+    """Not one of this person's keys: someone else's id and a made-up one are refused the same way (404)."""
+
+
+def live_keys(user) -> QuerySet[ApiKey]:
+    """`user`'s keys that still work: not revoked, not expired."""
+    now = timezone.now()
+    return ApiKey.objects.filter(user=user, revoked_at__isnull=True).filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+    )
+
+
+def keys_of(user) -> list[ApiKey]:
+    """The keys the settings page lists: the person's own, newest first."""
+    return list(ApiKey.objects.filter(user=user).order_by("-created_at", "-id")[:LISTED_KEYS])
+
+
+def key_of(user, key_id) -> ApiKey:
+    """`user`'s own key `key_id`; NoSuchKey for anyone else's, or none."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        raise NoSuchKey
+    row = ApiKey.objects.filter(pk=key_id, user=user).first()
+    if row is None:
+        raise NoSuchKey
+    return row
+
+
+def days_problem(days: int | None) -> str | None:
+    """Why a key may not expire after `days`, or None (None days: it does not expire)."""
+    if days is not None and not MIN_DAYS <= days <= MAX_DAYS:
+        return f"A key expires after {MIN_DAYS} to {MAX_DAYS} days (or never: leave it out)."
+    return None
+
+
+def owner_problem(user) -> str | None:
+    """Why `user` may not be given a new key now, or None."""
+    if not user.is_active:
+        return f"The account {user.get_username()} is deactivated: a key of theirs would not work."
+    if live_keys(user).count() >= MAX_LIVE_KEYS:
+        return f"{user.get_username()} has {MAX_LIVE_KEYS} keys in use already: revoke one first."
+    return None
