@@ -3,6 +3,7 @@ from django.contrib.auth import get_user_model
 from hypothesis import settings as hypothesis_settings
 
 from tests.support.model_server import ScriptedModelServer
+from tools.settings_cache import SETTINGS_CACHE
 
 # Property tests check behaviour, not speed: hypothesis's per-example deadline (200 ms) fails them on a busy
 # machine for no fault of the code. Timing belongs in bench/.
@@ -22,6 +23,14 @@ def quick_and_isolated_settings(settings, tmp_path_factory):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Uploads (attachments) go to a folder of the test's own, never the checkout's media/.
     settings.MEDIA_ROOT = str(tmp_path_factory.mktemp("media"))
+
+
+@pytest.fixture(autouse=True)
+def forget_kept_settings():
+    """What a test's turn kept under the settings stamp (a model, an agent), which the test's rollback leaves as it
+    was: a later test that serves another model (model_server below) must not be given this one."""
+    yield
+    SETTINGS_CACHE.clear()
 
 
 @pytest.fixture
