@@ -333,6 +333,9 @@ AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)
 AGENTWEB_SEND_RATE_PER_MINUTE = env_int("AGENTWEB_SEND_RATE_PER_MINUTE", 30)
 # Chat sockets one person may hold open in one process (chat/socket_cap.py); one more is closed with 4429. 0: no cap.
 AGENTWEB_MAX_SOCKETS_PER_USER = env_int("AGENTWEB_MAX_SOCKETS_PER_USER", 30)
+# The run API's event streams (api/run_events.py) count among them. While a stream has nothing to send, a comment
+# line every this many seconds keeps proxies from closing it and finds a client that left.
+AGENTWEB_SSE_KEEPALIVE = env_float("AGENTWEB_SSE_KEEPALIVE", 15.0)
 
 # MCP servers as tool sources (docs/mcp.md): a JSON file in the mcpServers format, read at start; and the share of
 # the smallest model context window the MCP tools' definitions may take before the admin warns.
