@@ -9,8 +9,6 @@ seconds keeps proxies from closing the connection and lets the server notice a c
 The response streams from an async generator: agentweb/http_handler.py gives the request's lent thread back before
 it sends it and closes the generator when the client disconnects, which lets go of the thread's group."""
 
-from __future__ import annotations
-
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
@@ -21,6 +19,7 @@ from django.http import StreamingHttpResponse
 from chat.models import Thread
 from chat.socket_cap import sockets
 
+from .detach import detached
 from .follow import Sent, follow
 from .run_api import ApiError, api
 from .run_views import ERRORS, owned_thread
@@ -60,6 +59,7 @@ def resume_point(request, after_seq: int | None) -> int | None:
         }
     },
 )
+@detached
 async def thread_events(request, thread_id: str, after_seq: int | None = None):
     """Follow the thread: its events, as a chat tab gets them, for as long as the client reads. Resume with the
     `Last-Event-ID` header (or `after_seq`): the events after it, or a snapshot when they are no longer kept."""

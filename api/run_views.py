@@ -4,7 +4,7 @@ Each does what the websocket's frame of the same name does (chat/consumers.py), 
 layer, as the key's person: their threads only (another's id is `not_found`, as a random one is), their send limit
 (a token per model request: 429), their budget, and a turn marked as the API's, with its key (chat/caller.py)."""
 
-from __future__ import annotations
+# Annotations are evaluated (no `from __future__ import annotations`): ninja reads them through @detached.
 
 import asyncio
 import json
@@ -25,11 +25,13 @@ from chat.ratelimit import send_limit
 from delivery import REDIS_GONE, group_name
 
 from .auth import caller_of
+from .detach import detached
 from .run_api import REDIS_UNAVAILABLE, ApiError, api, db, refusals_of
 from .schemas import (
     ContinueIn,
     DecideIn,
     DecideOut,
+    EditIn,
     ErrorBody,
     InputIn,
     InputOut,
@@ -78,6 +80,17 @@ def refuse_while_redis_is_gone() -> None:
         raise ApiError("unavailable", REDIS_UNAVAILABLE)
 
 
+def checked_content(text: str) -> str:
+    """A message's text, stripped: not empty, and no longer than a chat frame may be."""
+    content = text.strip()
+    if not content:
+        raise ApiError("bad_frame", "content: the message is empty.")
+    if len(content.encode("utf-8", "surrogatepass")) > settings.AGENTWEB_MAX_FRAME_BYTES:
+        limit = settings.AGENTWEB_MAX_FRAME_BYTES // 1024
+        raise ApiError("payload_too_large", f"content: a message may be at most {limit} KiB.")
+    return content
+
+
 async def launch(turn: store.TurnStart, **kwargs) -> None:
     """Start a written turn's run; should Redis go out of reach just then, its run fails (and can be retried)."""
     try:
@@ -91,6 +104,7 @@ async def launch(turn: store.TurnStart, **kwargs) -> None:
 
 
 @api.get("/threads", response={200: ThreadPage, **ERRORS}, tags=["threads"])
+@detached
 async def list_threads(request, page: Query[Page]):
     """The key's person's threads (archived ones too), the most recently active first."""
     rows = await db(_threads)(person(request), page.limit, page.offset)
@@ -116,6 +130,7 @@ def _threads(user, limit: int, offset: int) -> list[dict[str, Any]]:
 
 
 @api.get("/threads/{thread_id}", response={200: Snapshot, **ERRORS}, tags=["threads"])
+@detached
 async def read_thread(request, thread_id: str):
     """The thread with its messages, their tool calls and versions, and its latest run: the websocket's
     `thread.snapshot` (docs/protocol.md). A streaming answer's text lags here: follow the events for it live."""
@@ -131,12 +146,14 @@ def _snapshot(thread: Thread, seq: int):
 
 
 @api.post("/threads", response=SENT, tags=["threads"])
+@detached
 async def create_thread(request, body: NewThreadIn):
     """A new thread, with its first message: its run starts (202). Same as POST /threads/new/messages."""
     return await send(request, None, body)
 
 
 @api.post("/threads/{thread_id}/messages", response=SENT, tags=["runs"])
+@detached
 async def send_message(request, thread_id: str, body: MessageIn):
     """The person's message to the thread (`new`: a new thread); a run answers it (202, follow its events). The same
     `client_msg_id` again changes nothing (200, `run` null)."""
@@ -145,12 +162,7 @@ async def send_message(request, thread_id: str, body: MessageIn):
 
 async def send(request, thread_id: str | None, body: MessageIn):
     frame = {"type": "message.send", **body.dict(exclude_none=True)}
-    content = body.content.strip()
-    if not content:
-        raise ApiError("bad_frame", "content: the message is empty.")
-    if len(content.encode("utf-8", "surrogatepass")) > settings.AGENTWEB_MAX_FRAME_BYTES:
-        limit = settings.AGENTWEB_MAX_FRAME_BYTES // 1024
-        raise ApiError("payload_too_large", f"content: a message may be at most {limit} KiB.")
+    content = checked_content(body.content)
     refuse_unstorable_text(frame)
     title = getattr(body, "title", None)
     if title is not None:
@@ -188,6 +200,7 @@ async def send(request, thread_id: str | None, body: MessageIn):
 
 
 @api.post("/threads/{thread_id}/stop", response={200: StoppedOut, **ERRORS}, tags=["runs"])
+@detached
 async def stop(request, thread_id: str):
     """Stop the thread's running (or waiting) answer, as the chat's Stop does."""
     thread = await owned_thread(request, thread_id, "run.cancel")
@@ -197,12 +210,14 @@ async def stop(request, thread_id: str):
 
 
 @api.post("/threads/{thread_id}/retry", response={202: TurnOut, **ERRORS}, tags=["runs"])
+@detached
 async def retry(request, thread_id: str):
     """A new run after one that failed, was interrupted or stopped."""
     return await follow_up(request, thread_id, "retry", frame_type="run.retry")
 
 
 @api.post("/threads/{thread_id}/continue", response={202: TurnOut, **ERRORS}, tags=["runs"])
+@detached
 async def continue_run(request, thread_id: str, body: ContinueIn | None = None):
     """A new run after one that stopped at its step limit, with `steps` more (default: the agent's limit)."""
     steps = body.steps if body is not None else None
@@ -225,6 +240,7 @@ async def follow_up(request, thread_id: str, kind: str, *, frame_type: str, step
 
 
 @api.post("/tool-calls/{tool_call_id}/decide", response={200: DecideOut, **ERRORS}, tags=["runs"])
+@detached
 async def decide(request, tool_call_id: str, body: DecideIn):
     """Decide a tool call that waits for approval: approve, edit (with `args`), reject or respond (`reply`) with a
     `message`. When it was the last decision its step waited for, the run goes on (`resumed`)."""
@@ -252,6 +268,7 @@ async def decide(request, tool_call_id: str, body: DecideIn):
 
 
 @api.post("/threads/{thread_id}/input", response={200: InputOut, 202: InputOut, **ERRORS}, tags=["runs"])
+@detached
 async def answer_input(request, thread_id: str, body: InputIn):
     """Answer a running tool's request for input (`tool_call.input_requested`). 200 once the tool took the answer;
     a refused one (closed already, or content that does not fit the form) is the error the chat would show."""
@@ -300,7 +317,48 @@ async def _answer_heard(address: str, request_id: str) -> bool:
         return False
 
 
+@api.post("/threads/{thread_id}/regenerate", response={202: TurnOut, **ERRORS}, tags=["runs"])
+@detached
+async def regenerate(request, thread_id: str):
+    """Answer the thread's last message again, as a new version of its answer (the old one is kept: switch-version)."""
+    refuse_while_redis_is_gone()
+    await take_send_token(request)
+    with refusals_of({"type": "run.regenerate"}):
+        turn = await rewind.begin_regenerate(user=person(request), thread_id=thread_id[:MAX_ID_CHARS])
+    await launch(turn)
+    return 202, {"thread": turn.thread.pk, "message": None, "run": turn.run.pk, "created_thread": False}
+
+
+@api.post("/messages/{message_id}/edit", response={202: TurnOut, 200: TurnOut, **ERRORS, 413: ErrorBody}, tags=["runs"])
+@detached
+async def edit(request, message_id: int, body: EditIn):
+    """A new version of one of the person's messages, answered by a new run (everything after it leaves the view, and
+    is kept as the other version). The same `client_msg_id` again changes nothing (200, `run` null)."""
+    frame = {"type": "message.edit", "message": message_id, **body.dict(exclude_none=True)}
+    content = checked_content(body.content)
+    refuse_unstorable_text(frame)
+    refuse_while_redis_is_gone()
+    await take_send_token(request)
+    user = person(request)
+    thread_id = await db(_thread_of_message)(user, message_id)
+    with refusals_of(frame):
+        if thread_id is None:
+            raise NotFound
+        turn = await rewind.begin_edit(
+            user=user,
+            thread_id=str(thread_id),
+            message_id=message_id,
+            content=content,
+            client_msg_id=body.client_msg_id or uuid.uuid4(),
+        )
+    if turn.run is None:
+        return 200, {"thread": turn.thread.pk, "message": None, "run": None, "created_thread": False}
+    await launch(turn)
+    return 202, {"thread": turn.thread.pk, "message": None, "run": turn.run.pk, "created_thread": False}
+
+
 @api.post("/messages/{message_id}/switch-version", response={200: Snapshot, **ERRORS}, tags=["threads"])
+@detached
 async def switch_version(request, message_id: int, body: SwitchIn):
     """Show another version of a message (a regenerated answer, an edited message): `to` is one of its
     `versions.ids`. Returns the thread as it then stands; its followers get `thread.branch_changed`."""

@@ -68,6 +68,13 @@ class NewThreadIn(MessageIn):
     title: str | None = Field(None, max_length=200)
 
 
+class EditIn(Schema):
+    """A message's new version (the chat's `message.edit`)."""
+
+    content: str = CONTENT_FIELD
+    client_msg_id: uuid.UUID | None = Field(None, description="Makes the edit idempotent (a new one if omitted).")
+
+
 class TurnOut(Schema):
     """What a send (or a retry, continue) started: follow it with GET /threads/{thread}/events."""
 
