@@ -20,7 +20,7 @@ async def start(api, content: str) -> dict:
 
 
 def test_the_stream_follows_a_run_to_its_end_with_the_answers_tokens(app):
-    script(app, {"text": "Hello from the model, token by token.", "delay_ms": 5})
+    script(app, {"text": "Hello from the model, token by token.", "delay_ms": 40})
 
     async def follow():
         async with client(app) as api:
@@ -71,14 +71,14 @@ def test_a_client_that_disconnects_mid_answer_and_resumes_gets_every_token_exact
 
 
 def test_after_seq_in_the_query_resumes_as_last_event_id_does(app):
-    script(app, {"text": "Short answer."})
+    script(app, {"text": "Short answer, slowly.", "delay_ms": 50})
 
     async def twice():
         async with client(app) as api:
             started = await start(api, "short")
             url = f"/threads/{started['thread']}/events"
             async with EventStream(api, url) as stream:
-                events = await stream.until("run.completed")
+                events = await stream.until("run.completed")  # the answer is slow enough to be followed
             async with EventStream(api, f"{url}?after_seq={events[0].seq}") as again:
                 return events, await again.until("run.completed")
 
@@ -93,7 +93,7 @@ def test_an_idle_stream_sends_keep_alive_comments(app):
         async with client(app) as api:
             started = await start(api, "then nothing")
             async with EventStream(api, f"/threads/{started['thread']}/events") as stream:
-                await stream.until("run.completed")
+                await stream.until_run_ends()
                 # AGENTWEB_SSE_KEEPALIVE is 0.5 s here: a comment comes while no event does.
                 task = asyncio.ensure_future(stream.next(timeout=3))
                 await asyncio.sleep(1.5)

@@ -31,13 +31,24 @@ def run(coroutine):
     return asyncio.run(coroutine)
 
 
-async def send_and_finish(api, content: str, thread: str = "new") -> tuple[dict, list]:
-    """Send a message, follow the thread's events to the run's end; the send's answer and the events."""
+async def send_and_finish(api, content: str, thread: str = "new") -> tuple[dict, dict]:
+    """Send a message, follow the thread's events until its run no longer runs; the send's answer and the thread as
+    it then reads (GET /threads/{id})."""
     response = await api.post(f"/threads/{thread}/messages", json={"content": content})
     assert response.status_code == 202, response.text
     started = response.json()
-    async with EventStream(api, f"/threads/{started['thread']}/events") as stream:
-        return started, await stream.until("run.completed", "run.failed", "run.waiting")
+    await run_ends(api, started["thread"])
+    return started, (await api.get(f"/threads/{started['thread']}")).json()
+
+
+async def run_ends(api, thread: str) -> None:
+    async with EventStream(api, f"/threads/{thread}/events") as stream:
+        await stream.until_run_ends()
+
+
+def waiting_call(snapshot: dict) -> str:
+    calls = [c for m in snapshot["messages"] for c in m.get("tool_calls", []) if c["status"] == "awaiting_approval"]
+    return calls[-1]["id"]
 
 
 def error_of(response: httpx.Response) -> tuple[int, str]:
@@ -51,17 +62,17 @@ def test_a_message_starts_a_run_and_the_thread_reads_back_as_the_chat_shows_it(a
 
     async def converse():
         async with client(app) as api:
-            started, events = await send_and_finish(api, "the answer?")
+            started, _ = await send_and_finish(api, "the answer?")
             read = await api.get(f"/threads/{started['thread']}")
             listed = await api.get("/threads", params={"limit": 100})
-            return started, events, read, listed
+            return started, read, listed
 
-    started, events, read, listed = run(converse())
+    started, read, listed = run(converse())
 
     assert started["created_thread"] is True and isinstance(started["message"], int) and started["run"]
-    assert events[-1].type == "run.completed"
     snapshot = read.json()
     assert read.status_code == 200 and snapshot["type"] == "thread.snapshot"
+    assert snapshot["run"]["status"] == "completed"
     assert [(m["role"], m["content"]) for m in snapshot["messages"]] == [
         ("user", "the answer?"),
         ("assistant", "Forty-two."),
@@ -108,18 +119,17 @@ def test_a_tool_call_waiting_for_approval_is_decided_through_the_api(app):
 
     async def approve():
         async with client(app) as api:
-            started, events = await send_and_finish(api, "what time is it?")
-            waiting = [e for e in events if e.type == "tool_call.awaiting_approval"]
-            call = waiting[0].data["tool_call"]
+            started, waiting = await send_and_finish(api, "what time is it?")
+            call = waiting_call(waiting)
             async with EventStream(api, f"/threads/{started['thread']}/events") as stream:
                 await stream.next()  # the snapshot: the call waits
                 decided = await api.post(f"/tool-calls/{call}/decide", json={"decision": "approve"})
                 rest = await stream.until("run.completed", "run.failed")
             again = await api.post(f"/tool-calls/{call}/decide", json={"decision": "approve"})
-            return events, decided, rest, again
+            return waiting, decided, rest, again
 
-    events, decided, rest, again = run(approve())
-    assert events[-1].type == "run.waiting"
+    waiting, decided, rest, again = run(approve())
+    assert waiting["run"]["status"] == "waiting"
     assert decided.status_code == 200 and decided.json() == {"resumed": True}
     assert [(e.data["status"]) for e in rest if e.type == "tool_call.completed"] == ["success"]
     assert rest[-1].type == "run.completed"
@@ -131,17 +141,16 @@ def test_a_failed_run_is_retried_and_a_completed_one_cannot_be_continued(app):
 
     async def fail_then_retry():
         async with client(app) as api:
-            started, events = await send_and_finish(api, "try")
+            started, failed = await send_and_finish(api, "try")
             thread = started["thread"]
             retried = await api.post(f"/threads/{thread}/retry")
-            async with EventStream(api, f"/threads/{thread}/events") as stream:
-                await stream.until("run.completed", "run.failed")
+            await run_ends(api, thread)
             continued = await api.post(f"/threads/{thread}/continue", json={"steps": 3})
             stopped = await api.post(f"/threads/{thread}/stop")
-            return events, retried, continued, stopped
+            return failed, retried, continued, stopped
 
-    events, retried, continued, stopped = run(fail_then_retry())
-    assert events[-1].type == "run.failed"
+    failed, retried, continued, stopped = run(fail_then_retry())
+    assert failed["run"]["status"] == "failed"
     assert retried.status_code == 202 and retried.json()["run"]
     assert error_of(continued) == (409, "not_allowed")
     assert error_of(stopped) == (409, "no_active_run")
@@ -170,8 +179,7 @@ def test_an_answer_is_regenerated_and_the_first_version_shown_again(app):
             started, _ = await send_and_finish(api, "answer twice")
             thread = started["thread"]
             regenerated = await api.post(f"/threads/{thread}/regenerate")
-            async with EventStream(api, f"/threads/{thread}/events") as stream:
-                await stream.until("run.completed")
+            await run_ends(api, thread)
             answer = (await api.get(f"/threads/{thread}")).json()["messages"][-1]
             first = answer["versions"]["ids"][0]
             switched = await api.post(f"/messages/{answer['id']}/switch-version", json={"to": first})
@@ -210,8 +218,8 @@ def test_another_persons_thread_is_not_found_as_a_random_one_is(app):
 
     async def look():
         async with client(app) as api:
-            started, events = await send_and_finish(api, "mine")
-        call = next(e for e in events if e.type == "tool_call.awaiting_approval").data["tool_call"]
+            started, waiting = await send_and_finish(api, "mine")
+        call = waiting_call(waiting)
         thread, message = started["thread"], started["message"]
         async with client(app, "stranger") as other:
             tries = [

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+RUN_ENDS = frozenset({"run.completed", "run.failed", "run.cancelled", "run.waiting"})
+
 
 @dataclass
 class Event:
@@ -60,6 +62,27 @@ class EventStream:
                 event_type = value
             elif name == "data":
                 data.append(value)
+
+    async def until_run_ends(self, timeout: float = 30) -> list[Event]:
+        """The events until the thread's run no longer runs: its run.completed, .failed, .cancelled or .waiting, or a
+        snapshot that shows it so already (a stream opened after the run ended)."""
+        events: list[Event] = []
+
+        def ended() -> bool:
+            last = events[-1]
+            if last.type == "thread.snapshot":
+                return last.data["run"] is not None and last.data["run"]["status"] != "running"
+            return last.type in RUN_ENDS
+
+        async def read() -> None:
+            while not events or not ended():
+                events.append(await self.next(timeout))
+
+        try:
+            await asyncio.wait_for(read(), timeout)
+        except TimeoutError:
+            raise AssertionError(f"the run did not end within {timeout} s; got {[e.type for e in events]}") from None
+        return events
 
     async def until(self, *types: str, timeout: float = 30) -> list[Event]:
         """The events up to the first of `types` (included), all within `timeout` seconds (keep-alives go on)."""
