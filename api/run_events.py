@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
+from ninja import Query
 
 from chat.models import Thread
 from chat.socket_cap import sockets
@@ -60,7 +61,7 @@ def resume_point(request, after_seq: int | None) -> int | None:
     },
 )
 @detached
-async def thread_events(request, thread_id: str, after_seq: int | None = None):
+async def thread_events(request, thread_id: str, after_seq: int | None = Query(None, ge=0)):
     """Follow the thread: its events, as a chat tab gets them, for as long as the client reads. Resume with the
     `Last-Event-ID` header (or `after_seq`): the events after it, or a snapshot when they are no longer kept."""
     thread = await owned_thread(request, thread_id, "thread.subscribe")
