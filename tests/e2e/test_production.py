@@ -425,6 +425,43 @@ def test_the_run_apis_event_stream_on_one_daphne_follows_a_run_the_worker_runs(a
     assert "Running worker" in app["cluster"].worker.log_tail(400)
 
 
+def test_a_tools_request_for_input_in_the_worker_is_answered_through_the_run_api(app):
+    """The answer goes to the worker through Redis; the worker's refusal of one that does not fit comes back as the
+    HTTP error, and its taking the good one as 200."""
+    printed = app["cluster"].manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User; from api.models import ApiKey; "
+        "print('KEY', ApiKey.issue(User.objects.get(username='ada'), 'input')[1])",
+    )
+    key = next(line for line in printed.splitlines() if line.startswith("KEY "))[4:]
+    script(
+        app,
+        {"tool_calls": [{"id": "call_i2", "name": "ask_for_details", "arguments": {"purpose": "the pass"}}]},
+        {"text": "Pass ordered."},
+    )
+
+    async def answer():
+        headers = {"Authorization": f"Bearer {key}"}
+        async with (
+            httpx.AsyncClient(base_url=f"{app['first']}/api/v1", headers=headers, timeout=30) as first,
+            httpx.AsyncClient(base_url=f"{app['second']}/api/v1", headers=headers, timeout=30) as second,
+        ):
+            thread = (await first.post("/threads", json={"content": "order my pass"})).json()["thread"]
+            async with EventStream(second, f"/threads/{thread}/events") as stream:
+                asked = (await stream.until("tool_call.input_requested"))[-1].data
+                form = {"tool_call": asked["tool_call"], "request": asked["request"], "action": "accept"}
+                bad = await second.post(f"/threads/{thread}/input", json={**form, "content": {"name": "Ada"}})
+                good = {"name": "Ada", "email": "ada@example.org"}
+                taken = await second.post(f"/threads/{thread}/input", json={**form, "content": good})
+                return bad, taken, await stream.until("run.completed", "run.failed")
+
+    bad, taken, events = asyncio.run(answer())
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_input"
+    assert taken.status_code == 200 and taken.json() == {"answered": True}
+    assert events[-1].type == "run.completed"
+
+
 def test_a_run_whose_worker_died_is_interrupted_and_a_new_worker_retries_it(app):
     running = app["cluster"]
     script(app, {"hang": True, "text": "Half an ans"}, {"text": "A whole answer."})
