@@ -38,6 +38,7 @@ HTTP_STATUS: dict[str, int] = {
     "unauthorized": 401,
     "not_found": 404,
     "payload_too_large": 413,
+    "unsupported_media_type": 415,
     "images_not_supported": 422,
     "unknown_tool": 422,
     "invalid_args": 422,
@@ -76,13 +77,19 @@ class ApiError(Exception):
 
 class KeyBearer(HttpBearer):
     """The request's API key (request.auth, its person at `.user`), or 401 saying why there is none. HttpBearer for
-    the OpenAPI schema's security scheme; the header is read by api/auth.py, as the /v1 endpoint reads it."""
+    the OpenAPI schema's security scheme; the header is read by api/auth.py, as the /v1 endpoint reads it.
+
+    Then, before any body is parsed: a body must be JSON and say so (415 otherwise), so that a form post or a
+    mislabelled upload is refused rather than read as JSON."""
 
     def __call__(self, request: HttpRequest) -> ApiKey:
         try:
-            return authenticate(request)
+            key = authenticate(request)
         except KeyRefused as refused:
             raise ApiError("unauthorized", str(refused)) from None
+        if request.body and request.content_type != "application/json":
+            raise ApiError("unsupported_media_type", "Send the body as JSON, with Content-Type: application/json.")
+        return key
 
     def authenticate(self, request: HttpRequest, token: str) -> ApiKey:  # pragma: no cover (__call__ reads it)
         return authenticate(request)

@@ -305,6 +305,9 @@ def test_the_send_limit_applies_to_a_keys_person(app):
         (b'{"content": "a\\u0000b"}', "application/json", (400, "bad_frame")),
         (b'{"content": "x", "model": "no-such-model"}', "application/json", (404, "not_found")),
         (b'{"content": "x", "agent": "no-such-agent"}', "application/json", (404, "not_found")),
+        (b'{"content": "x"}', "text/plain", (415, "unsupported_media_type")),
+        (b"content=x", "application/x-www-form-urlencoded", (415, "unsupported_media_type")),
+        (b'{"content": "%s"}' % (b"x" * 300_000), "application/json", (413, "payload_too_large")),
     ],
 )
 def test_bad_input_is_a_clear_4xx_and_writes_nothing(app, body, content_type, expected):
@@ -318,3 +321,12 @@ def test_bad_input_is_a_clear_4xx_and_writes_nothing(app, body, content_type, ex
     response, before, after = run(send())
     assert error_of(response) == expected
     assert after == before
+
+
+def test_a_body_over_the_request_limit_is_refused_before_it_is_read(app):
+    response = httpx.post(
+        f"{app['base_url']}/api/v1/threads",
+        content=b"x" * (20 * 1024 * 1024),
+        headers={"Authorization": f"Bearer {app['keys']['stranger']}", "Content-Type": "application/json"},
+    )
+    assert response.status_code == 413
