@@ -333,9 +333,10 @@ AGENTWEB_SEND_BURST = env_int("AGENTWEB_SEND_BURST", 10)
 AGENTWEB_SEND_RATE_PER_MINUTE = env_int("AGENTWEB_SEND_RATE_PER_MINUTE", 30)
 # Chat sockets one person may hold open in one process (chat/socket_cap.py); one more is closed with 4429. 0: no cap.
 AGENTWEB_MAX_SOCKETS_PER_USER = env_int("AGENTWEB_MAX_SOCKETS_PER_USER", 30)
-# The API (docs/api.md): an event stream's keep-alive comment after this many seconds without an event; how long a
-# chat completion holds its response while a tool call waits for approval (the run itself waits on); the most
-# messages one completion request may carry.
+# The run API's event streams (api/run_events.py) count among them.
+# The API (docs/api.md): an event stream's keep-alive comment after this many seconds without an event (it keeps
+# proxies from closing the stream and finds a client that left); how long a chat completion holds its response while
+# a tool call waits for approval (the run itself waits on); the most messages one completion request may carry.
 AGENTWEB_SSE_KEEPALIVE = env_float("AGENTWEB_SSE_KEEPALIVE", 15.0)
 AGENTWEB_API_APPROVAL_TIMEOUT = env_float("AGENTWEB_API_APPROVAL_TIMEOUT", 300.0)
 AGENTWEB_API_MAX_MESSAGES = env_int("AGENTWEB_API_MAX_MESSAGES", 500)

@@ -15,12 +15,12 @@ class SettledLater(StreamingHttpResponse):
     def __init__(self, settle: Callable[[], Awaitable[tuple[int, bytes]]], **kwargs):
         self._settle = settle
         self._body: bytes | None = None
-        super().__init__(self._content(), content_type="application/json", **kwargs)
+        super().__init__(self.settled_body(), content_type="application/json", **kwargs)
 
     async def settle(self) -> None:
         if self._body is None:
             self.status_code, self._body = await self._settle()
 
-    async def _content(self):
+    async def settled_body(self):
         await self.settle()
         yield self._body

@@ -145,14 +145,19 @@ async def announce_model(thread_id: uuid.UUID, info: dict[str, Any]) -> None:
     await live.publish(thread_id, [events.thread_model_changed(info)])
 
 
-async def begin_followup(*, user, thread_id: str, kind: str, steps: int | None = None) -> store.TurnStart:
-    """`retry` a run that failed, was interrupted or cancelled; `continue` one that hit its step limit."""
+async def begin_followup(
+    *, user, thread_id: str, kind: str, steps: int | None = None, caller: Caller | None = None
+) -> store.TurnStart:
+    """`retry` a run that failed, was interrupted or cancelled; `continue` one that hit its step limit. `caller`: who
+    asks, when not a browser's session (an API key: its run is marked as the API's, with the key)."""
     await ensure_recovered()
     return await db(store.start_followup_run)(
         user=user,
         thread_id=thread_id,
         kind=kind,
         step_limit=steps,  # None: the thread's agent's limit, else AGENTWEB_MAX_STEPS
+        source=caller.source if caller is not None else Caller.CHAT,
+        api_key_id=caller.api_key_id if caller is not None else None,
     )
 
 

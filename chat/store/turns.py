@@ -284,10 +284,18 @@ def list_archived_threads(*, user) -> list[Thread]:
 
 
 def start_followup_run(
-    *, user, thread_id: object, kind: str, step_limit: int | None = None, model_label: str | None = None
+    *,
+    user,
+    thread_id: object,
+    kind: str,
+    step_limit: int | None = None,
+    model_label: str | None = None,
+    source: str = Source.CHAT,
+    api_key_id: int | None = None,
 ) -> TurnStart:
     """A new run on the thread's history without a new message: `retry` after a run that failed, was
-    interrupted or cancelled; `continue` after one that stopped at its step limit."""
+    interrupted or cancelled; `continue` after one that stopped at its step limit. `source` and `api_key_id`: who
+    asked (chat/caller.py), kept on the run."""
     with transaction.atomic():
         thread = get_thread_for_user(user, thread_id)
         last = thread.runs.order_by("-started_at", "-id").first()
@@ -310,6 +318,8 @@ def start_followup_run(
                     model_label=model_label,
                     step_limit=step_limit,
                     status=Run.Status.WAITING if unasked else Run.Status.RUNNING,
+                    source=source,
+                    api_key_id=api_key_id,
                 )
         except IntegrityError:
             raise RunActive from None

@@ -14,7 +14,7 @@ from django.utils import timezone
 from api.auth import KeyRefused, authenticate, bearer_key, caller_of, still_usable
 from api.models import ApiKey
 from chat.access import SignedOut
-from chat.caller import Caller
+from chat.models import Source
 from chat.runs.start import open_turn
 
 pytestmark = pytest.mark.django_db
@@ -98,7 +98,7 @@ def test_a_deactivated_persons_key_is_refused(owner):
 def test_a_turn_opened_with_a_key_marks_its_thread_and_run_and_stops_once_the_key_is_revoked(owner):
     row, _key = ApiKey.issue(owner, "script")
     caller = caller_of(row)
-    assert (caller.source, caller.api_key_id) == (Caller.API, row.pk)
+    assert (caller.source, caller.api_key_id) == (Source.API, row.pk)
     assert still_usable(row.pk) == owner
     turn, _setup, _info = open_turn(
         user=owner,

@@ -59,6 +59,7 @@ READ_ONLY = {
     "chat.queries._grants_groups_and_stamp_sql": "memo of a pure function: a statement's SQL per database vendor",
     "chat.queries._thread_for_turn_sql": "memo of a pure function: a statement's SQL per database vendor",
     "chat.templatetags.usage_money.register": "Django's template library, filled at import by its decorators",
+    "api.templatetags.api_keys.register": "Django's template library, filled at import by its decorators",
     "sharing.markdown._PARSER": "markdown-it configured once, then only asked to render",
     "sharing.templatetags.sharing.register": "Django's template library, filled at import by its decorators",
     "tools.elicitation.FORMAT_CHECKER": "jsonschema's format checker, configured once",

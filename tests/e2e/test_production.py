@@ -19,6 +19,7 @@ from tests.support.mcp_servers.running import SCRIPT
 from tests.support.processes import Worker, log_in, model_server
 from tests.support.production import cluster
 from tests.support.sockets import ChatSocket
+from tests.support.sse import EventStream
 from tests.support.thread_view import shown_after
 
 SETUP = (
@@ -382,6 +383,83 @@ def test_a_tools_request_for_input_in_the_worker_is_answered_from_the_other_daph
         [completed] = [e for e in events if e["type"] == "tool_call.completed"]
         assert json.loads(completed["content"]) == {"action": "accept", "content": good}
         assert last_message(events) == "Badge ordered."
+
+
+def test_the_run_apis_event_stream_on_one_daphne_follows_a_run_the_worker_runs(app):
+    """A program's key, its message sent to the first Daphne, the thread followed as Server-Sent Events from the second:
+    the run is the worker's, its events reach the stream through Redis, and a resume there misses nothing."""
+    printed = app["cluster"].manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User; from api.models import ApiKey; "
+        "print('KEY', ApiKey.issue(User.objects.get(username='ada'), 'production')[1])",
+    )
+    key = next(line for line in printed.splitlines() if line.startswith("KEY "))[4:]
+    answer = " ".join(f"token{i}" for i in range(60)) + "."
+    script(app, {"text": answer, "delay_ms": 20})
+
+    async def send_then_follow():
+        headers = {"Authorization": f"Bearer {key}"}
+        async with (
+            httpx.AsyncClient(base_url=f"{app['first']}/api/v1", headers=headers, timeout=30) as first,
+            httpx.AsyncClient(base_url=f"{app['second']}/api/v1", headers=headers, timeout=30) as second,
+        ):
+            started = (await first.post("/threads", json={"content": "stream it"})).json()
+            url = f"/threads/{started['thread']}/events"
+            async with EventStream(second, url) as stream:
+                seen = [await stream.next()]
+                while sum(e.type == "message.delta" for e in seen) < 3:
+                    seen.append(await stream.next())
+            async with EventStream(second, url, headers={"Last-Event-ID": stream.last_id}) as resumed:
+                rest = await resumed.until("run.completed", "run.failed")
+            listed = (await second.get("/threads")).json()["threads"]
+            return started, seen, rest, listed
+
+    started, seen, rest, listed = asyncio.run(send_then_follow())
+
+    assert rest[-1].type == "run.completed"
+    held = "".join(m["content"] for m in seen[0].data["messages"] if m["role"] == "assistant")
+    deltas = "".join(e.data["text"] for e in seen + rest if e.type == "message.delta")
+    assert held + deltas == answer
+    assert [t["source"] for t in listed if t["id"] == started["thread"]] == ["api"]
+    assert "Running worker" in app["cluster"].worker.log_tail(400)
+
+
+def test_a_tools_request_for_input_in_the_worker_is_answered_through_the_run_api(app):
+    """The answer goes to the worker through Redis; the worker's refusal of one that does not fit comes back as the
+    HTTP error, and its taking the good one as 200."""
+    printed = app["cluster"].manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User; from api.models import ApiKey; "
+        "print('KEY', ApiKey.issue(User.objects.get(username='ada'), 'input')[1])",
+    )
+    key = next(line for line in printed.splitlines() if line.startswith("KEY "))[4:]
+    script(
+        app,
+        {"tool_calls": [{"id": "call_i2", "name": "ask_for_details", "arguments": {"purpose": "the pass"}}]},
+        {"text": "Pass ordered."},
+    )
+
+    async def answer():
+        headers = {"Authorization": f"Bearer {key}"}
+        async with (
+            httpx.AsyncClient(base_url=f"{app['first']}/api/v1", headers=headers, timeout=30) as first,
+            httpx.AsyncClient(base_url=f"{app['second']}/api/v1", headers=headers, timeout=30) as second,
+        ):
+            thread = (await first.post("/threads", json={"content": "order my pass"})).json()["thread"]
+            async with EventStream(second, f"/threads/{thread}/events") as stream:
+                asked = (await stream.until("tool_call.input_requested"))[-1].data
+                form = {"tool_call": asked["tool_call"], "request": asked["request"], "action": "accept"}
+                bad = await second.post(f"/threads/{thread}/input", json={**form, "content": {"name": "Ada"}})
+                good = {"name": "Ada", "email": "ada@example.org"}
+                taken = await second.post(f"/threads/{thread}/input", json={**form, "content": good})
+                return bad, taken, await stream.until("run.completed", "run.failed")
+
+    bad, taken, events = asyncio.run(answer())
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_input"
+    assert taken.status_code == 200 and taken.json() == {"answered": True}
+    assert events[-1].type == "run.completed"
 
 
 def test_a_run_whose_worker_died_is_interrupted_and_a_new_worker_retries_it(app):
