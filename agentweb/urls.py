@@ -3,7 +3,6 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from agentweb.health import healthz
-from api.run_api import api as run_api
 
 # The admin says whose it is (Django's default is "Django administration").
 admin.site.site_header = "agentweb administration"
@@ -13,8 +12,8 @@ admin.site.index_title = "Models, agents, tools and chats"
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
-    # The run API (docs/api-runs.md): a person's threads and runs, for programs holding an API key.
-    path("api/v1/", run_api.urls),
+    # The run API (docs/api.md): a person's threads and runs, for programs holding an API key.
+    path("api/v1/", include(("api.run_urls", "run_api"), namespace="run_api")),
     # Changing one's password, in the app's own pages (the admin keeps its own): ahead of Django's auth URLs,
     # which answer the same addresses with the admin's templates.
     path(

@@ -59,6 +59,7 @@ READ_ONLY = {
     "chat.queries._grants_groups_and_stamp_sql": "memo of a pure function: a statement's SQL per database vendor",
     "chat.queries._thread_for_turn_sql": "memo of a pure function: a statement's SQL per database vendor",
     "chat.templatetags.usage_money.register": "Django's template library, filled at import by its decorators",
+    "api.run_api.api": "django-ninja's API, its routes registered at import by its decorators",
     "api.templatetags.api_keys.register": "Django's template library, filled at import by its decorators",
     "sharing.markdown._PARSER": "markdown-it configured once, then only asked to render",
     "sharing.templatetags.sharing.register": "Django's template library, filled at import by its decorators",
@@ -70,6 +71,8 @@ READ_ONLY = {
 CONSTANT_CALLS = {
     "Decimal",
     "TypeVar",
+    "ParamSpec",
+    "Field",
     "timedelta",
     "Path",
     "RegexValidator",
