@@ -183,7 +183,7 @@ def test_a_body_that_is_not_a_json_object_gets_400(app, body):
 
 def test_a_5_mb_body_gets_413_before_it_is_sent(app):
     """Only the head goes out: the answer comes while the body's 5 MB are still unsent."""
-    trigger_id, secret = add_trigger(app)
+    trigger_id, _ = add_trigger(app)
     url = urlsplit(app["base_url"])
     head = (
         f"POST /hooks/{trigger_id} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
