@@ -1,6 +1,7 @@
 """The sidebar and the thread's header mark a chat not typed in a tab with where it was started (Thread.source: "API",
 "Scheduled", "Triggered"), in words: on the page, in search results (which filter by origin), and in the person's
 other tabs as the chat appears (thread.listed's `source`)."""
+
 import uuid
 
 import pytest
