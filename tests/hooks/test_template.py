@@ -33,3 +33,9 @@ def test_a_stray_brace_is_refused_when_the_trigger_is_made(bad):
 
 def test_fields_lists_each_placeholder_once():
     assert template.fields("{a} {b.c} {a}") == ["a", "b.c"]
+
+
+def test_a_dunder_name_is_only_ever_a_key_of_the_payload():
+    with pytest.raises(template.MissingField):
+        template.render("{a.__class__}", {"a": {}})
+    assert template.render("{a.__class__}", {"a": {"__class__": "just a key"}}) == "just a key"
