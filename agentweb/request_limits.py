@@ -26,6 +26,8 @@ class RequestLimits:
     file_bytes: int  # one attachment's limit, as the refusal names it
     timeout_s: float  # the request line and headers, and the start of a body, must arrive within it
     body_min_rate: int  # bytes per second a body must keep up after that (each such many give a second more)
+    hook_bytes: int = 256 * 1024  # a webhook delivery's body (POST /hooks/<id>): smaller than the others
+    hook_prefix: str = "/hooks/"
 
     @classmethod
     def from_settings(cls) -> RequestLimits:
@@ -40,6 +42,8 @@ class RequestLimits:
             file_bytes=file_bytes,
             timeout_s=settings.AGENTWEB_REQUEST_TIMEOUT,
             body_min_rate=settings.AGENTWEB_REQUEST_BODY_MIN_RATE,
+            hook_bytes=settings.AGENTWEB_HOOK_MAX_BODY_BYTES,
+            hook_prefix=reverse("hooks:list"),
         )
 
     def is_upload(self, target: str) -> bool:
@@ -47,11 +51,17 @@ class RequestLimits:
         gets the smaller limit."""
         return urlsplit(target).path == self.upload_path
 
+    def is_hook(self, target: str) -> bool:
+        """Whether a request target is under the triggers' prefix (their deliveries, and their pages' small forms)."""
+        return urlsplit(target).path.startswith(self.hook_prefix)
+
     def body_limit(self, target: str) -> int:
-        return self.upload_bytes if self.is_upload(target) else self.body_bytes
+        if self.is_upload(target):
+            return self.upload_bytes
+        return self.hook_bytes if self.is_hook(target) else self.body_bytes
 
     def refusal(self, target: str) -> str:
         """What a person is told when a body is over its route's limit."""
         if self.is_upload(target):
             return f"The file is too big: a file may be at most {human_size(self.file_bytes)}."
-        return f"The request is too big: at most {human_size(self.body_bytes)} may be sent here."
+        return f"The request is too big: at most {human_size(self.body_limit(target))} may be sent here."

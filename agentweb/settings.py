@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "agents",
     "attachments",
     "api",
+    "hooks",  # issue 39: webhook triggers
 ]
 
 MIDDLEWARE = [
@@ -340,6 +341,14 @@ AGENTWEB_MAX_SOCKETS_PER_USER = env_int("AGENTWEB_MAX_SOCKETS_PER_USER", 30)
 AGENTWEB_SSE_KEEPALIVE = env_float("AGENTWEB_SSE_KEEPALIVE", 15.0)
 AGENTWEB_API_APPROVAL_TIMEOUT = env_float("AGENTWEB_API_APPROVAL_TIMEOUT", 300.0)
 AGENTWEB_API_MAX_MESSAGES = env_int("AGENTWEB_API_MAX_MESSAGES", 500)
+
+# --- issue 39, webhook triggers (hooks/, docs/background-triggers.md) ---
+# A delivery's body (POST /hooks/<id>): a body over it gets 413 before it is read (agentweb/request_limits.py).
+AGENTWEB_HOOK_MAX_BODY_BYTES = env_int("AGENTWEB_HOOK_MAX_BODY_BYTES", 256 * 1024)
+# Deliveries one trigger takes per minute (after a burst of AGENTWEB_HOOK_BURST; 0: as many as per minute), across
+# processes when they share Redis (hooks/limits.py); one more is answered 429.
+AGENTWEB_HOOK_RATE_PER_MINUTE = env_int("AGENTWEB_HOOK_RATE_PER_MINUTE", 30)
+AGENTWEB_HOOK_BURST = env_int("AGENTWEB_HOOK_BURST", 0)
 
 # MCP servers as tool sources (docs/mcp.md): a JSON file in the mcpServers format, read at start; and the share of
 # the smallest model context window the MCP tools' definitions may take before the admin warns.

@@ -21,7 +21,7 @@ from tools.artifacts import artifact_size
 from .access import NotFound, get_thread_for_user, parse_uuid
 from .broadcast import tell_user
 from .live import events
-from .models import Message, Thread, ToolCall
+from .models import Message, Source, Thread, ToolCall
 from .text import unstorable_message, unstorable_text
 
 TITLE_MAX = 200
@@ -126,9 +126,15 @@ def delete(request: HttpRequest, thread_id) -> JsonResponse:
 @login_required
 @require_GET
 def search(request: HttpRequest) -> JsonResponse:
-    """The user's own threads whose title or any user/assistant message contains `q`, newest first."""
+    """The user's own threads whose title or any user/assistant message contains `q`, newest first; with `source`
+    (chat, api, schedule, trigger: Thread.source), only those started that way (the sidebar's origin filter)."""
     query = request.GET.get("q", "").strip()[:QUERY_MAX]
+    source = request.GET.get("source", "")
+    if source and source not in Source.values:
+        return JsonResponse({"error": f"source is one of {', '.join(Source.values)}."}, status=400)
     threads = Thread.objects.filter(owner=request.user)
+    if source:
+        threads = threads.filter(source=source)
     if query:
         in_messages = Message.objects.filter(
             thread=OuterRef("pk"),
@@ -137,7 +143,10 @@ def search(request: HttpRequest) -> JsonResponse:
         )
         threads = threads.filter(Q(title__icontains=query) | Q(Exists(in_messages)))
     found = threads.order_by("-updated_at")[:SEARCH_LIMIT]
-    return JsonResponse({"q": query, "threads": [_thread_json(t) for t in found], "at": timezone.now().isoformat()})
+    body = {"q": query, "threads": [_thread_json(t) for t in found], "at": timezone.now().isoformat()}
+    if source:
+        body["source"] = source
+    return JsonResponse(body)
 
 
 @login_required

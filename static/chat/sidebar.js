@@ -35,6 +35,14 @@ export function relativeTime(when, now = new Date()) {
 }
 
 const SEARCH_DELAY_MS = 250;
+// The origin filter's choices: Thread.source's values (render.js ORIGINS marks each but the chat's own).
+const ORIGIN_CHOICES = [
+  ["", "All chats"],
+  ["chat", "Typed in the chat"],
+  ["api", "From the API"],
+  ["schedule", "Scheduled"],
+  ["trigger", "Triggered"],
+];
 
 // The styles of the sidebar actions and the turn actions and version switchers (versions.js), next to this module.
 if (!document.querySelector("link[data-sidebar-css]")) {
@@ -100,7 +108,14 @@ export class SidebarActions {
         for (const node of change.addedNodes) {
           if (node.nodeType !== 1) continue;
           // A chat prepended (new, or one just written in) is active now.
-          if (change.target === list && node === list.firstElementChild && !node.dataset.searchExtra) this.touch(node);
+          if (
+            change.target === list &&
+            node === list.firstElementChild &&
+            !node.dataset.searchExtra &&
+            !node.dataset.originExtra
+          ) {
+            this.touch(node);
+          }
           this.decorate(node);
         }
       }
@@ -152,7 +167,7 @@ export class SidebarActions {
           time.title = when(li).toLocaleString();
         }
         const group = li.dataset.pinned === "true" ? "Pinned" : dateGroup(when(li), now);
-        if (li.hidden) {
+        if (li.hidden || this.filteredOut(li)) {
           delete li.dataset.groupLabel;
           continue;
         }
@@ -255,7 +270,7 @@ export class SidebarActions {
     this.searchStatus = el("p", "thread-search-status");
     this.searchStatus.setAttribute("role", "status");
     this.searchStatus.hidden = true;
-    wrap.append(label, this.searchInput);
+    wrap.append(label, this.searchInput, ...this.buildOriginFilter());
     const anchor = this.root.querySelector(".new-chat");
     if (anchor) anchor.after(wrap, this.searchStatus);
     else this.root.prepend(wrap, this.searchStatus);
@@ -279,7 +294,7 @@ export class SidebarActions {
     }
     let threads;
     try {
-      const response = await fetch(`${this.homeUrl}search?q=${encodeURIComponent(query)}`, { credentials: "same-origin" });
+      const response = await fetch(this.searchUrl(query), { credentials: "same-origin" });
       if (!response.ok) throw new Error(`The server answered ${response.status}.`);
       threads = (await response.json()).threads;
     } catch (error) {
@@ -306,6 +321,78 @@ export class SidebarActions {
     }
     this.list.hidden = false;
     this.setStatus(threads.length ? "" : "No chats match.");
+  }
+
+  // --- the origin filter: all chats, or those typed in a tab, started from the API, by a schedule, by a trigger ---
+
+  buildOriginFilter() {
+    const label = el("label", "visually-hidden", "Show the chats started");
+    label.htmlFor = "origin-filter";
+    this.originSelect = el("select", "origin-filter");
+    this.originSelect.id = "origin-filter";
+    this.originSelect.title = "Show the chats started";
+    for (const [value, text] of ORIGIN_CHOICES) this.originSelect.append(new Option(text, value));
+    this.originSelect.addEventListener("change", () => this.filterOrigin());
+    return [label, this.originSelect];
+  }
+
+  /** The origin picked, "" for all. */
+  origin() {
+    return this.originSelect?.value || "";
+  }
+
+  /** Whether the origin filter leaves `li` out (the list's CSS hides it: sidebar.css, `data-origin`). */
+  filteredOut(li) {
+    const origin = this.origin();
+    return Boolean(origin) && (li.dataset.source || "chat") !== origin;
+  }
+
+  searchUrl(query) {
+    const origin = this.origin();
+    return `${this.homeUrl}search?q=${encodeURIComponent(query)}${origin ? `&source=${encodeURIComponent(origin)}` : ""}`;
+  }
+
+  async filterOrigin() {
+    const origin = this.origin();
+    for (const list of [this.list, this.archived]) {
+      if (!list) continue;
+      if (origin) list.dataset.origin = origin;
+      else delete list.dataset.origin;
+    }
+    for (const li of [...this.list.children]) if (li.dataset.originExtra) li.remove();
+    const query = this.searchInput.value.trim();
+    if (query) {
+      await this.search(query);
+      return;
+    }
+    this.regroup();
+    this.setStatus("");
+    if (origin) await this.addOlder(origin);
+  }
+
+  /** The chats of `origin` older than the list the page shows, added while the filter lasts. */
+  async addOlder(origin) {
+    const seq = ++this.searchSeq;
+    let threads;
+    try {
+      const response = await fetch(this.searchUrl(""), { credentials: "same-origin" });
+      if (!response.ok) throw new Error(`The server answered ${response.status}.`);
+      threads = (await response.json()).threads;
+    } catch (error) {
+      if (seq === this.searchSeq) this.setStatus(`Could not list them: ${error.message}`);
+      return;
+    }
+    if (seq !== this.searchSeq || origin !== this.origin() || !Array.isArray(threads)) return;
+    for (const t of threads) {
+      if (t.archived || this.findItem(String(t.id))) continue;
+      const li = threadListItem({ id: String(t.id), title: String(t.title || ""), href: this.hrefFor(String(t.id)), source: t.source });
+      li.dataset.originExtra = "1";
+      li.dataset.updated = String(t.updated_at || "");
+      this.list.append(li);
+    }
+    const shown = [...this.list.children].some((li) => li.classList.contains("thread-item") && !li.hidden && !this.filteredOut(li));
+    this.list.hidden = false;
+    this.setStatus(shown ? "" : "No chats were started this way.");
   }
 
   showAll() {

@@ -1,5 +1,6 @@
-"""The sidebar marks a chat a program started with an API key (Thread.source "api") with an "API" badge, in words: on
-the page, in search results, and in the person's other tabs as the chat appears (thread.listed's `source`)."""
+"""The sidebar and the thread's header mark a chat not typed in a tab with where it was started (Thread.source: "API",
+"Scheduled", "Triggered"), in words: on the page, in search results (which filter by origin), and in the person's
+other tabs as the chat appears (thread.listed's `source`)."""
 
 import uuid
 
@@ -64,3 +65,32 @@ async def test_a_chat_started_with_a_key_is_listed_in_the_persons_tabs_as_the_ap
         "agent": None,
         "source": "api",
     }
+
+
+@pytest.mark.parametrize(
+    ("source", "word", "spoken"),
+    [("schedule", "Scheduled", "started by a schedule: "), ("trigger", "Triggered", "started by a webhook: ")],
+)
+def test_every_origin_is_marked_in_words_in_the_sidebar_and_the_threads_header(owner, source, word, spoken):
+    thread = Thread.objects.create(owner=owner, title=f"from a {source}", source=source)
+    page = login(owner).get(f"/t/{thread.pk}/").content.decode()
+    marked = sidebar_item(page, thread)
+    assert f'data-source="{source}"' in marked
+    assert f'<span class="visually-hidden">{spoken}</span>{word}</span>' in marked
+    header = page.split('id="thread-origin"')[1].split("</span></span>")[0]
+    assert f"{spoken}</span>{word}" in header
+
+
+def test_a_typed_chats_header_carries_no_origin(owner):
+    typed = Thread.objects.create(owner=owner, title="typed in a tab")
+    assert 'id="thread-origin"' not in login(owner).get(f"/t/{typed.pk}/").content.decode()
+
+
+def test_search_filters_by_origin_and_refuses_an_unknown_one(owner):
+    for source in ("chat", "api", "schedule", "trigger"):
+        Thread.objects.create(owner=owner, title=f"{source} one", source=source)
+    client = login(owner)
+    found = client.get("/search", {"q": "", "source": "trigger"}).json()["threads"]
+    assert [t["title"] for t in found] == ["trigger one"]
+    assert [t["title"] for t in client.get("/search", {"q": "one", "source": "chat"}).json()["threads"]] == ["chat one"]
+    assert client.get("/search", {"source": "cron"}).status_code == 400
