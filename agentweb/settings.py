@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "agents",
     "attachments",
     "api",
+    "inbox",  # issue 39: the approvals inbox (docs/background-inbox.md)
 ]
 
 MIDDLEWARE = [
@@ -99,6 +100,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # issue 39, inbox: the top bar's count of what waits for the person (read only where shown).
+                "inbox.context_processors.inbox_count",
             ],
         },
     },

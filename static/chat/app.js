@@ -14,6 +14,7 @@ import { UsageMeter } from "./usage.js";
 import { AgentChoice, AgentFilter, AgentLabel } from "./agents.js";
 import { AttachmentTray } from "./attachments.js";
 import { Starters } from "./starters.js";
+import { refreshCount } from "../inbox/count.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -360,6 +361,10 @@ function handleEvent(ev) {
     case "thread.renamed":
     case "thread.deleted":
       handleListChange(ev);
+      if (ev.type === "thread.deleted") refreshCount();
+      return;
+    case "inbox.changed": // a call or a request started or stopped waiting, in any of the person's threads
+      refreshCount();
       return;
     case "thread.pinned":
     case "thread.archived":
