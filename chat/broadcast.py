@@ -33,7 +33,8 @@ async def tell_inbox(
 ) -> None:
     """The person's approvals inbox changed: calls of `thread_id` started or stopped waiting for them, or a tool's
     request for input opened or closed (docs/background-inbox.md). Told where that happens, never per token; to every
-    socket of the thread's owner (the inbox page, the top bar's count on the chat page). `owner_id` None: read."""
+    socket of the thread's owner that sent inbox.subscribe (the inbox page, the chat page's top bar). `owner_id` None:
+    read."""
     try:
         if owner_id is None:
             owner_id = await _owner_of(thread_id)
@@ -46,8 +47,10 @@ async def tell_inbox(
 
 
 def _person_message(event: Event) -> dict:
+    """Its own channel-layer type, not `thread.event`: only sockets that sent inbox.subscribe pass it on
+    (chat/consumers.py inbox_event), and the thread events' path is left as it is."""
     type_, fields = event
-    return {"type": "thread.event", "text": json.dumps({"type": type_, **fields}, ensure_ascii=False)}
+    return {"type": "inbox.event", "text": json.dumps({"type": type_, **fields}, ensure_ascii=False)}
 
 
 async def _owner_of(thread_id) -> int | None:

@@ -231,6 +231,8 @@ function subscribe(afterSeq) {
 
 function handleOpen() {
   state.connection += 1;
+  socket.send({ type: "inbox.subscribe" }); // the top bar's count follows the person's inbox
+  if (state.connection > 1) refreshCount(); // what changed while the socket was down
   if (state.connection > 1) actions.reconnected();
   if (state.threadId) {
     subscribe(state.lastSeq);

@@ -42,6 +42,7 @@ function readItems() {
 const socket = new ChatSocket({
   onEvent: handleEvent,
   onOpen: (reconnected) => {
+    socket.send({ type: "inbox.subscribe" });
     if (reconnected) refresh(); // what changed while the socket was down
   },
   onState(name) {
