@@ -218,8 +218,12 @@ class RunInteraction:
             answer=asyncio.get_running_loop().create_future(),
         )
         self.requests[request.id] = request
-        # Listed for the approvals inbox first: a page told of it (below) finds it.
-        await db(_record_request)(self.recorder, request, self._tool_name(tool_call))
+        # Listed for the approvals inbox first: a page told of it (below) finds it. The form is asked for in the
+        # thread all the same if the row cannot be written.
+        try:
+            await db(_record_request)(self.recorder, request, self._tool_name(tool_call))
+        except Exception:
+            log.warning("request %s: not listed in the inbox", request.id, exc_info=True)
         await self.recorder.emit(
             events.tool_call_input_requested(tool_call, request.id, request.message, request.schema)
         )
