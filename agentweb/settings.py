@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "attachments",
     "api",
     "hooks",  # issue 39: webhook triggers
+    "inbox",  # issue 39: the approvals inbox (docs/background-inbox.md)
 ]
 
 MIDDLEWARE = [
@@ -100,6 +101,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # issue 39, inbox: the top bar's count of what waits for the person (read only where shown).
+                "inbox.context_processors.inbox_count",
             ],
         },
     },

@@ -30,6 +30,8 @@ urlpatterns = [
     path("settings/api-keys/", include("api.keys_urls")),
     path("", include("chat.urls")),
     path("", include("sharing.urls")),
+    # The approvals inbox (issue 39, inbox): /inbox, its items and its count.
+    path("", include("inbox.urls")),
     path("agents/", include("agents.views")),
     path("attachments/", include("attachments.views")),
     # The OpenAI-compatible endpoint for programs, with an API key (docs/api.md).

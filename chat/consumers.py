@@ -165,6 +165,12 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         for text in texts:
             await self.send(text_data=text)
 
+    async def inbox_event(self, message):
+        """`inbox.changed` for the person (chat/broadcast.py tell_inbox), to the sockets that asked for it
+        (inbox.subscribe): not a thread's event, so it never rides the thread events' path."""
+        if getattr(self, "follows_inbox", False):
+            await self.send(text_data=message["text"])
+
     async def session_ended(self, message):
         """The person signed out (of this session, or everywhere) or was deactivated: this socket stops."""
         session = self.scope.get("session")
@@ -180,6 +186,10 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
 
     async def ping(self, frame):
         await self.send_event(events.pong())
+
+    async def inbox_subscribe(self, frame):
+        """inbox.subscribe: this socket is told when the person's approvals inbox changes (inbox.changed)."""
+        self.follows_inbox = True
 
     async def subscribe(self, frame):
         # One trip to the database thread, the session's check included, shared with the other sockets subscribing
@@ -333,6 +343,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
 
     handlers = {
         "ping": ping,
+        "inbox.subscribe": inbox_subscribe,
         "thread.subscribe": subscribe,
         "message.send": send_message,
         "thread.set_model": set_model,

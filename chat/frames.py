@@ -20,6 +20,8 @@ _TOOL = {"type": "string", "minLength": 1, "maxLength": 200}
 
 FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
     "ping": {"properties": {}},
+    # issue 39, inbox: this socket wants `inbox.changed` (docs/background-inbox.md).
+    "inbox.subscribe": {"properties": {}},
     "thread.subscribe": {
         "required": ["thread"],
         "properties": {"thread": _ID, "after_seq": {"type": ["integer", "null"], "minimum": 0}},

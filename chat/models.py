@@ -307,6 +307,25 @@ class ToolCall(models.Model):
         return True
 
 
+class OpenInputRequest(models.Model):
+    """A running tool's request for the person's input while it is open (chat/runs/interaction.py): the request
+    itself lives in the run's process, this row only lets the approvals inbox (inbox/) list it from any process.
+    Deleted when the request closes; a row whose run is no longer running (its process died) is not shown."""
+
+    id = models.CharField(max_length=32, primary_key=True)  # the request's id, as events name it
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    # The ToolCall's id as events give it (its row may not be written yet while the step's tools run).
+    tool_call = models.UUIDField()
+    tool_name = models.CharField(max_length=128, blank=True)
+    message = models.TextField(blank=True)
+    schema = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["thread", "-created_at"])]
+
+
 class ToolCallDecision(models.Model):
     """Who decided what about a call that awaited approval, and when: the audit trail."""
 

@@ -15,6 +15,7 @@ from .views import (
     AllowView,
     Error,
     EventFields,
+    InboxChanged,
     MessageCompleted,
     MessageDelta,
     MessageStarted,
@@ -128,6 +129,19 @@ def thread_archived(thread: str, archived: bool) -> tuple[Literal["thread.archiv
 
 def thread_deleted(thread: str) -> tuple[Literal["thread.deleted"], ThreadDeleted]:
     return "thread.deleted", {"thread": thread}
+
+
+def inbox_changed(
+    thread: str, change: str, tool_calls: list[str], *, decision: str | None = None, by: str | None = None
+) -> tuple[Literal["inbox.changed"], InboxChanged]:
+    """The person's approvals inbox changed (chat/broadcast.py tell_inbox): ids only, never arguments or results."""
+    return "inbox.changed", {
+        "thread": thread,
+        "change": change,
+        "tool_calls": tool_calls,
+        "decision": decision,
+        "by": by,
+    }
 
 
 # --- answers to one socket's frame ---------------------------------------------------------

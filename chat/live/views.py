@@ -407,6 +407,17 @@ class ThreadArchived(TypedDict):
     archived: bool
 
 
+class InboxChanged(TypedDict):
+    """Something in the person's approvals inbox changed (inbox/): the calls or requests named start or stop
+    waiting for them. Ids only: a page reads the items themselves over HTTP (GET /inbox/items)."""
+
+    thread: str
+    change: Literal["waiting", "decided", "cancelled", "input_requested", "input_closed"]
+    tool_calls: list[str]
+    decision: str | None
+    by: str | None
+
+
 # Answers to one socket's frame.
 
 
@@ -457,6 +468,7 @@ LIST_EVENTS: dict[str, type] = {
     "thread.deleted": ThreadDeleted,
     "thread.pinned": ThreadPinned,
     "thread.archived": ThreadArchived,
+    "inbox.changed": InboxChanged,
 }
 
 #: Answers to one socket's frame, by type: sent as `type` and these fields.
@@ -495,6 +507,7 @@ EventFields = (
     | ThreadDeleted
     | ThreadPinned
     | ThreadArchived
+    | InboxChanged
     | Error
     | Pong
 )

@@ -10,6 +10,7 @@ from agents.services import NOT_AVAILABLE, agent_spec
 from tools.executor import validation_errors
 
 from .. import live, store
+from ..broadcast import tell_inbox
 from ..live import events
 from ..models import Run, Thread
 from .execute import load_toolset
@@ -57,6 +58,9 @@ async def decide(*, user, tool_call_id: str, decision: str, args=None, message: 
     if decided.result is not None:
         told.append(events.tool_call_completed(str(call.pk), decided.status, decided.result))
     await live.publish(decided.thread_id, told)
+    await tell_inbox(
+        decided.thread_id, "decided", [str(call.pk)], owner_id=user.pk, decision=decision, by=user.get_username()
+    )
     if decided.all_decided:
         return await resume_run(decided.thread_id, decided.run_id)
     return False

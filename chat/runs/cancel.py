@@ -12,6 +12,7 @@ from channels.db import database_sync_to_async
 from delivery import run_group
 
 from .. import live, store
+from ..broadcast import tell_inbox
 from ..live import events
 from . import recovery
 from .interaction import take_input
@@ -41,6 +42,8 @@ async def cancel(thread_id: uuid.UUID) -> bool:
     if _stop_task_started_meanwhile(thread_id, run_id):
         return True
     await live.publish(thread_id, _cancelled(run_id, call_ids))
+    if call_ids:
+        await tell_inbox(thread_id, "cancelled", call_ids)
     return True
 
 

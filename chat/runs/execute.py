@@ -26,7 +26,7 @@ from tools.store import DatabaseStore
 
 from .. import store
 from ..agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
-from ..broadcast import tell_user
+from ..broadcast import tell_inbox, tell_user
 from ..flush import forget_text
 from ..live import events
 from ..live.views import SentMessageView
@@ -276,7 +276,8 @@ async def execute_run(
             answer=setup.options.answer,
         )
         if outcome.reason == "waiting":
-            await _pause(recorder)
+            waiting = await _pause(recorder)
+            await tell_inbox(thread.pk, "waiting", waiting, owner_id=thread.owner_id)
         else:
             await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
             await emit(events.run_completed(run.pk, outcome.reason, recorder.steps, recorder.meter.totals))
@@ -416,7 +417,7 @@ def _prepare_resume(recorder: RunRecorder, approved: list[ToolCall]) -> list[Dec
     return [DecidedCall(c.index, ToolCallRequest(c.call_id, c.name, c.args)) for c in approved]
 
 
-async def _pause(recorder: RunRecorder) -> None:
+async def _pause(recorder: RunRecorder) -> list[str]:
     waiting = [str(c.id) for c in recorder.calls.values() if c.is_open()]
     meter = recorder.meter
     await db(store.pause_run)(
@@ -424,6 +425,7 @@ async def _pause(recorder: RunRecorder) -> None:
     )
     recorder.ended = True
     await recorder.emit(events.run_waiting(recorder.run_id, waiting))
+    return waiting
 
 
 async def _fail(recorder: RunRecorder, message: str) -> None:

@@ -32,9 +32,10 @@ from tools.context import ElicitationAnswer, ToolContext
 from tools.elicitation import check_requested_schema, content_problems
 
 from .. import live
+from ..broadcast import tell_inbox
 from ..live import events
 from ..live.views import InputRequestView, ProgressView
-from ..models import Thread, ToolCall
+from ..models import OpenInputRequest, Thread, ToolCall
 from ..recorder import RunRecorder
 from ..text import storable, storable_value
 from . import recovery
@@ -217,10 +218,17 @@ class RunInteraction:
             answer=asyncio.get_running_loop().create_future(),
         )
         self.requests[request.id] = request
+        # Listed for the approvals inbox first: a page told of it (below) finds it. The form is asked for in the
+        # thread all the same if the row cannot be written.
+        try:
+            await db(_record_request)(self.recorder, request, self._tool_name(tool_call))
+        except Exception:
+            log.warning("request %s: not listed in the inbox", request.id, exc_info=True)
         await self.recorder.emit(
             events.tool_call_input_requested(tool_call, request.id, request.message, request.schema)
         )
         self.recorder.call_extras.setdefault(tool_call, {})["input_request"] = request.view()
+        await tell_inbox(self.recorder.thread_id, "input_requested", [tool_call])
         try:
             async with asyncio.timeout(self.input_timeout):
                 # Shielded: a Stop cancels the wait, never the answer a closing request is given.
@@ -245,7 +253,11 @@ class RunInteraction:
                 del extras["input_request"]
             if not request.answer.done():
                 request.answer.set_result(answer)
+            await _forget_request(self.recorder.thread_id, request, by=by, action=answer.action)
         return True
+
+    def _tool_name(self, tool_call: str) -> str:
+        return next((c.name for c in self.recorder.calls.values() if str(c.id) == tool_call), "")
 
     # --- the person's side ----------------------------------------------------------------
 
@@ -272,12 +284,34 @@ class RunInteraction:
             await asyncio.shield(self._close(request, ElicitationAnswer("cancel"), by=None))
 
     def discard(self) -> None:
-        """The run's task has ended: nothing is told any more; a request still waited on gets `cancel`."""
+        """The run's task has ended: nothing is told any more; a request still waited on gets `cancel`. (A row left
+        for the inbox is not shown once the run has ended: inbox/queries.py.)"""
         self.progress.discard()
         for request in self.requests.values():
             if not request.answer.done():
                 request.answer.set_result(ElicitationAnswer("cancel"))
         self.requests.clear()
+
+
+def _record_request(recorder: RunRecorder, request: InputRequest, tool_name: str) -> None:
+    OpenInputRequest.objects.create(
+        id=request.id,
+        thread_id=recorder.thread_id,
+        run_id=recorder.run_id,
+        tool_call=request.tool_call,
+        tool_name=tool_name[:128],
+        message=request.message,
+        schema=request.schema,
+    )
+
+
+async def _forget_request(thread_id: uuid.UUID, request: InputRequest, *, by: str | None, action: str) -> None:
+    """The request closed: off the inbox, whose pages are told. Shielded by its callers' close."""
+    try:
+        await OpenInputRequest.objects.filter(pk=request.id).adelete()
+    except Exception:  # the database went away: the row's run is no longer running once the run ends, so not shown
+        log.warning("request %s: its inbox row could not be deleted", request.id, exc_info=True)
+    await tell_inbox(thread_id, "input_closed", [request.tool_call], decision=action, by=by)
 
 
 def _number(name: str, value: Any) -> float:

@@ -18,7 +18,7 @@ from modelconfig.services import check_choice
 
 from .. import live, store
 from ..access import SignedOut
-from ..broadcast import tell_user
+from ..broadcast import tell_inbox, tell_user
 from ..caller import Caller
 from ..live import events
 from ..models import Run, Thread, ToolCall
@@ -217,6 +217,7 @@ async def announce_waiting(turn: store.TurnStart) -> None:
     told += [events.tool_call_awaiting_approval(call, allow) for call, allow in turn.awaiting]
     told.append(events.run_waiting(run_id, [call for call, _ in turn.awaiting]))
     await live.publish(turn.thread.pk, told)
+    await tell_inbox(turn.thread.pk, "waiting", [call for call, _ in turn.awaiting], owner_id=turn.thread.owner_id)
 
 
 NO_WORKER = (

@@ -14,6 +14,7 @@ import { UsageMeter } from "./usage.js";
 import { AgentChoice, AgentFilter, AgentLabel } from "./agents.js";
 import { AttachmentTray } from "./attachments.js";
 import { Starters } from "./starters.js";
+import { refreshCount } from "../inbox/count.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -230,6 +231,8 @@ function subscribe(afterSeq) {
 
 function handleOpen() {
   state.connection += 1;
+  socket.send({ type: "inbox.subscribe" }); // the top bar's count follows the person's inbox
+  if (state.connection > 1) refreshCount(); // what changed while the socket was down
   if (state.connection > 1) actions.reconnected();
   if (state.threadId) {
     subscribe(state.lastSeq);
@@ -360,6 +363,10 @@ function handleEvent(ev) {
     case "thread.renamed":
     case "thread.deleted":
       handleListChange(ev);
+      if (ev.type === "thread.deleted") refreshCount();
+      return;
+    case "inbox.changed": // a call or a request started or stopped waiting, in any of the person's threads
+      refreshCount();
       return;
     case "thread.pinned":
     case "thread.archived":
