@@ -26,6 +26,7 @@ urlpatterns = [
     ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("settings/api-keys/", include("api.keys_urls")),
+    path("", include("notifications.urls")),
     path("", include("chat.urls")),
     path("", include("sharing.urls")),
     path("agents/", include("agents.views")),

@@ -31,7 +31,7 @@ from providers.types import ToolCallRequest
 from tools.context import ElicitationAnswer, ToolContext
 from tools.elicitation import check_requested_schema, content_problems
 
-from .. import live
+from .. import live, notify
 from ..live import events
 from ..live.views import InputRequestView, ProgressView
 from ..models import Thread, ToolCall
@@ -221,6 +221,8 @@ class RunInteraction:
             events.tool_call_input_requested(tool_call, request.id, request.message, request.schema)
         )
         self.recorder.call_extras.setdefault(tool_call, {})["input_request"] = request.view()
+        name = next((c.name for c in self.recorder.calls.values() if str(c.id) == tool_call), "")
+        notify.input_requested(self.recorder.thread_id, self.recorder.run_id, request.id, name)
         try:
             async with asyncio.timeout(self.input_timeout):
                 # Shielded: a Stop cancels the wait, never the answer a closing request is given.
