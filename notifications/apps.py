@@ -1,5 +1,4 @@
 from django.apps import AppConfig, apps
-from django.conf import settings
 
 
 class NotificationsConfig(AppConfig):
@@ -10,5 +9,5 @@ class NotificationsConfig(AppConfig):
         from .dispatch import Dispatcher
 
         #: The process's notifier: its threads record, coalesce and send (never the run's event loop).
-        self.dispatcher = Dispatcher(window=settings.AGENTWEB_NOTIFY_WINDOW)
+        self.dispatcher = Dispatcher()  # its window: AGENTWEB_NOTIFY_WINDOW
         apps.get_app_config("chat").notifier = self.dispatcher.submit

@@ -32,12 +32,19 @@ MAX_EVENTS_PER_NOTIFICATION = 1000
 
 
 class Dispatcher:
-    def __init__(self, *, window: float, workers: int = 2):
-        self.window = max(0.0, float(window))
+    def __init__(self, *, window: float | None = None, workers: int | None = None):
+        self._window = window
+        if workers is None:  # SQLite takes one writer at a time: one thread here, rather than "table is locked"
+            workers = 1 if connection.vendor == "sqlite" else 2
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="notify")
         self._lock = threading.Lock()
         self._timers: dict[int, threading.Timer] = {}  # per person: the window that is open
         self._pending: set[Future] = set()
+
+    @property
+    def window(self) -> float:
+        """Seconds a person's events gather before they go out (None at construction: the setting, read each time)."""
+        return max(0.0, float(settings.AGENTWEB_NOTIFY_WINDOW if self._window is None else self._window))
 
     # --- from the run (any thread, any event loop) ---------------------------------
 
@@ -89,13 +96,14 @@ class Dispatcher:
         self._open_window(thread.owner_id)
 
     def _open_window(self, user_id: int) -> None:
-        if self.window == 0:
+        window = self.window
+        if window == 0:
             self._flush(user_id)
             return
         with self._lock:
             if user_id in self._timers:
                 return
-            timer = threading.Timer(self.window, self._window_closed, args=(user_id,))
+            timer = threading.Timer(window, self._window_closed, args=(user_id,))
             timer.daemon = True
             self._timers[user_id] = timer
         timer.start()
