@@ -1,6 +1,8 @@
-"""A run tells the notifications app of its end when nobody watched it start (chat/notify.py): a run a trigger or a
-schedule started that completes is told to its owner; a run typed in a tab is not."""
+"""A run tells the notifications app (chat/notify.py): a tool's request for input, and its end when nobody watched it
+start: a run a trigger or a schedule started that completes is told to its owner; a run typed in a tab is not."""
 
+import asyncio
+import time
 import uuid
 
 import pytest
@@ -10,7 +12,11 @@ from chat.caller import Caller
 from chat.models import Source
 from chat.runs.start import begin_turn, launch_run
 from notifications.models import Preference
+from tests.chat.test_runs_with_model_server import answer, calls
 from tests.notifications.receivers import SMTPServer
+from tools.models import bump_settings_stamp
+from tools.registry import default_registry
+from tools.services import sync_tool_settings
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,3 +60,34 @@ async def test_a_run_nobody_watched_start_tells_its_owner_it_finished(owner, mai
 async def test_a_run_typed_in_a_tab_tells_nobody_it_finished(owner, mailbox):
     await run_to_its_end(owner, Source.CHAT)
     assert mailbox.messages == []
+
+
+@pytest.fixture
+def tools_for_tests(settings):
+    settings.AGENTWEB_TOOL_MODULES = ["tests.support.tools_for_tests"]
+    default_registry.cache_clear()
+    sync_tool_settings()
+    bump_settings_stamp()
+    yield
+    default_registry.cache_clear()
+
+
+async def test_a_tools_request_for_input_is_told_without_what_it_asks(
+    connect, owner, model_server, mailbox, tools_for_tests
+):
+    model_server.enqueue(calls(("c1", "ask_for_details", {"purpose": "the secret merger"})), answer("Thanks."))
+    client = await connect(owner)
+    await client.ask("sign me up")
+    asked = (await client.until("tool_call.input_requested"))[-1]
+    deadline = time.monotonic() + 10
+    while not mailbox.messages and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    [message] = mailbox.messages
+    assert message["Subject"] == "[agentweb] ask_for_details asks for your input"
+    body = message.get_content()
+    assert "https://agentweb.example/inbox" in body and "secret merger" not in body
+    await client.send(
+        type="tool_call.input", thread=asked["thread"], tool_call=asked["tool_call"], request=asked["request"],
+        action="cancel",
+    )  # fmt: skip
+    await client.run_to_end()
