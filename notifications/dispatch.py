@@ -135,11 +135,13 @@ class Dispatcher:
         if preference.email:
             self._try("email", user_id, lambda: channels.send_email(preference.user, notification))
         if preference.webhook and preference.webhook_url:
-            self._try(
+            status = self._try(
                 "webhook",
                 user_id,
                 lambda: channels.send_webhook(preference.webhook_url, preference.webhook_secret, notification),
             )
+            if status is not None and not 200 <= status < 300:
+                log.warning("notification by webhook to person %s answered %s", user_id, status)
         if preference.push:
             for subscription in PushSubscription.objects.filter(user_id=user_id):
                 status = self._try("push", user_id, lambda s=subscription: channels.send_push(s, notification))

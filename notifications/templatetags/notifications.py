@@ -2,6 +2,7 @@
 the notifications app)."""
 
 from django import template
+from django.core.exceptions import ImproperlyConfigured
 
 from .. import vapid
 from ..forms import PreferenceForm
@@ -23,9 +24,13 @@ def notification_settings(user) -> dict:
             "webhook_url": preference.webhook_url,
         },
     )
+    try:
+        vapid_key = vapid.public_key()
+    except ImproperlyConfigured:  # no key can be kept (a read-only checkout): the page still works, push does not
+        vapid_key = ""
     return {
         "form": form,
         "secret_set": bool(preference.webhook_secret),
         "browsers": user.push_subscriptions.count(),
-        "vapid_key": vapid.public_key(),
+        "vapid_key": vapid_key,
     }

@@ -147,3 +147,10 @@ def test_the_service_worker_is_served_from_the_root_so_that_it_covers_the_app(cl
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/javascript") and response["Service-Worker-Allowed"] == "/"
     assert b'addEventListener("push"' in response.content
+
+
+def test_without_a_vapid_key_the_page_works_and_says_push_is_unavailable(owner, settings, tmp_path):
+    settings.AGENTWEB_VAPID_KEY_FILE = tmp_path / "no-such-folder" / "vapid_key"
+    page = login(owner).get(SETTINGS)
+    assert page.status_code == 200
+    assert "Push is not available" in page.content.decode() and 'id="push-subscribe"' not in page.content.decode()
