@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "api",
     "hooks",  # issue 39: webhook triggers
     "inbox",  # issue 39: the approvals inbox (docs/background-inbox.md)
+    "notifications",
 ]
 
 MIDDLEWARE = [
@@ -376,3 +377,30 @@ AGENTWEB_ATTACHMENT_UNSENT_HOURS = env_int("AGENTWEB_ATTACHMENT_UNSENT_HOURS", 2
 AGENTWEB_PDF_READ_SECONDS = env_int("AGENTWEB_PDF_READ_SECONDS", 15)
 AGENTWEB_PDF_MEMORY_BYTES = env_int("AGENTWEB_PDF_MEMORY_BYTES", 512 * 1024 * 1024)
 AGENTWEB_PDF_READERS = env_int("AGENTWEB_PDF_READERS", 2)
+
+# --- notifications (issue 39 item 4; docs/background-notifications.md) ---
+# Email: Django's own settings, from the environment. Without EMAIL_HOST nothing is sent by email (the console
+# backend prints it to the log instead, which is what a fresh clone wants).
+EMAIL_HOST = env_str("EMAIL_HOST")
+EMAIL_BACKEND = env_str(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "agentweb@localhost")
+# The address the notifications' links start with (an email needs a whole URL); the links need a signed-in session.
+AGENTWEB_PUBLIC_URL = env_str("AGENTWEB_PUBLIC_URL", "http://localhost:8000").rstrip("/")
+# Events of one person within this many seconds go out as one notification per channel ("50 calls wait").
+AGENTWEB_NOTIFY_WINDOW = env_float("AGENTWEB_NOTIFY_WINDOW", 5.0)
+# Hosts a webhook or push endpoint may be on although the SSRF guard (tools/net.py) would refuse their address.
+AGENTWEB_NOTIFY_ALLOWED_HOSTS = env_list("AGENTWEB_NOTIFY_ALLOWED_HOSTS", [])
+# Web Push's VAPID key: a P-256 private key in PEM. Without AGENTWEB_VAPID_PRIVATE_KEY, one is made on first use and
+# kept in this git-ignored file (like the secret key); a deployment on several machines sets the variable.
+AGENTWEB_VAPID_PRIVATE_KEY = env_str("AGENTWEB_VAPID_PRIVATE_KEY")
+AGENTWEB_VAPID_KEY_FILE = Path(env_str("AGENTWEB_VAPID_KEY_FILE") or BASE_DIR / ".vapid_key")
+AGENTWEB_VAPID_SUBJECT = env_str("AGENTWEB_VAPID_SUBJECT", f"mailto:{DEFAULT_FROM_EMAIL}")

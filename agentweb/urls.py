@@ -28,6 +28,7 @@ urlpatterns = [
     ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("settings/api-keys/", include("api.keys_urls")),
+    path("", include("notifications.urls")),
     path("", include("chat.urls")),
     path("", include("sharing.urls")),
     # The approvals inbox (issue 39, inbox): /inbox, its items and its count.

@@ -30,4 +30,6 @@ class ChatConfig(AppConfig):
         self.placement = placement.choose(self.delivery, run_workers=settings.AGENTWEB_RUN_WORKERS)
         #: Every frame that makes a model request takes a token of the person's send limit (chat/ratelimit.py).
         self.send_limit = send_limiter(settings)
+        #: What a run tells its person off the tabs (chat/notify.py): set by the notifications app as it starts.
+        self.notifier = None
         signals.connect()

@@ -26,7 +26,7 @@ from providers.types import ToolCallRequest
 from tools.artifacts import shown_images
 from tools.executor import ToolResult
 
-from . import live, store
+from . import live, notify, store
 from .agent import StepResult
 from .flush import forget_text, keep_text
 from .live import events
@@ -255,6 +255,9 @@ class RunRecorder:
         awaiting, self._awaiting = self._awaiting, []
         for tool_call, allow in awaiting:
             await self.emit(events.tool_call_awaiting_approval(tool_call, allow))
+        if awaiting:  # the person is told off the tabs too (notifications/): names only, handed over at once
+            names = {str(c.id): c.name for c in self.calls.values()}
+            notify.calls_wait(self.thread_id, self.run_id, [(call, names.get(call, "")) for call, _ in awaiting])
 
     async def _write_calls(self) -> None:
         """The calls' rows and answers that lag what the run holds, in one trip (store.record_tool_calls)."""

@@ -23,6 +23,8 @@ def quick_and_isolated_settings(settings, tmp_path_factory):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Uploads (attachments) go to a folder of the test's own, never the checkout's media/.
     settings.MEDIA_ROOT = str(tmp_path_factory.mktemp("media"))
+    # The Web Push key (notifications/vapid.py) is made in the test's folder, never the checkout.
+    settings.AGENTWEB_VAPID_KEY_FILE = tmp_path_factory.mktemp("vapid") / "vapid_key"
 
 
 @pytest.fixture(autouse=True)

@@ -24,13 +24,13 @@ from tools.context import ToolContext, ToolUser
 from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
 from tools.store import DatabaseStore
 
-from .. import store
+from .. import notify, store
 from ..agent import AgentGaveUp, DecidedCall, RegistryToolbox, run_agent
 from ..broadcast import tell_inbox, tell_user
 from ..flush import forget_text
 from ..live import events
 from ..live.views import SentMessageView
-from ..models import Message, Run, Thread, ToolCall
+from ..models import Message, Run, Source, Thread, ToolCall
 from ..recorder import RunRecorder
 from ..summaries import Summariser, apply_strategy
 from ..usage import Meter
@@ -281,6 +281,8 @@ async def execute_run(
         else:
             await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
             await emit(events.run_completed(run.pk, outcome.reason, recorder.steps, recorder.meter.totals))
+            if run.source in (Source.SCHEDULE, Source.TRIGGER):  # nobody watched it start: its owner is told
+                notify.run_finished(thread.pk, run.pk)
     except asyncio.CancelledError:
         await interaction.close()  # open requests for input are cancelled (their forms close), before the calls
         if runs_here().stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
@@ -435,6 +437,7 @@ async def _fail(recorder: RunRecorder, message: str) -> None:
         log.exception("run %s: its partial answer could not be written", recorder.run_id)
     await _finish(recorder, Run.Status.FAILED, error=message)
     await recorder.emit(events.run_failed(recorder.run_id, message))
+    notify.run_failed(recorder.thread_id, recorder.run_id)
 
 
 async def _interrupt_without_redis(recorder: RunRecorder) -> None:

@@ -31,7 +31,7 @@ from providers.types import ToolCallRequest
 from tools.context import ElicitationAnswer, ToolContext
 from tools.elicitation import check_requested_schema, content_problems
 
-from .. import live
+from .. import live, notify
 from ..broadcast import tell_inbox
 from ..live import events
 from ..live.views import InputRequestView, ProgressView
@@ -229,6 +229,8 @@ class RunInteraction:
         )
         self.recorder.call_extras.setdefault(tool_call, {})["input_request"] = request.view()
         await tell_inbox(self.recorder.thread_id, "input_requested", [tool_call])
+        name = next((c.name for c in self.recorder.calls.values() if str(c.id) == tool_call), "")
+        notify.input_requested(self.recorder.thread_id, self.recorder.run_id, request.id, name)
         try:
             async with asyncio.timeout(self.input_timeout):
                 # Shielded: a Stop cancels the wait, never the answer a closing request is given.

@@ -28,6 +28,7 @@ PACKAGES = (
     "api",
     "hooks",
     "inbox",
+    "notifications",
 )
 
 

@@ -63,6 +63,8 @@ READ_ONLY = {
     "api.templatetags.api_keys.register": "Django's template library, filled at import by its decorators",
     "sharing.markdown._PARSER": "markdown-it configured once, then only asked to render",
     "sharing.templatetags.sharing.register": "Django's template library, filled at import by its decorators",
+    "notifications.templatetags.notifications.register": "Django's template library, filled at import by its "
+    "decorators",
     "tools.elicitation.FORMAT_CHECKER": "jsonschema's format checker, configured once",
     "tools.registry.default_registry": "memo: the registry of a set of tool modules (building it imports them)",
 }

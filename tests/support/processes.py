@@ -76,6 +76,7 @@ def app_environment(tmp_path: Path, **extra: str) -> dict[str, str]:
         PYTHONUNBUFFERED="1",
         AGENTWEB_TEST_LOG_DIR=str(tmp_path),
         AGENTWEB_MEDIA_ROOT=str(tmp_path / "media"),  # uploads: never the checkout's media/
+        AGENTWEB_VAPID_KEY_FILE=str(tmp_path / "vapid_key"),  # the Web Push key: never the checkout's
     )
     env.update(extra)
     return env

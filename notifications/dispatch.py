@@ -1,0 +1,175 @@
+"""The notifier: records each event a run tells (chat/notify.py), then sends what a person's window gathered.
+
+Off the run's path: `submit` only hands the event to this process's threads and returns; the run's event loop never
+waits for the database or the network here. Each event is recorded once (Event.key is unique: the same event told
+twice, by this process or another, gives one row), for its thread's owner, when that person chose a channel. The
+first event of a person starts a timer of AGENTWEB_NOTIFY_WINDOW seconds; when it fires, the person's unsent events
+are claimed in one transaction (SELECT … FOR UPDATE SKIP LOCKED, so two processes never send the same events) and go
+out as one notification per channel: fifty calls waiting in one burst make one notification that says fifty."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from django.conf import settings
+from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.utils import timezone
+
+from chat.models import Thread
+from chat.notify import RunEvent
+
+from . import channels
+from .message import compose
+from .models import Event, Preference, PushSubscription
+
+log = logging.getLogger("agentweb.notify")
+
+#: The most events one notification is made of (the rest wait for the next window).
+MAX_EVENTS_PER_NOTIFICATION = 1000
+
+
+class Dispatcher:
+    def __init__(self, *, window: float | None = None, workers: int | None = None):
+        self._window = window
+        if workers is None:  # SQLite takes one writer at a time: one thread here, rather than "table is locked"
+            workers = 1 if connection.vendor == "sqlite" else 2
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="notify")
+        self._lock = threading.Lock()
+        self._timers: dict[int, threading.Timer] = {}  # per person: the window that is open
+        self._pending: set[Future] = set()
+
+    @property
+    def window(self) -> float:
+        """Seconds a person's events gather before they go out (None at construction: the setting, read each time)."""
+        return max(0.0, float(settings.AGENTWEB_NOTIFY_WINDOW if self._window is None else self._window))
+
+    # --- from the run (any thread, any event loop) ---------------------------------
+
+    def submit(self, event: RunEvent) -> None:
+        self._start(self._record, event)
+
+    # --- on the notifier's threads ----------------------------------------------------
+
+    def _start(self, work, *args) -> None:
+        future = self._pool.submit(self._in_thread, work, *args)
+        with self._lock:
+            self._pending.add(future)
+        future.add_done_callback(self._done)
+
+    def _done(self, future: Future) -> None:
+        with self._lock:
+            self._pending.discard(future)
+
+    def _in_thread(self, work, *args) -> None:
+        close_old_connections()
+        try:
+            work(*args)
+        except Exception:
+            log.exception("notification work failed")
+        finally:
+            connection.close()  # a pool thread keeps no connection between jobs
+
+    def _record(self, event: RunEvent) -> None:
+        thread = Thread.objects.select_related("agent").filter(pk=event.thread_id).first()
+        if thread is None:
+            return
+        preference = Preference.objects.filter(user_id=thread.owner_id).first()
+        if preference is None or not preference.channels():
+            return
+        try:
+            with transaction.atomic():
+                Event.objects.create(
+                    key=event.key[:200],
+                    user_id=thread.owner_id,
+                    kind=event.kind,
+                    thread_id=thread.pk,
+                    thread_title=thread.title[:200],
+                    agent=(thread.agent.name if thread.agent else "")[:100],
+                    tool=event.tool[:200],
+                    run_id=event.run_id,
+                )
+        except IntegrityError:  # told before: it is (or was) in a notification already
+            return
+        self._open_window(thread.owner_id)
+
+    def _open_window(self, user_id: int) -> None:
+        window = self.window
+        if window == 0:
+            self._flush(user_id)
+            return
+        with self._lock:
+            if user_id in self._timers:
+                return
+            timer = threading.Timer(window, self._window_closed, args=(user_id,))
+            timer.daemon = True
+            self._timers[user_id] = timer
+        timer.start()
+
+    def _window_closed(self, user_id: int) -> None:
+        with self._lock:
+            self._timers.pop(user_id, None)
+        self._start(self._flush, user_id)
+
+    def _flush(self, user_id: int) -> None:
+        with transaction.atomic():
+            claimed = list(
+                Event.objects.select_for_update(skip_locked=True)
+                .filter(user_id=user_id, sent_at__isnull=True)
+                .order_by("created_at", "pk")[:MAX_EVENTS_PER_NOTIFICATION]
+            )
+            if not claimed:
+                return
+            Event.objects.filter(pk__in=[e.pk for e in claimed]).update(sent_at=timezone.now())
+        if len(claimed) == MAX_EVENTS_PER_NOTIFICATION:
+            self._open_window(user_id)  # more are waiting: the next window takes them
+        self._send(user_id, claimed)
+
+    def _send(self, user_id: int, events: list[Event]) -> None:
+        preference = Preference.objects.select_related("user").filter(user_id=user_id).first()
+        if preference is None:
+            return
+        notification = compose(events, settings.AGENTWEB_PUBLIC_URL)
+        if preference.email:
+            self._try("email", user_id, lambda: channels.send_email(preference.user, notification))
+        if preference.webhook and preference.webhook_url:
+            status = self._try(
+                "webhook",
+                user_id,
+                lambda: channels.send_webhook(preference.webhook_url, preference.webhook_secret, notification),
+            )
+            if status is not None and not 200 <= status < 300:
+                log.warning("notification by webhook to person %s answered %s", user_id, status)
+        if preference.push:
+            for subscription in PushSubscription.objects.filter(user_id=user_id):
+                status = self._try("push", user_id, lambda s=subscription: channels.send_push(s, notification))
+                if status in channels.GONE:
+                    subscription.delete()
+
+    @staticmethod
+    def _try(channel: str, user_id: int, send):
+        try:
+            return send()
+        except Exception as error:  # the error's type only: its text may quote an address or an answer
+            log.warning("notification by %s to person %s failed: %s", channel, user_id, type(error).__name__)
+            return None
+
+    # --- for tests and a clean stop -----------------------------------------------------
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until no window is open and no work is pending; False if `timeout` passed first."""
+        deadline = timezone.now().timestamp() + timeout
+        while timezone.now().timestamp() < deadline:
+            with self._lock:
+                busy = list(self._pending)
+                open_windows = bool(self._timers)
+            if not busy and not open_windows:
+                return True
+            for future in busy:
+                with contextlib.suppress(Exception):
+                    future.result(timeout=max(0.0, deadline - timezone.now().timestamp()))
+            if open_windows:
+                threading.Event().wait(0.05)
+        return False

@@ -1,0 +1,57 @@
+"""The settings page's notification form: the channels, the account's email address, the webhook."""
+
+from __future__ import annotations
+
+from django import forms
+
+from .models import Preference
+
+SECRET_MIN = 16
+
+
+class PreferenceForm(forms.Form):
+    push = forms.BooleanField(required=False, label="Push notifications in this browser and your others")
+    email = forms.BooleanField(required=False, label="Email")
+    email_address = forms.EmailField(required=False, label="Your email address", max_length=254)
+    webhook = forms.BooleanField(required=False, label="A webhook of yours")
+    webhook_url = forms.URLField(required=False, label="Webhook URL", max_length=500, assume_scheme="https")
+    # Never shown back: empty keeps the secret already set.
+    webhook_secret = forms.CharField(
+        required=False,
+        label="Webhook secret",
+        max_length=200,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Signs each delivery (X-Agentweb-Signature). Empty keeps the one set.",
+    )
+
+    def __init__(self, *args, preference: Preference, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.preference = preference
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("email") and not cleaned.get("email_address"):
+            self.add_error("email_address", "Email needs your address.")
+        if cleaned.get("webhook"):
+            if not cleaned.get("webhook_url"):
+                self.add_error("webhook_url", "The webhook needs its URL.")
+            secret = cleaned.get("webhook_secret") or self.preference.webhook_secret
+            if not secret:
+                self.add_error("webhook_secret", "The webhook needs a secret to sign with.")
+        secret = cleaned.get("webhook_secret")
+        if secret and len(secret) < SECRET_MIN:
+            self.add_error("webhook_secret", f"A secret of at least {SECRET_MIN} characters.")
+        return cleaned
+
+    def save(self, user) -> Preference:
+        data, preference = self.cleaned_data, self.preference
+        preference.push, preference.email, preference.webhook = data["push"], data["email"], data["webhook"]
+        preference.webhook_url = data["webhook_url"]
+        if data["webhook_secret"]:
+            preference.webhook_secret = data["webhook_secret"]
+        preference.save()
+        if data["email_address"] != user.email:
+            user.email = data["email_address"]
+            user.save(update_fields=["email"])
+        return preference

@@ -1,0 +1,55 @@
+"""A person's notification channels, their browsers' push subscriptions, and the events told (one row per event:
+its key is unique, so the same event told twice, by one process or two, is sent once)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from agentweb.fields import EncryptedTextField
+
+
+class Preference(models.Model):
+    """Which channels tell the person (none until they choose). The webhook's secret is encrypted at rest and never
+    shown back on a page."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="notification_preference"
+    )
+    push = models.BooleanField(default=False)
+    email = models.BooleanField(default=False)
+    webhook = models.BooleanField(default=False)
+    webhook_url = models.URLField(max_length=500, blank=True)
+    webhook_secret = EncryptedTextField(blank=True)
+
+    def channels(self) -> list[str]:
+        return [name for name in ("push", "email", "webhook") if getattr(self, name)]
+
+
+class PushSubscription(models.Model):
+    """A browser's Web Push subscription (the service worker's PushManager.subscribe): where to post, and the keys
+    the payload is encrypted to."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="push_subscriptions")
+    endpoint = models.URLField(max_length=1000, unique=True)
+    p256dh = models.CharField(max_length=200)
+    auth = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Event(models.Model):
+    """An event a person is told of: recorded once (its key), sent with the others of its window (sent_at)."""
+
+    key = models.CharField(max_length=200, unique=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=20)
+    thread_id = models.UUIDField()
+    thread_title = models.CharField(max_length=200, blank=True)
+    agent = models.CharField(max_length=100, blank=True)
+    tool = models.CharField(max_length=200, blank=True)
+    run_id = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "sent_at"], name="notification_unsent")]
