@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "agents",
     "attachments",
     "api",
+    "schedules",
 ]
 
 MIDDLEWARE = [
@@ -363,3 +364,9 @@ AGENTWEB_ATTACHMENT_UNSENT_HOURS = env_int("AGENTWEB_ATTACHMENT_UNSENT_HOURS", 2
 AGENTWEB_PDF_READ_SECONDS = env_int("AGENTWEB_PDF_READ_SECONDS", 15)
 AGENTWEB_PDF_MEMORY_BYTES = env_int("AGENTWEB_PDF_MEMORY_BYTES", 512 * 1024 * 1024)
 AGENTWEB_PDF_READERS = env_int("AGENTWEB_PDF_READERS", 2)
+
+# Schedules (issue 39, docs/background-schedules.md): how often the process that fires them (the run workers with
+# AGENTWEB_RUN_WORKERS, else each Daphne process) looks for due ones at most (sooner when one is due before then), and
+# how long a firing may stay claimed with no run started before another process starts it (its process died).
+AGENTWEB_SCHEDULE_TICK = env_float("AGENTWEB_SCHEDULE_TICK", 5.0)
+AGENTWEB_SCHEDULE_CLAIM_STALE_SECONDS = env_float("AGENTWEB_SCHEDULE_CLAIM_STALE_SECONDS", 60.0)

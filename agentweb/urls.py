@@ -29,6 +29,7 @@ urlpatterns = [
     path("", include("chat.urls")),
     path("", include("sharing.urls")),
     path("agents/", include("agents.views")),
+    path("schedules/", include("schedules.views")),
     path("attachments/", include("attachments.views")),
     # The OpenAI-compatible endpoint for programs, with an API key (docs/api.md).
     path("v1/", include("api.openai_views")),

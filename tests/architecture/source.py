@@ -27,6 +27,7 @@ PACKAGES = (
     "modelconfig",
     "api",
     "hooks",
+    "schedules",
 )
 
 
