@@ -50,17 +50,25 @@ def next_slot(
     *, kind: str, cron: str, time_zone: str, every_minutes: int | None, after: datetime, anchor=None
 ) -> datetime:
     """The first slot strictly after `after` (UTC). Every N minutes counts from `anchor` (the slot last due), so a
-    schedule keeps its rhythm; without one, from `after`. Cron slots are read in the schedule's zone: 02:30 on the
-    night summer time skips it fires at 03:00 (croniter's reading), once."""
+    schedule keeps its rhythm; without one, from `after`. Cron slots are read in the schedule's zone, each wall-clock time
+    once, across the changes of summer time."""
     if kind == "every":
         step = timedelta(minutes=check_every(every_minutes))
         if anchor is None or anchor > after:
             return (anchor if anchor is not None else after + step).astimezone(UTC)
         missed = (after - anchor) // step + 1
         return (anchor + missed * step).astimezone(UTC)
+    # Walked in the zone's wall-clock time, naive: croniter given aware times fires twice in the hour that autumn
+    # repeats (02:30 at UTC+2, then again at UTC+1). A wall time is taken at its first occurrence (fold 0), and one
+    # not after `after` (the repeated hour's second pass) is skipped; a wall time the spring change skips is read
+    # with the offset before the change (02:30 → 03:30), once.
     zone = zone_of(time_zone)
-    found = croniter(check_cron(cron), after.astimezone(zone)).get_next(datetime)
-    return found.astimezone(UTC)
+    walk = croniter(check_cron(cron), after.astimezone(zone).replace(tzinfo=None))
+    for _ in range(4):
+        found = walk.get_next(datetime).replace(tzinfo=zone).astimezone(UTC)
+        if found > after:
+            return found
+    raise BadTiming("No next time found for this cron expression.")
 
 
 def next_slots(schedule, count: int, now: datetime) -> list[datetime]:
