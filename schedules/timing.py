@@ -50,8 +50,8 @@ def next_slot(
     *, kind: str, cron: str, time_zone: str, every_minutes: int | None, after: datetime, anchor=None
 ) -> datetime:
     """The first slot strictly after `after` (UTC). Every N minutes counts from `anchor` (the slot last due), so a
-    schedule keeps its rhythm; without one, from `after`. Cron slots are read in the schedule's zone, each wall-clock time
-    once, across the changes of summer time."""
+    schedule keeps its rhythm; without one, from `after`. Cron slots are read in the schedule's zone, each
+    wall-clock time once, across the changes of summer time."""
     if kind == "every":
         step = timedelta(minutes=check_every(every_minutes))
         if anchor is None or anchor > after:
