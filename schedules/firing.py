@@ -37,8 +37,9 @@ from .timing import BadTiming, next_slot, zone_of
 log = logging.getLogger("agentweb.schedules")
 db = database_sync_to_async
 
-#: Schedules claimed by one transaction; more due wait for the next tick (a moment later).
-CLAIM_BATCH = 200
+#: Schedules claimed by one transaction. More due are claimed by the next tick, a moment later (the ticker sleeps
+#: until the soonest due), or meanwhile by another process: SKIP LOCKED shares a burst out among the claimers.
+CLAIM_BATCH = 50
 #: Refusals of begin_turn that pause the schedule (what its owner must change); others fail the one firing.
 PAUSING_CODES = ("budget_exhausted", "not_found", "unknown_tool", "not_allowed", "images_not_supported")
 

@@ -15,15 +15,26 @@ from .firing import claim_due, fire_safely, reclaim_stale
 from .models import Schedule
 
 log = logging.getLogger("agentweb.schedules")
-db = database_sync_to_async
+
+
+#: A claim's trip to the database, on a thread of its own rather than the one database thread that the runs' reads
+#: and writes queue on: behind a burst of turns being opened, a claim waited there for seconds, and so did its slot.
+def claim_db(function):
+    return database_sync_to_async(function, thread_sensitive=False)
+
 
 #: The least a ticker sleeps between two claims (a schedule due now is claimed within this of its slot).
 LEAST_SLEEP_S = 0.05
 
 
+async def claim(now: datetime | None = None) -> list[int]:
+    """The firings this process is to start: the due schedules it claimed, and stale claims it took over."""
+    return await claim_db(claim_due)(now) + await claim_db(reclaim_stale)(now)
+
+
 async def tick(now: datetime | None = None) -> list[int]:
-    """Claim what is due and start it: the ScheduleRuns fired (their ids)."""
-    jobs = await db(claim_due)(now) + await db(reclaim_stale)(now)
+    """Claim what is due and start it, to the last: the ScheduleRuns fired (their ids)."""
+    jobs = await claim(now)
     if jobs:
         await asyncio.gather(*(fire_safely(job) for job in jobs))
     return jobs
@@ -39,6 +50,9 @@ class Ticker:
 
     def __init__(self):
         self.task: asyncio.Task | None = None
+        #: The firings being started (kept, so that none is collected before it ends). The ticker claims on
+        #: meanwhile: a burst larger than one claim is claimed at once, not one claim's firings after another's.
+        self.firing: set[asyncio.Task] = set()
 
     def start(self) -> None:
         """Once per process, on the running (or about to run) event loop."""
@@ -48,8 +62,11 @@ class Ticker:
     async def run(self) -> None:
         while True:
             try:
-                await tick()
-                soonest = await db(next_due)()
+                for job in await claim():
+                    task = asyncio.get_running_loop().create_task(fire_safely(job), name=f"schedule-run-{job}")
+                    self.firing.add(task)
+                    task.add_done_callback(self.firing.discard)
+                soonest = await claim_db(next_due)()
             except Exception:  # the database out of reach for a moment: the next tick tries again
                 log.exception("due schedules could not be claimed")
                 soonest = None

@@ -22,7 +22,8 @@ owner = User.objects.create_user("ada")
 Agent.objects.create(name="Daily", slug="daily")
 now = timezone.now()
 Schedule.objects.bulk_create(
-    Schedule(owner=owner, agent="daily", prompt="p", kind="every", every_minutes=1, next_run_at=now - timedelta(seconds=n))
+    Schedule(owner=owner, agent="daily", prompt="p", kind="every",
+             every_minutes=1, next_run_at=now - timedelta(seconds=n))
     for n in range({schedules})
 )
 claimed = {{}}
