@@ -55,6 +55,6 @@ class ScheduleAdmin(admin.ModelAdmin):
                 try:
                     services.checked(self.instance)
                 except ValidationError as error:
-                    self._update_errors(error)
+                    self.add_error(None, error)
 
         return Checked
