@@ -131,6 +131,17 @@ class AppServer(ReapingServer):
         tune_process()  # the app is loaded by now (agentweb/tuning.py)
         self.heap_checker()
         start_mcp_servers()
+        start_schedules(workers=False)
+
+
+def start_schedules(*, workers: bool) -> None:
+    """This process fires due schedules (schedules/ticker.py) if it is one that should: the run workers when
+    AGENTWEB_RUN_WORKERS is on, else every Daphne process (their claims make each slot fire once among them)."""
+    from django.apps import apps
+    from django.conf import settings
+
+    if apps.is_installed("schedules") and workers == settings.AGENTWEB_RUN_WORKERS:
+        apps.get_app_config("schedules").ticker.start()
 
 
 def start_mcp_servers() -> None:

@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "hooks",  # issue 39: webhook triggers
     "inbox",  # issue 39: the approvals inbox (docs/background-inbox.md)
     "notifications",
+    "schedules",
 ]
 
 MIDDLEWARE = [
@@ -404,3 +405,8 @@ AGENTWEB_NOTIFY_ALLOWED_HOSTS = env_list("AGENTWEB_NOTIFY_ALLOWED_HOSTS", [])
 AGENTWEB_VAPID_PRIVATE_KEY = env_str("AGENTWEB_VAPID_PRIVATE_KEY")
 AGENTWEB_VAPID_KEY_FILE = Path(env_str("AGENTWEB_VAPID_KEY_FILE") or BASE_DIR / ".vapid_key")
 AGENTWEB_VAPID_SUBJECT = env_str("AGENTWEB_VAPID_SUBJECT", f"mailto:{DEFAULT_FROM_EMAIL}")
+# Schedules (issue 39, docs/background-schedules.md): how often the process that fires them (the run workers with
+# AGENTWEB_RUN_WORKERS, else each Daphne process) looks for due ones at most (sooner when one is due before then), and
+# how long a firing may stay claimed with no run started before another process starts it (its process died).
+AGENTWEB_SCHEDULE_TICK = env_float("AGENTWEB_SCHEDULE_TICK", 5.0)
+AGENTWEB_SCHEDULE_CLAIM_STALE_SECONDS = env_float("AGENTWEB_SCHEDULE_CLAIM_STALE_SECONDS", 60.0)

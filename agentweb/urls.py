@@ -34,6 +34,7 @@ urlpatterns = [
     # The approvals inbox (issue 39, inbox): /inbox, its items and its count.
     path("", include("inbox.urls")),
     path("agents/", include("agents.views")),
+    path("schedules/", include("schedules.views")),
     path("attachments/", include("attachments.views")),
     # The OpenAI-compatible endpoint for programs, with an API key (docs/api.md).
     path("v1/", include("api.openai_views")),

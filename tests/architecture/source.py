@@ -29,6 +29,7 @@ PACKAGES = (
     "hooks",
     "inbox",
     "notifications",
+    "schedules",
 )
 
 

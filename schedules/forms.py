@@ -1,0 +1,24 @@
+from django import forms
+
+from .models import Schedule
+
+
+class ScheduleForm(forms.ModelForm):
+    class Meta:
+        model = Schedule
+        fields = ["agent", "prompt", "kind", "cron", "time_zone", "every_minutes", "target"]
+        widgets = {
+            "prompt": forms.Textarea(attrs={"rows": 4}),
+            "kind": forms.RadioSelect,
+            "target": forms.RadioSelect,
+        }
+        labels = {
+            "kind": "When",
+            "cron": "Cron expression",
+            "every_minutes": "Every N minutes",
+            "target": "Answers go to",
+        }
+
+    def __init__(self, *args, agents=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["agent"] = forms.ChoiceField(choices=[(a["slug"], a["name"]) for a in agents], label="Agent")

@@ -1,0 +1,76 @@
+"""The loop that fires due schedules, one per process that fires them (schedules/apps.py owns it)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db.models import Min
+from django.utils import timezone
+
+from .firing import claim_due, fire_safely, reclaim_stale
+from .models import Schedule
+
+log = logging.getLogger("agentweb.schedules")
+
+
+#: A claim's trip to the database, on a thread of its own rather than the one database thread that the runs' reads
+#: and writes queue on: behind a burst of turns being opened, a claim waited there for seconds, and so did its slot.
+def claim_db(function):
+    return database_sync_to_async(function, thread_sensitive=False)
+
+
+#: The least a ticker sleeps between two claims (a schedule due now is claimed within this of its slot).
+LEAST_SLEEP_S = 0.05
+
+
+async def claim(now: datetime | None = None) -> list[int]:
+    """The firings this process is to start: the due schedules it claimed, and stale claims it took over."""
+    return await claim_db(claim_due)(now) + await claim_db(reclaim_stale)(now)
+
+
+async def tick(now: datetime | None = None) -> list[int]:
+    """Claim what is due and start it, to the last: the ScheduleRuns fired (their ids)."""
+    jobs = await claim(now)
+    if jobs:
+        await asyncio.gather(*(fire_safely(job) for job in jobs))
+    return jobs
+
+
+def next_due() -> datetime | None:
+    return Schedule.objects.filter(paused=False).aggregate(at=Min("next_run_at"))["at"]
+
+
+class Ticker:
+    """Claims every AGENTWEB_SCHEDULE_TICK seconds, or sooner when a schedule is due before then: a slot is fired
+    within moments of its time, not up to a tick late."""
+
+    def __init__(self):
+        self.task: asyncio.Task | None = None
+        #: The firings being started (kept, so that none is collected before it ends). The ticker claims on
+        #: meanwhile: a burst larger than one claim is claimed at once, not one claim's firings after another's.
+        self.firing: set[asyncio.Task] = set()
+
+    def start(self) -> None:
+        """Once per process, on the running (or about to run) event loop."""
+        if self.task is None:
+            self.task = asyncio.get_event_loop().create_task(self.run(), name="schedules-ticker")
+
+    async def run(self) -> None:
+        while True:
+            try:
+                for job in await claim():
+                    task = asyncio.get_running_loop().create_task(fire_safely(job), name=f"schedule-run-{job}")
+                    self.firing.add(task)
+                    task.add_done_callback(self.firing.discard)
+                soonest = await claim_db(next_due)()
+            except Exception:  # the database out of reach for a moment: the next tick tries again
+                log.exception("due schedules could not be claimed")
+                soonest = None
+            wait = settings.AGENTWEB_SCHEDULE_TICK
+            if soonest is not None:
+                wait = min(wait, max(LEAST_SLEEP_S, (soonest - timezone.now()).total_seconds()))
+            await asyncio.sleep(wait)
