@@ -74,7 +74,7 @@ INSTALLED_APPS = [
     "attachments",
     "api",
     "hooks",  # issue 39: webhook triggers
-    "inbox",  # issue 39: the approvals inbox (docs/background-inbox.md)
+    "inbox",  # issue 39: the approvals inbox (docs/background.md)
     "notifications",
     "schedules",
 ]
@@ -347,7 +347,7 @@ AGENTWEB_SSE_KEEPALIVE = env_float("AGENTWEB_SSE_KEEPALIVE", 15.0)
 AGENTWEB_API_APPROVAL_TIMEOUT = env_float("AGENTWEB_API_APPROVAL_TIMEOUT", 300.0)
 AGENTWEB_API_MAX_MESSAGES = env_int("AGENTWEB_API_MAX_MESSAGES", 500)
 
-# --- issue 39, webhook triggers (hooks/, docs/background-triggers.md) ---
+# --- issue 39, webhook triggers (hooks/, docs/background.md) ---
 # A delivery's body (POST /hooks/<id>): a body over it gets 413 before it is read (agentweb/request_limits.py).
 AGENTWEB_HOOK_MAX_BODY_BYTES = env_int("AGENTWEB_HOOK_MAX_BODY_BYTES", 256 * 1024)
 # Deliveries one trigger takes per minute (after a burst of AGENTWEB_HOOK_BURST; 0: as many as per minute), across
@@ -379,7 +379,7 @@ AGENTWEB_PDF_READ_SECONDS = env_int("AGENTWEB_PDF_READ_SECONDS", 15)
 AGENTWEB_PDF_MEMORY_BYTES = env_int("AGENTWEB_PDF_MEMORY_BYTES", 512 * 1024 * 1024)
 AGENTWEB_PDF_READERS = env_int("AGENTWEB_PDF_READERS", 2)
 
-# --- notifications (issue 39 item 4; docs/background-notifications.md) ---
+# --- notifications (issue 39 item 4; docs/background.md) ---
 # Email: Django's own settings, from the environment. Without EMAIL_HOST nothing is sent by email (the console
 # backend prints it to the log instead, which is what a fresh clone wants).
 EMAIL_HOST = env_str("EMAIL_HOST")
@@ -405,7 +405,7 @@ AGENTWEB_NOTIFY_ALLOWED_HOSTS = env_list("AGENTWEB_NOTIFY_ALLOWED_HOSTS", [])
 AGENTWEB_VAPID_PRIVATE_KEY = env_str("AGENTWEB_VAPID_PRIVATE_KEY")
 AGENTWEB_VAPID_KEY_FILE = Path(env_str("AGENTWEB_VAPID_KEY_FILE") or BASE_DIR / ".vapid_key")
 AGENTWEB_VAPID_SUBJECT = env_str("AGENTWEB_VAPID_SUBJECT", f"mailto:{DEFAULT_FROM_EMAIL}")
-# Schedules (issue 39, docs/background-schedules.md): how often the process that fires them (the run workers with
+# Schedules (issue 39, docs/background.md): how often the process that fires them (the run workers with
 # AGENTWEB_RUN_WORKERS, else each Daphne process) looks for due ones at most (sooner when one is due before then), and
 # how long a firing may stay claimed with no run started before another process starts it (its process died).
 AGENTWEB_SCHEDULE_TICK = env_float("AGENTWEB_SCHEDULE_TICK", 5.0)

@@ -38,6 +38,6 @@ urlpatterns = [
     path("attachments/", include("attachments.views")),
     # The OpenAI-compatible endpoint for programs, with an API key (docs/api.md).
     path("v1/", include("api.openai_views")),
-    # Webhook triggers: the person's page, and the signed deliveries that start runs (docs/background-triggers.md).
+    # Webhook triggers: the person's page, and the signed deliveries that start runs (docs/background.md).
     path("hooks/", include("hooks.urls")),
 ]

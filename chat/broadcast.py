@@ -32,7 +32,7 @@ async def tell_inbox(
     thread_id, change: str, tool_calls: list[str], *, owner_id: int | None = None, decision=None, by=None
 ) -> None:
     """The person's approvals inbox changed: calls of `thread_id` started or stopped waiting for them, or a tool's
-    request for input opened or closed (docs/background-inbox.md). Told where that happens, never per token; to every
+    request for input opened or closed (docs/background.md). Told where that happens, never per token; to every
     socket of the thread's owner that sent inbox.subscribe (the inbox page, the chat page's top bar). `owner_id` None:
     read."""
     try:

@@ -20,7 +20,7 @@ _TOOL = {"type": "string", "minLength": 1, "maxLength": 200}
 
 FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
     "ping": {"properties": {}},
-    # issue 39, inbox: this socket wants `inbox.changed` (docs/background-inbox.md).
+    # issue 39, inbox: this socket wants `inbox.changed` (docs/background.md).
     "inbox.subscribe": {"properties": {}},
     "thread.subscribe": {
         "required": ["thread"],

@@ -1,4 +1,4 @@
-"""What the run layer tells the notifications app (notifications/, docs/background-notifications.md): a call waits
+"""What the run layer tells the notifications app (notifications/, docs/background.md): a call waits
 for approval, a tool asks for input, a run failed, a scheduled or triggered run finished.
 
 chat/ never imports the notifications app: the app hands its `submit` to the chat app's config as it starts

@@ -1,4 +1,4 @@
-"""Webhook triggers (docs/background-triggers.md): a person's agent and prompt template, started by a signed POST to
+"""Webhook triggers (docs/background.md): a person's agent and prompt template, started by a signed POST to
 /hooks/<id>, and the deliveries each took (one run per delivery id)."""
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ class Notification:
     items: list[dict[str, Any]]
 
     def payload(self, base_url: str) -> dict[str, Any]:
-        """What Web Push and the webhook carry (docs/background-notifications.md)."""
+        """What Web Push and the webhook carry (docs/background.md)."""
         return {
             "title": self.subject,
             "body": self.body,

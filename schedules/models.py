@@ -1,5 +1,5 @@
 """A schedule: an agent asked the same prompt at set times, as its owner, with no tab open
-(docs/background-schedules.md). Each firing is a ScheduleRun row, the schedule's history."""
+(docs/background.md). Each firing is a ScheduleRun row, the schedule's history."""
 
 from __future__ import annotations
 

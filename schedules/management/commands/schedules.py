@@ -1,4 +1,4 @@
-"""`manage.py schedules add|list|pause|resume|remove` (docs/background-schedules.md): for operators' scripts. `add`
+"""`manage.py schedules add|list|pause|resume|remove` (docs/background.md): for operators' scripts. `add`
 prints the new schedule's id alone on stdout; an error goes to stderr with a non-zero status, and nothing is written."""
 
 from __future__ import annotations
