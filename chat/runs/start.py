@@ -21,7 +21,7 @@ from ..access import SignedOut
 from ..broadcast import tell_inbox, tell_user
 from ..caller import Caller
 from ..live import events
-from ..models import Run, Thread, ToolCall
+from ..models import Run, Source, Thread, ToolCall
 from ..store import run_claims
 from .execute import RunSetup, announce_run, prepare_run, start_here
 from .placement import placement
@@ -156,7 +156,7 @@ async def begin_followup(
         thread_id=thread_id,
         kind=kind,
         step_limit=steps,  # None: the thread's agent's limit, else AGENTWEB_MAX_STEPS
-        source=caller.source if caller is not None else Caller.CHAT,
+        source=caller.source if caller is not None else Source.CHAT,
         api_key_id=caller.api_key_id if caller is not None else None,
     )
 
