@@ -17,8 +17,11 @@ from . import template
 
 def new_trigger_id() -> str:
     """The trigger's address: 128 random bits, so that ids cannot be walked (an unknown id and a bad signature are
-    answered alike anyway, hooks/deliveries.py)."""
-    return secrets.token_urlsafe(16)
+    answered alike anyway, hooks/deliveries.py). Never one that starts with "-": `triggers remove ID` would read it as
+    an option (CI met one, 1 in 64)."""
+    while (trigger_id := secrets.token_urlsafe(16)).startswith("-"):
+        pass
+    return trigger_id
 
 
 def new_secret() -> str:

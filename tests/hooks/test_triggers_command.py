@@ -41,3 +41,19 @@ def test_list_and_remove(owner):
     assert not Trigger.objects.exists()
     with pytest.raises(CommandError):
         run("remove", trigger_id)
+
+
+def test_an_id_never_starts_with_a_dash_so_remove_can_take_it(owner, monkeypatch):
+    # token_urlsafe gives a leading "-" once in 64; argparse would read such an id as an option (CI met one).
+    drawn = iter(["-dashfirst", "plainid"])
+    monkeypatch.setattr("hooks.models.secrets.token_urlsafe", lambda n: next(drawn))
+    trigger_id = run("add", owner.username, "--prompt", "x").split()[0]
+    assert trigger_id == "plainid"
+    run("remove", trigger_id)
+    assert not Trigger.objects.exists()
+
+
+def test_an_older_id_with_a_leading_dash_is_removed_after_a_double_dash(owner):
+    Trigger.objects.create(id="-older", owner=owner, prompt="x")
+    run("remove", "--", "-older")
+    assert not Trigger.objects.exists()

@@ -23,7 +23,7 @@ class Command(BaseCommand):
         listing = sub.add_parser("list", help="Every trigger: id, owner, agent, name, last delivery.")
         listing.add_argument("--user", default=None, help="Only this person's.")
         remove = sub.add_parser("remove", help="Remove trigger ID (its address takes no more deliveries).")
-        remove.add_argument("id")
+        remove.add_argument("id", help='An id from before ids avoided a leading "-": `triggers remove -- ID`.')
 
     def handle(self, *args, action, **options):
         getattr(self, f"do_{action}")(**options)
