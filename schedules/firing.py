@@ -30,6 +30,7 @@ from chat import runs
 from chat.caller import Caller
 from chat.error_codes import REFUSED, client_error
 from chat.models import Message, Source
+from tools.services import toolset_for_page
 
 from .models import REASON_CHARS, Schedule, ScheduleRun
 from .timing import BadTiming, next_slot, zone_of
@@ -118,9 +119,28 @@ def prepare(job_id: int) -> tuple[ScheduleRun, str | None]:
     schedule = job.schedule
     if not schedule.owner.is_active:
         return job, "The owner's account is deactivated."
-    if pick_by_slug(schedule.owner, schedule.agent) is None:
+    agent = pick_by_slug(schedule.owner, schedule.agent)
+    if agent is None:
         return job, f"The agent {schedule.agent!r} is no longer one its owner can use."
+    lost = lost_tools(schedule.owner, agent)
+    if lost:
+        names = ", ".join(repr(name) for name in lost[:5]) + (" and others" if len(lost) > 5 else "")
+        return job, (
+            f"The agent {schedule.agent!r} has tools its owner may no longer use ({names}): "
+            "switched off, or not allowed for their groups."
+        )
     return job, None
+
+
+def lost_tools(owner, agent) -> list[str]:
+    """The tools `agent` names that exist but `owner` may not use now (switched off by the admin, a disabled MCP
+    server's, or not allowed for the owner's groups). A run would go on without them and quietly do less than the
+    schedule was made for, so the schedule pauses instead. An agent with every tool has none to lose: it takes
+    what its owner may use."""
+    if agent.all_tools or not agent.tools:
+        return []
+    disabled = toolset_for_page(owner).disabled
+    return [name for name in agent.tools if isinstance(name, str) and name in disabled]
 
 
 def finish(job_id: int, status: str, *, error: str = "", thread_id=None, run_id=None, pause: str = "") -> None:
