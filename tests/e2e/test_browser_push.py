@@ -102,7 +102,7 @@ def test_push_is_turned_on_from_the_settings_page_and_a_waiting_call_is_pushed_a
             chat = context.new_page()
             chat.goto(f"{app.url}/")
             connected(chat)
-            ask(chat)
+            ask(chat, "mail the report")  # the chat's title; the model's call carries the address
             expect(chat.locator(WAITING).locator(".decide-approve")).to_be_visible()
             assert push_service.arrived.wait(15), "nothing was pushed"
             [push] = push_service.received
@@ -111,6 +111,7 @@ def test_push_is_turned_on_from_the_settings_page_and_a_waiting_call_is_pushed_a
             payload = keys.decrypt(push.body)
             assert payload["title"] == "send_email waits for your approval" and payload["path"] == "/inbox"
             assert "a@example.com" not in json.dumps(payload)  # no argument values
+            assert payload["events"][0]["thread"]["title"] == "mail the report"
 
             # The service worker shows what the push service would relay.
             cdp = context.new_cdp_session(page)
