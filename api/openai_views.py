@@ -6,7 +6,7 @@ import json
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 
@@ -15,7 +15,7 @@ from chat.runs.detached import detached
 from .auth import KeyRefused, authenticate
 from .openai_format import CompletionRequest, Refused, chunk, completion, completion_id, error_event, parse_request
 from .openai_run import Done, Failed, Text, Waiting, answer, model_list, open_run
-from .responses import SettledLater
+from .responses import Releasing, SettledLater
 
 #: Told of every stream so that a proxy does not hold it back.
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -57,11 +57,14 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
     except Refused as refused:
         return error_response(refused)
     ident = completion_id()
+    # Each response lets go of the thread's group when closed, sent or not (api/responses.py).
     if asked.stream:
         body = streamed(ident, asked, answer(following, thread, run_id), following)
-        response = StreamingHttpResponse(body, content_type="text/event-stream", headers=STREAM_HEADERS)
+        response = Releasing(body, content_type="text/event-stream", headers=STREAM_HEADERS, release=following.close)
     else:
-        response = SettledLater(lambda: whole(ident, asked, answer(following, thread, run_id), following))
+        response = SettledLater(
+            lambda: whole(ident, asked, answer(following, thread, run_id), following), release=following.close
+        )
     response["X-Agentweb-Thread"] = str(thread.pk)
     return response
 
