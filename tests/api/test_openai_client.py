@@ -242,10 +242,25 @@ def test_bad_requests_get_a_clear_error_and_write_nothing(app, body, headers, st
     assert newest_thread(app) == before
 
 
-def test_a_20_mb_body_is_refused_before_it_is_read(app):
+def test_a_20_mb_body_is_refused_before_it_is_read_in_openais_shape(app):
+    with pytest.raises(openai.APIStatusError) as refused:
+        client(app).chat.completions.create(
+            model="model:default", messages=[{"role": "user", "content": "x" * (20 * 1024 * 1024)}]
+        )
+    assert refused.value.status_code == 413 and refused.value.code == "payload_too_large"
+    assert refused.value.type == "invalid_request_error" and "at most 1.0 MB" in refused.value.message
+
     response = httpx.post(
         f"{app['base_url']}/v1/chat/completions",
         content=b"x" * (20 * 1024 * 1024),
         headers={"Authorization": f"Bearer {app['keys']['ada']}", "Content-Type": "application/json"},
     )
     assert response.status_code == 413
+    assert response.json() == {
+        "error": {
+            "message": "The request is too big: at most 1.0 MB may be sent here.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "payload_too_large",
+        }
+    }
