@@ -60,14 +60,12 @@ def sync_groups(user, names: list[str]) -> None:
 
 
 def apply_roles(user, names: list[str]) -> None:
-    """Staff and superuser from the configured group values. A setting left empty leaves that flag to the admin;
-    a superuser group also makes staff (the admin opens only to staff)."""
+    """Staff and superuser from the configured group values. With both settings empty the admin decides both flags;
+    with either set the claim decides both, on every sign-in (a superuser group also makes staff: the admin opens
+    only to staff), so taking a person out of the group at the provider takes the flag away."""
     staff_groups = set(settings.AGENTWEB_OIDC_STAFF_GROUPS)
     superuser_groups = set(settings.AGENTWEB_OIDC_SUPERUSER_GROUPS)
-    is_superuser = bool(superuser_groups & set(names))
-    if superuser_groups:
-        user.is_superuser = is_superuser
-    if staff_groups:
-        user.is_staff = is_superuser or bool(staff_groups & set(names))
-    elif is_superuser:
-        user.is_staff = True
+    if not staff_groups and not superuser_groups:
+        return
+    user.is_superuser = bool(superuser_groups & set(names))
+    user.is_staff = user.is_superuser or bool(staff_groups & set(names))

@@ -128,6 +128,15 @@ def test_staff_and_superuser_follow_the_configured_groups_on_every_sign_in(oidc,
     assert not alice.is_staff and not alice.is_superuser
 
 
+def test_with_no_role_groups_configured_the_admin_decides_staff(oidc):
+    sign_in(Client(), "alice")
+    User.objects.filter(username="alice").update(is_staff=True)
+
+    sign_in(Client(), "alice")
+
+    assert User.objects.get(username="alice").is_staff
+
+
 def test_a_wrong_state_is_refused_and_the_genuine_answer_still_signs_in(oidc, client, signals):
     back = to_provider_and_back(client, "alice")
     query = parse_qs(urlsplit(back).query)
