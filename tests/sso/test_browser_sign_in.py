@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-from tests.support.browser import launch, require_chromium
+from tests.support.browser import connected, launch, require_chromium
 from tests.support.oidc_provider import OIDCProvider, installed, missing_tools
 from tests.support.processes import Daphne, app_environment, free_port, manage
 
@@ -85,6 +85,7 @@ def sign_in_at_provider(page, app_url: str, login: str) -> None:
     page.fill("input[name=password]", "whatever the development page takes")
     page.click("button[type=submit]")
     page.wait_for_selector("#composer-input")
+    connected(page)  # the chat's socket takes the provider's session too
 
 
 def test_sign_in_in_chromium_through_the_providers_login_page(provider_and_app):
