@@ -2,7 +2,6 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from mozilla_django_oidc.views import OIDCLogoutView
 
 from agentweb.health import healthz
 from sso import views as sso_views
@@ -16,7 +15,7 @@ urlpatterns = [
     # Sign-in (issue 40, sso/): the login page with the provider's button, and sign-out that also ends the
     # provider's session, ahead of Django's auth URLs and the admin's own login, which answer the same addresses.
     path("accounts/login/", sso_views.SignInView.as_view(), name="login"),
-    path("accounts/logout/", OIDCLogoutView.as_view(), name="logout"),
+    path("accounts/logout/", sso_views.SignOut.as_view(), name="logout"),
     path("sso/", include("sso.urls")),
 ]
 if not settings.AGENTWEB_PASSWORD_LOGIN:

@@ -12,7 +12,7 @@ from django.contrib.auth.views import LoginView
 from django.core.exceptions import SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render, resolve_url
-from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
+from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView, OIDCLogoutView
 
 from sso.backend import SignInRefused
 from sso.discovery import DiscoveryError, provider_metadata
@@ -115,6 +115,20 @@ def provider_logout_url(request: HttpRequest) -> str:
         }
     )
     return f"{endpoint}{'&' if '?' in endpoint else '?'}{query}"
+
+
+class SignOut(OIDCLogoutView):
+    """Sign-out (POST /accounts/logout/): the library's, which ends the app's session and asks
+    provider_logout_url where to go. The provider's end-session page is reached from a page of ours rather than
+    by redirecting the form's POST: the app's Content-Security-Policy (form-action 'self') stops a form whose
+    answer redirects to another origin, and the page's refresh is a plain navigation."""
+
+    def post(self, request):
+        response = super().post(request)
+        target = response["Location"]
+        if target.startswith(("http://", "https://")) and not target.startswith(request.build_absolute_uri("/")):
+            return render(request, "sso/signing_out.html", {"target": target})
+        return response
 
 
 def password_sign_in_off(request: HttpRequest) -> HttpResponse:
