@@ -76,7 +76,12 @@ class FinishSignIn(OIDCAuthenticationCallbackView):
         if not settings.AGENTWEB_OIDC_ISSUER:
             raise Http404("sign-in with a provider is not configured")
         try:
+            # RFC 9207: a provider that names itself in its answer (`iss`) must be ours (a mix-up with another).
+            if "iss" in request.GET and request.GET["iss"] != provider_metadata().issuer:
+                raise SignInRefused("This answer comes from another sign-in provider.")
             return super().get(request)
+        except DiscoveryError as error:
+            return refused(request, f"The sign-in provider could not be reached ({error}).", status=503)
         except SuspiciousOperation:
             # The library's word for a state this session did not start (or already used).
             return refused(

@@ -152,6 +152,17 @@ def test_a_wrong_state_is_refused_and_the_genuine_answer_still_signs_in(oidc, cl
     assert client.get(back).status_code == 302 and signed_in_user(client).username == "alice"
 
 
+def test_an_answer_naming_another_issuer_is_refused(oidc, client):
+    back = to_provider_and_back(client, "alice")
+    query = {key: values[0] for key, values in parse_qs(urlsplit(back).query).items()}
+    assert query["iss"] == oidc.issuer  # the provider names itself (RFC 9207)
+
+    response = client.get("/sso/callback/?" + urlencode({**query, "iss": "https://attacker.example"}))
+
+    assert response.status_code == 403 and "another sign-in provider" in response.content.decode()
+    assert signed_in_user(client) is None
+
+
 def test_a_replayed_code_is_refused_in_the_same_session_and_in_another(oidc, client):
     back = to_provider_and_back(client, "alice")
     assert client.get(back).status_code == 302
