@@ -20,6 +20,7 @@ from ..common import ROOT, Result, bench_model_server, load_average, machine, pr
 from . import report
 from .cluster import NoServers, ProductionApp, servers_missing
 from .database import database
+from .due_schedules import due_schedules
 from .idle import idle_sockets
 from .many_streams import many_streams
 from .relay_redis import relay_redis
@@ -32,6 +33,7 @@ BENCHMARKS = {
     "idle-sockets": idle_sockets,
     "reconnect-storm": reconnect_storm,
     "worker-kill": worker_kill,
+    "schedules": due_schedules,
     "database": database,  # last: it reports the connections every other benchmark held
 }
 
