@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Case, DateTimeField, Q, Value, When
 from django.utils import timezone
 
 from agents.services import pick_by_slug
@@ -67,24 +68,56 @@ def slot_after(schedule: Schedule, now: datetime, anchor: datetime | None = None
 def claim_due(now: datetime | None = None) -> list[int]:
     """Claim the schedules due at `now`: the ScheduleRuns written (their ids), each the only one for its slot."""
     now = now or timezone.now()
-    claimed: list[int] = []
+    locked = connection.features.has_select_for_update_skip_locked
     with transaction.atomic():
         due = Schedule.objects.filter(paused=False, next_run_at__lte=now).order_by("next_run_at", "pk")
-        if connection.features.has_select_for_update_skip_locked:
+        if locked:
             due = due.select_for_update(skip_locked=True, of=("self",))
+        moves: list[tuple[int, datetime, datetime]] = []  # (schedule, the slot read, the slot after now)
         for schedule in due.only("pk", "kind", "cron", "time_zone", "every_minutes", "next_run_at")[:CLAIM_BATCH]:
             slot = schedule.next_run_at
             try:
-                following = slot_after(schedule, now, anchor=slot)
+                moves.append((schedule.pk, slot, slot_after(schedule, now, anchor=slot)))
             except BadTiming as error:  # a zone the system no longer knows, say: paused rather than retried forever
                 Schedule.objects.filter(pk=schedule.pk).update(paused=True, pause_reason=str(error)[:REASON_CHARS])
-                continue
-            moved = Schedule.objects.filter(pk=schedule.pk, next_run_at=slot, paused=False).update(
-                next_run_at=following, last_run_at=now
+        if locked and moves:
+            claimed = _move_together(moves, now)
+            if claimed is not None:
+                return claimed
+        return [pk for pk in (_move_one(*move, now) for move in moves) if pk is not None]
+
+
+def _move_one(schedule_id: int, slot: datetime, following: datetime, now: datetime) -> int | None:
+    """The conditional UPDATE of one schedule, and its ScheduleRun when it moved (None: another claimer moved it)."""
+    moved = Schedule.objects.filter(pk=schedule_id, next_run_at=slot, paused=False).update(
+        next_run_at=following, last_run_at=now
+    )
+    return ScheduleRun.objects.create(schedule_id=schedule_id, slot=slot, claimed_at=now).pk if moved else None
+
+
+def _move_together(moves: list[tuple[int, datetime, datetime]], now: datetime) -> list[int] | None:
+    """The same conditional UPDATE for rows this transaction holds locked (FOR UPDATE), all in one statement, and
+    their ScheduleRuns in one INSERT: a burst of 1,000 was 2,000 statements, the last claimed seconds after its
+    slot. None, and nothing written, unless every row moved (then each is moved alone, as without the locks)."""
+    condition = Q()
+    for pk, slot, _ in moves:
+        condition |= Q(pk=pk, next_run_at=slot)
+    following = Case(*(When(pk=pk, then=Value(after)) for pk, _, after in moves), output_field=DateTimeField())
+    try:
+        with transaction.atomic():
+            moved = Schedule.objects.filter(condition, paused=False).update(next_run_at=following, last_run_at=now)
+            if moved != len(moves):
+                raise _NotAll
+            jobs = ScheduleRun.objects.bulk_create(
+                ScheduleRun(schedule_id=pk, slot=slot, claimed_at=now) for pk, slot, _ in moves
             )
-            if moved == 1:
-                claimed.append(ScheduleRun.objects.create(schedule_id=schedule.pk, slot=slot, claimed_at=now).pk)
-    return claimed
+    except _NotAll:
+        return None
+    return [job.pk for job in jobs]
+
+
+class _NotAll(Exception):
+    """Some row of a claim did not move: the claim's savepoint is rolled back."""
 
 
 def reclaim_stale(now: datetime | None = None) -> list[int]:

@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     raw.parent.mkdir(exist_ok=True)
     raw.write_text(json.dumps(as_json(info, results), indent=1, default=str))
     if not args.smoke and not args.no_report and not args.variant:
-        print(f"wrote {report.write(info, results, complete=set(names) == set(BENCHMARKS))} and {raw}")
+        written = report.write(info, results, complete=set(names) == set(BENCHMARKS), order=list(BENCHMARKS))
+        print(f"wrote {written} and {raw}")
     failed = [r.name for r in results if r.error]
     if failed:
         print(f"errors in: {', '.join(failed)}", file=sys.stderr)
