@@ -65,8 +65,9 @@ def slot_after(schedule: Schedule, now: datetime, anchor: datetime | None = None
     )
 
 
-def claim_due(now: datetime | None = None) -> list[int]:
-    """Claim the schedules due at `now`: the ScheduleRuns written (their ids), each the only one for its slot."""
+def claim_due(now: datetime | None = None, limit: int = CLAIM_BATCH) -> list[int]:
+    """Claim the schedules due at `now`, `limit` at most: the ScheduleRuns written (their ids), each the only one for
+    its slot."""
     now = now or timezone.now()
     locked = connection.features.has_select_for_update_skip_locked
     with transaction.atomic():
@@ -74,7 +75,7 @@ def claim_due(now: datetime | None = None) -> list[int]:
         if locked:
             due = due.select_for_update(skip_locked=True, of=("self",))
         moves: list[tuple[int, datetime, datetime]] = []  # (schedule, the slot read, the slot after now)
-        for schedule in due.only("pk", "kind", "cron", "time_zone", "every_minutes", "next_run_at")[:CLAIM_BATCH]:
+        for schedule in due.only("pk", "kind", "cron", "time_zone", "every_minutes", "next_run_at")[:limit]:
             slot = schedule.next_run_at
             try:
                 moves.append((schedule.pk, slot, slot_after(schedule, now, anchor=slot)))
