@@ -103,7 +103,7 @@ async def due_schedules(app: ProductionApp, result: Result, smoke: bool) -> None
         meters = CpuMeters(running.pids())
         pages = page_probe(daphne, cookie, 600)
         try:
-            state = await wait_done(app, ids, timeout=60 if smoke else 300)
+            state = await wait_done(app, ids, timeout=60 if smoke else 600)
         finally:
             pages.terminate()
         cpu, wall = meters.read()
