@@ -124,7 +124,7 @@ class AppHTTPChannel(HTTPChannel):
             what,
             limit,
         )
-        self._answer_and_close(413, self.limits.refusal(target))
+        self._answer_and_close(413, self.limits.refusal_body(target))
 
     # --- the timeouts -------------------------------------------------------------------------------------------
 
@@ -140,7 +140,7 @@ class AppHTTPChannel(HTTPChannel):
             self.transport.loseConnection()
             return
         logger.info("Closed a connection whose request's headers had not all arrived in time")
-        self._answer_and_close(408, "The request took too long to arrive.")
+        self._answer_and_close(408, {"error": "The request took too long to arrive."})
 
     def _check_body_pace(self) -> None:
         due = self._body_since + self.limits.timeout_s + self._body_received / self.limits.body_min_rate
@@ -150,7 +150,7 @@ class AppHTTPChannel(HTTPChannel):
             return
         self._deadline = None
         logger.info("Closed a connection whose request's body arrived too slowly")
-        self._answer_and_close(408, "The request took too long to arrive.")
+        self._answer_and_close(408, {"error": "The request took too long to arrive."})
 
     def _cancel_deadline(self) -> None:
         if self._deadline is not None and self._deadline.active():
@@ -159,19 +159,19 @@ class AppHTTPChannel(HTTPChannel):
 
     # --- closing ------------------------------------------------------------------------------------------------
 
-    def _answer_and_close(self, status: int, message: str) -> None:
+    def _answer_and_close(self, status: int, body: dict) -> None:
         """The answer, then the connection closed: what the client still sends meanwhile is read and dropped (see
         LINGER_S), so that it can read the answer."""
         self.refused = True
         self._refused_at = self._last_heard = self.factory.reactor.seconds()
         self._cancel_deadline()
         self.setTimeout(None)
-        body = json.dumps({"error": message}).encode()
+        content = json.dumps(body).encode()
         head = (
             f"HTTP/1.1 {status} {REASONS[status]}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            f"Content-Length: {len(content)}\r\nConnection: close\r\n\r\n"
         )
-        self.transport.write(head.encode("latin-1") + body)
+        self.transport.write(head.encode("latin-1") + content)
         half_close = getattr(self.transport, "loseWriteConnection", None)
         if half_close is not None:
             half_close()

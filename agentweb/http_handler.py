@@ -100,5 +100,5 @@ class PooledThreadASGIHandler(ASGIHandlerInOneTrip):
     def body_limit(self, scope) -> int:
         return self.request_limits.body_limit(scope.get("path", ""))
 
-    def body_refusal(self, scope) -> str:
-        return self.request_limits.refusal(scope.get("path", ""))
+    def body_refusal(self, scope) -> dict:
+        return self.request_limits.refusal_body(scope.get("path", ""))

@@ -8,7 +8,9 @@ that is not ours (`manage.py runserver`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from agentweb.sizes import human_size
@@ -28,11 +30,15 @@ class RequestLimits:
     body_min_rate: int  # bytes per second a body must keep up after that (each such many give a second more)
     hook_bytes: int = 256 * 1024  # a webhook delivery's body (POST /hooks/<id>): smaller than the others
     hook_prefix: str = "/hooks/"
+    #: (path prefix, the body of a refusal there): the APIs answer in their own error shapes (api/errors.py).
+    shapes: tuple[tuple[str, Callable[[str], dict[str, Any]]], ...] = ()
 
     @classmethod
     def from_settings(cls) -> RequestLimits:
         from django.conf import settings
         from django.urls import reverse
+
+        from api.errors import too_large_shapes
 
         file_bytes = settings.AGENTWEB_ATTACHMENT_MAX_BYTES
         return cls(
@@ -44,6 +50,7 @@ class RequestLimits:
             body_min_rate=settings.AGENTWEB_REQUEST_BODY_MIN_RATE,
             hook_bytes=settings.AGENTWEB_HOOK_MAX_BODY_BYTES,
             hook_prefix=reverse("hooks:list"),
+            shapes=too_large_shapes(),
         )
 
     def is_upload(self, target: str) -> bool:
@@ -65,3 +72,12 @@ class RequestLimits:
         if self.is_upload(target):
             return f"The file is too big: a file may be at most {human_size(self.file_bytes)}."
         return f"The request is too big: at most {human_size(self.body_limit(target))} may be sent here."
+
+    def refusal_body(self, target: str) -> dict[str, Any]:
+        """The JSON body of a 413 for `target`: an API's own error shape under its prefix, else `{"error": text}`."""
+        message = self.refusal(target)
+        path = urlsplit(target).path
+        for prefix, shape in self.shapes:
+            if path.startswith(prefix):
+                return shape(message)
+        return {"error": message}

@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "inbox",  # issue 39: the approvals inbox (docs/background.md)
     "notifications",
     "schedules",
+    "sso",  # issue 40: sign-in with the organisation's OpenID Connect provider (docs/teams.md)
 ]
 
 MIDDLEWARE = [
@@ -105,6 +106,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 # issue 39, inbox: the top bar's count of what waits for the person (read only where shown).
                 "inbox.context_processors.inbox_count",
+                # issue 40: the login page's provider button and password form.
+                "sso.context_processors.sign_in",
             ],
         },
     },
@@ -175,6 +178,46 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+# --- sign-in with the organisation's OpenID Connect provider (issue 40; sso/, docs/teams.md "Sign-in") ---
+# The issuer's URL turns it on: its endpoints and keys are read from its discovery document (sso/discovery.py).
+AGENTWEB_OIDC_ISSUER = env_str("AGENTWEB_OIDC_ISSUER").strip()
+AGENTWEB_OIDC_CLIENT_ID = env_str("AGENTWEB_OIDC_CLIENT_ID")
+AGENTWEB_OIDC_CLIENT_SECRET = env_str("AGENTWEB_OIDC_CLIENT_SECRET")
+# The login page's button: "Sign in with <name>".
+AGENTWEB_OIDC_NAME = env_str("AGENTWEB_OIDC_NAME") or "single sign-on"
+# Space- or comma-separated; "openid" is always asked for.
+AGENTWEB_OIDC_SCOPES = [
+    scope for scope in env_str("AGENTWEB_OIDC_SCOPES", "openid email profile").replace(",", " ").split() if scope
+]
+if "openid" not in AGENTWEB_OIDC_SCOPES:
+    AGENTWEB_OIDC_SCOPES.insert(0, "openid")
+# The claim (ID token or userinfo) whose values are the person's groups, synced on every sign-in (sso/groups.py).
+AGENTWEB_OIDC_GROUPS_CLAIM = env_str("AGENTWEB_OIDC_GROUPS_CLAIM") or "groups"
+# Group values that make a person staff / a superuser; empty: the admin decides, the claim does not.
+AGENTWEB_OIDC_STAFF_GROUPS = env_list("AGENTWEB_OIDC_STAFF_GROUPS", [])
+AGENTWEB_OIDC_SUPERUSER_GROUPS = env_list("AGENTWEB_OIDC_SUPERUSER_GROUPS", [])
+# Off: the login form is gone and a password is refused everywhere (Django's model backend is not installed).
+AGENTWEB_PASSWORD_LOGIN = env_bool("AGENTWEB_PASSWORD_LOGIN", True)
+if AGENTWEB_OIDC_ISSUER and not AGENTWEB_OIDC_CLIENT_ID:
+    raise ImproperlyConfigured("AGENTWEB_OIDC_ISSUER is set but AGENTWEB_OIDC_CLIENT_ID is not (docs/teams.md).")
+if not AGENTWEB_PASSWORD_LOGIN and not AGENTWEB_OIDC_ISSUER:
+    raise ImproperlyConfigured("AGENTWEB_PASSWORD_LOGIN=false needs AGENTWEB_OIDC_ISSUER: nobody could sign in.")
+# The sso backend is Django's ModelBackend too (permissions); installed always, so that a session it made stays
+# valid whatever the password setting, and it answers only the provider's callback.
+AUTHENTICATION_BACKENDS = (["django.contrib.auth.backends.ModelBackend"] if AGENTWEB_PASSWORD_LOGIN else []) + [
+    "sso.backend.OIDCBackend"
+]
+# mozilla-django-oidc's own settings, from the above (the endpoints come from discovery, not from here).
+OIDC_RP_CLIENT_ID = AGENTWEB_OIDC_CLIENT_ID
+OIDC_RP_CLIENT_SECRET = AGENTWEB_OIDC_CLIENT_SECRET
+OIDC_RP_SCOPES = " ".join(AGENTWEB_OIDC_SCOPES)
+OIDC_USE_PKCE = True  # S256 (RFC 7636)
+OIDC_USE_NONCE = True
+OIDC_AUTHENTICATION_CALLBACK_URL = "sso:callback"
+# The ID token is kept in the session only to end the provider's session on sign-out (its id_token_hint).
+OIDC_STORE_ID_TOKEN = True
+OIDC_OP_LOGOUT_URL_METHOD = "sso.views.provider_logout_url"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -1,8 +1,10 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from agentweb.health import healthz
+from sso import views as sso_views
 
 # The admin says whose it is (Django's default is "Django administration").
 admin.site.site_header = "agentweb administration"
@@ -10,6 +12,15 @@ admin.site.site_title = "agentweb admin"
 admin.site.index_title = "Models, agents, tools and chats"
 
 urlpatterns = [
+    # Sign-in (issue 40, sso/): the login page with the provider's button, and sign-out that also ends the
+    # provider's session, ahead of Django's auth URLs and the admin's own login, which answer the same addresses.
+    path("accounts/login/", sso_views.SignInView.as_view(), name="login"),
+    path("accounts/logout/", sso_views.SignOut.as_view(), name="logout"),
+    path("sso/", include("sso.urls")),
+]
+if not settings.AGENTWEB_PASSWORD_LOGIN:
+    urlpatterns.append(path("admin/login/", sso_views.password_sign_in_off))
+urlpatterns += [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     # The run API (docs/api.md): a person's threads and runs, for programs holding an API key.

@@ -93,13 +93,17 @@ class Following:
             return sent
 
     async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
+        """Lets go of the thread's group and stops the reader; again, nothing (a response and its content may both
+        close it: api/responses.py)."""
+        reader, self._reader = self._reader, None
+        address, self._address = self._address, ""
+        if reader is not None:
+            reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
-        if self._address:
+                await reader
+        if address:
             with contextlib.suppress(Exception):  # leaving: Redis may be what failed
-                await live.delivery().detach(self._address, group_name(self.thread_id))
+                await live.delivery().detach(address, group_name(self.thread_id))
 
 
 async def follow(

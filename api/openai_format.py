@@ -11,6 +11,8 @@ from typing import Any
 
 from chat.text import unstorable_text
 
+from .errors import openai_error
+
 #: The roles a request's history may hold; the last message must be the person's.
 ROLES = ("system", "user", "assistant")
 
@@ -24,7 +26,7 @@ class Refused(Exception):
         self.kind = kind or ("invalid_request_error" if status < 500 else "server_error")
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.kind, "param": self.param, "code": self.code}}
+        return openai_error(self.message, code=self.code, kind=self.kind, param=self.param)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ API's), and the run's events read back as the pieces an OpenAI client is sent.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -13,11 +14,12 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from agents.services import agents_for_picker
-from chat import runs
+from chat import live, runs
 from chat.error_codes import REFUSED, client_error
 from chat.frames import ClientError
 from chat.models import Thread
 from chat.ratelimit import send_limit
+from delivery import REDIS_GONE
 from modelconfig.services import DEFAULT_ID, available_models, config_for
 
 from .auth import caller_of
@@ -25,6 +27,7 @@ from .errors import status_of
 from .follow import Following
 from .models import ApiKey
 from .openai_format import CompletionRequest, Refused, usage_of
+from .run_api import REDIS_UNAVAILABLE
 
 #: A model configuration's id in /v1/models (an agent's is its slug, which holds no colon).
 MODEL_PREFIX = "model:"
@@ -78,6 +81,8 @@ async def open_run(key: ApiKey, request: CompletionRequest) -> tuple[Thread, int
     await database_sync_to_async(check_context)(request, agent, model, user)
     if not await send_limit().aallow(user.pk):
         raise Refused(429, "Too many requests at once; wait a moment and send again.", code="rate_limited")
+    if not live.delivery().reachable:  # as the chat: nothing is written while a run cannot be handed on or followed
+        raise Refused(503, REDIS_UNAVAILABLE, code="unavailable")
     frame = {"type": "message.send", "model": model or "", "agent": agent or ""}
     try:
         turn, setup = await runs.begin_turn(
@@ -95,13 +100,38 @@ async def open_run(key: ApiKey, request: CompletionRequest) -> tuple[Thread, int
         raise refused(client_error(error, frame)) from None
     except runs.SignedOut:
         raise Refused(401, "This API key is no longer valid.", code="invalid_api_key") from None
-    following = await Following(turn.thread.pk).open()
+    # The turn is written: from here every way out leaves its run launched (or, Redis gone, failed and retryable),
+    # never waiting for the stale limit.
     try:
-        await runs.launch_run(turn, setup=setup)
+        following = await Following(turn.thread.pk).open()
+    except BaseException as error:
+        await launch_unfollowed(turn, setup)  # the run goes on unfollowed, as a closed tab's does
+        if isinstance(error, REDIS_GONE):
+            message = f"The server cannot follow the run right now; it goes on in thread {turn.thread.pk}."
+            raise Refused(503, message, code="unavailable") from None
+        raise
+    try:
+        await launch(turn, setup)
     except BaseException:
         await following.close()
         raise
     return turn.thread, turn.run.pk, following
+
+
+async def launch(turn, setup) -> None:
+    """The written turn's run started; should Redis go out of reach just then, its run fails (and can be retried),
+    as the run API's does (api/run_views.py `launch`)."""
+    try:
+        await runs.launch_run(turn, setup=setup)
+    except REDIS_GONE:
+        await runs.fail_unlaunched(turn, REDIS_UNAVAILABLE)
+        raise Refused(503, REDIS_UNAVAILABLE, code="unavailable") from None
+
+
+async def launch_unfollowed(turn, setup) -> None:
+    """`launch`, for a turn no one follows: its refusal is not the request's to give (the request's own error is)."""
+    with contextlib.suppress(Refused):
+        await launch(turn, setup)
 
 
 def refused(error: ClientError) -> Refused:

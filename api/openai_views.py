@@ -6,7 +6,7 @@ import json
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 
@@ -15,7 +15,8 @@ from chat.runs.detached import detached
 from .auth import KeyRefused, authenticate
 from .openai_format import CompletionRequest, Refused, chunk, completion, completion_id, error_event, parse_request
 from .openai_run import Done, Failed, Text, Waiting, answer, model_list, open_run
-from .responses import SettledLater
+from .responses import Releasing, SettledLater
+from .stream_cap import TOO_MANY_STREAMS, TOO_MANY_STREAMS_MESSAGE, at_cap, counted
 
 #: Told of every stream so that a proxy does not hold it back.
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -53,15 +54,20 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
         asked = parse_request(
             request.body, request.META.get("CONTENT_TYPE", ""), max_messages=settings.AGENTWEB_API_MAX_MESSAGES
         )
+        if asked.stream and at_cap(key.user_id):  # a stream counts as one of the person's sockets, as on /api/v1
+            raise Refused(429, TOO_MANY_STREAMS_MESSAGE, code=TOO_MANY_STREAMS)
         thread, run_id, following = await detached(open_run(key, asked))
     except Refused as refused:
         return error_response(refused)
     ident = completion_id()
+    # Each response lets go of the thread's group when closed, sent or not (api/responses.py).
     if asked.stream:
-        body = streamed(ident, asked, answer(following, thread, run_id), following)
-        response = StreamingHttpResponse(body, content_type="text/event-stream", headers=STREAM_HEADERS)
+        body = counted(key.user_id, streamed(ident, asked, answer(following, thread, run_id), following))
+        response = Releasing(body, content_type="text/event-stream", headers=STREAM_HEADERS, release=following.close)
     else:
-        response = SettledLater(lambda: whole(ident, asked, answer(following, thread, run_id), following))
+        response = SettledLater(
+            lambda: whole(ident, asked, answer(following, thread, run_id), following), release=following.close
+        )
     response["X-Agentweb-Thread"] = str(thread.pk)
     return response
 

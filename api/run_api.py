@@ -27,7 +27,7 @@ from chat.runs import SignedOut
 from delivery import REDIS_GONE
 
 from .auth import KeyRefused, authenticate
-from .errors import HTTP_STATUS
+from .errors import HTTP_STATUS, run_api_error
 from .models import ApiKey
 
 db = database_sync_to_async
@@ -86,9 +86,7 @@ api = NinjaAPI(
 
 
 def error_response(request: HttpRequest, code: str, message: str, status: int | None = None) -> HttpResponse:
-    return api.create_response(
-        request, {"error": {"code": code, "message": message}}, status=status or HTTP_STATUS.get(code, 400)
-    )
+    return api.create_response(request, run_api_error(code, message), status=status or HTTP_STATUS.get(code, 400))
 
 
 @api.exception_handler(ApiError)

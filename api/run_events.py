@@ -19,11 +19,11 @@ from ninja import Query
 
 from chat.models import Thread
 from chat.runs.detached import detached_view
-from chat.socket_cap import sockets
 
 from .follow import Sent, follow
 from .run_api import ApiError, api
 from .run_views import ERRORS, owned_thread
+from .stream_cap import TOO_MANY_STREAMS, TOO_MANY_STREAMS_MESSAGE, at_cap, counted
 
 KEEP_ALIVE = b": keep-alive\n\n"
 #: A Last-Event-ID longer than this is not a number of ours.
@@ -68,26 +68,12 @@ async def thread_events(request, thread_id: str, after_seq: int | None = Query(N
     after = resume_point(request, after_seq)
     user_id = request.auth.user_id
     # A stream counts as one of the person's sockets (AGENTWEB_MAX_SOCKETS_PER_USER): many held open are refused.
-    cap = settings.AGENTWEB_MAX_SOCKETS_PER_USER
-    if cap and sockets().held(user_id) >= cap:
-        raise ApiError("too_many_streams", "Too many open connections; close some and try again.")
+    if at_cap(user_id):
+        raise ApiError(TOO_MANY_STREAMS, TOO_MANY_STREAMS_MESSAGE)
     response = StreamingHttpResponse(counted(user_id, stream(thread, after)), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: pass each event on as it comes
     return response
-
-
-async def counted(user_id: int, events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """`events`, counted among the person's sockets from its first event until it ends, however it ends (counted
-    here, not in the view: a generator never started never runs its `finally`)."""
-    counts = sockets().open(user_id, settings.AGENTWEB_MAX_SOCKETS_PER_USER)
-    try:
-        async for chunk in events:
-            yield chunk
-    finally:
-        await events.aclose()
-        if counts:
-            sockets().close(user_id)
 
 
 async def stream(thread: Thread, after_seq: int | None) -> AsyncIterator[bytes]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import time
 
 import httpx
@@ -23,18 +24,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--interval", type=float, default=0.1)
     args = parser.parse_args(argv)
+    # SIGTERM ends the probe early with what it has (a bench that cannot know how long to probe stops it so).
+    stopped = []
+    signal.signal(signal.SIGTERM, lambda *_: stopped.append(True))
     latencies, sent_ns, statuses, size = [], [], {}, 0
     with httpx.Client(headers={"Cookie": args.cookie}, timeout=30) as client:
         client.get(args.url)  # a warm connection, as a browser's would be
         end = time.perf_counter() + args.seconds
-        while time.perf_counter() < end:
+        while time.perf_counter() < end and not stopped:
             started = time.perf_counter()
             sent_ns.append(time.time_ns())
             response = client.get(args.url)
             latencies.append((time.perf_counter() - started) * 1000)
             statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
             size = len(response.content)
-            time.sleep(max(0.0, args.interval - (time.perf_counter() - started)))
+            if not stopped:
+                time.sleep(max(0.0, args.interval - (time.perf_counter() - started)))
     print(json.dumps({"latencies_ms": latencies, "sent_ns": sent_ns, "statuses": statuses, "bytes": size}))
 
 

@@ -16,20 +16,28 @@ from __future__ import annotations
 
 import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import connection, transaction
+from django.db.models import Case, DateTimeField, Q, Value, When
 from django.utils import timezone
 
-from agents.services import pick_by_slug
+from agents.models import visible_to
+from agents.services import own_first, pick_by_slug
 from chat import runs
+from chat.broadcast import tell_user
 from chat.caller import Caller
 from chat.error_codes import REFUSED, client_error
+from chat.live import events
 from chat.models import Message, Source
+from chat.runs.execute import start_here
+from chat.runs.placement import placement
+from chat.runs.start import announce_waiting, open_turn
+from chat.store import run_claims
 from tools.services import toolset_for_page
 
 from .models import REASON_CHARS, Schedule, ScheduleRun
@@ -41,6 +49,9 @@ db = database_sync_to_async
 #: Schedules claimed by one transaction. More due are claimed by the next tick, a moment later (the ticker sleeps
 #: until the soonest due), or meanwhile by another process: SKIP LOCKED shares a burst out among the claimers.
 CLAIM_BATCH = 50
+#: Threads a process opens firings' turns on at once (schedules/firing.py firing_threads); each holds a connection
+#: of the process's pool (AGENTWEB_DB_POOL_SIZE, 10) while it works.
+FIRING_THREADS = 4
 #: Refusals of begin_turn that pause the schedule (what its owner must change); others fail the one firing.
 PAUSING_CODES = ("budget_exhausted", "not_found", "unknown_tool", "not_allowed", "images_not_supported")
 
@@ -56,27 +67,60 @@ def slot_after(schedule: Schedule, now: datetime, anchor: datetime | None = None
     )
 
 
-def claim_due(now: datetime | None = None) -> list[int]:
-    """Claim the schedules due at `now`: the ScheduleRuns written (their ids), each the only one for its slot."""
+def claim_due(now: datetime | None = None, limit: int = CLAIM_BATCH) -> list[int]:
+    """Claim the schedules due at `now`, `limit` at most: the ScheduleRuns written (their ids), each the only one for
+    its slot."""
     now = now or timezone.now()
-    claimed: list[int] = []
+    locked = connection.features.has_select_for_update_skip_locked
     with transaction.atomic():
         due = Schedule.objects.filter(paused=False, next_run_at__lte=now).order_by("next_run_at", "pk")
-        if connection.features.has_select_for_update_skip_locked:
+        if locked:
             due = due.select_for_update(skip_locked=True, of=("self",))
-        for schedule in due.only("pk", "kind", "cron", "time_zone", "every_minutes", "next_run_at")[:CLAIM_BATCH]:
+        moves: list[tuple[int, datetime, datetime]] = []  # (schedule, the slot read, the slot after now)
+        for schedule in due.only("pk", "kind", "cron", "time_zone", "every_minutes", "next_run_at")[:limit]:
             slot = schedule.next_run_at
             try:
-                following = slot_after(schedule, now, anchor=slot)
+                moves.append((schedule.pk, slot, slot_after(schedule, now, anchor=slot)))
             except BadTiming as error:  # a zone the system no longer knows, say: paused rather than retried forever
                 Schedule.objects.filter(pk=schedule.pk).update(paused=True, pause_reason=str(error)[:REASON_CHARS])
-                continue
-            moved = Schedule.objects.filter(pk=schedule.pk, next_run_at=slot, paused=False).update(
-                next_run_at=following, last_run_at=now
+        if locked and moves:
+            claimed = _move_together(moves, now)
+            if claimed is not None:
+                return claimed
+        return [pk for pk in (_move_one(*move, now) for move in moves) if pk is not None]
+
+
+def _move_one(schedule_id: int, slot: datetime, following: datetime, now: datetime) -> int | None:
+    """The conditional UPDATE of one schedule, and its ScheduleRun when it moved (None: another claimer moved it)."""
+    moved = Schedule.objects.filter(pk=schedule_id, next_run_at=slot, paused=False).update(
+        next_run_at=following, last_run_at=now
+    )
+    return ScheduleRun.objects.create(schedule_id=schedule_id, slot=slot, claimed_at=now).pk if moved else None
+
+
+def _move_together(moves: list[tuple[int, datetime, datetime]], now: datetime) -> list[int] | None:
+    """The same conditional UPDATE for rows this transaction holds locked (FOR UPDATE), all in one statement, and
+    their ScheduleRuns in one INSERT: a burst of 1,000 was 2,000 statements, the last claimed seconds after its
+    slot. None, and nothing written, unless every row moved (then each is moved alone, as without the locks)."""
+    condition = Q()
+    for pk, slot, _ in moves:
+        condition |= Q(pk=pk, next_run_at=slot)
+    following = Case(*(When(pk=pk, then=Value(after)) for pk, _, after in moves), output_field=DateTimeField())
+    try:
+        with transaction.atomic():
+            moved = Schedule.objects.filter(condition, paused=False).update(next_run_at=following, last_run_at=now)
+            if moved != len(moves):
+                raise _NotAll
+            jobs = ScheduleRun.objects.bulk_create(
+                ScheduleRun(schedule_id=pk, slot=slot, claimed_at=now) for pk, slot, _ in moves
             )
-            if moved == 1:
-                claimed.append(ScheduleRun.objects.create(schedule_id=schedule.pk, slot=slot, claimed_at=now).pk)
-    return claimed
+    except _NotAll:
+        return None
+    return [job.pk for job in jobs]
+
+
+class _NotAll(Exception):
+    """Some row of a claim did not move: the claim's savepoint is rolled back."""
 
 
 def reclaim_stale(now: datetime | None = None) -> list[int]:
@@ -99,11 +143,6 @@ def run_now(schedule: Schedule) -> int:
     return ScheduleRun.objects.create(schedule=schedule, slot=timezone.now(), claimed_at=timezone.now(), manual=True).pk
 
 
-def active_owner(user_id: int):
-    """Who the turn is written as: the owner while their account is active (Caller.current)."""
-    return get_user_model().objects.filter(pk=user_id, is_active=True).first()
-
-
 def fill(prompt: str, slot: datetime, time_zone: str) -> str:
     """{date} and {time} as the slot is in the schedule's zone; other braces are left as written."""
     try:
@@ -113,16 +152,20 @@ def fill(prompt: str, slot: datetime, time_zone: str) -> str:
     return prompt.replace("{date}", local.strftime("%Y-%m-%d")).replace("{time}", local.strftime("%H:%M"))
 
 
+def agent_lost(schedule: Schedule) -> str:
+    return f"The agent {schedule.agent!r} is no longer one its owner can use."
+
+
 def prepare(job_id: int) -> tuple[ScheduleRun, str | None]:
-    """The firing with its schedule and owner, and why the schedule cannot fire (None: it can)."""
+    """The firing with its schedule and owner, and why the schedule cannot fire (None: it can). The agent of a
+    schedule that makes a new thread each time is checked as its turn is opened (agent_for_new_thread), not twice."""
     job = ScheduleRun.objects.select_related("schedule", "schedule__owner").get(pk=job_id)
     schedule = job.schedule
     if not schedule.owner.is_active:
         return job, "The owner's account is deactivated."
-    agent = pick_by_slug(schedule.owner, schedule.agent)
-    if agent is None:
-        return job, f"The agent {schedule.agent!r} is no longer one its owner can use."
-    lost = lost_tools(schedule.owner, agent)
+    if grows(schedule) and pick_by_slug(schedule.owner, schedule.agent) is None:
+        return job, agent_lost(schedule)
+    lost = lost_tools(schedule)
     if lost:
         names = ", ".join(repr(name) for name in lost[:5]) + (" and others" if len(lost) > 5 else "")
         return job, (
@@ -132,18 +175,42 @@ def prepare(job_id: int) -> tuple[ScheduleRun, str | None]:
     return job, None
 
 
-def lost_tools(owner, agent) -> list[str]:
-    """The tools `agent` names that exist but `owner` may not use now (switched off by the admin, a disabled MCP
-    server's, or not allowed for the owner's groups). A run would go on without them and quietly do less than the
-    schedule was made for, so the schedule pauses instead. An agent with every tool has none to lose: it takes
-    what its owner may use."""
-    if agent.all_tools or not agent.tools:
+def lost_tools(schedule: Schedule) -> list[str]:
+    """The tools the schedule's agent names that exist but its owner may not use now (switched off by the admin, a
+    disabled MCP server's, or not allowed for the owner's groups). A run would go on without them and quietly do
+    less than the schedule was made for, so the schedule pauses instead. An agent with every tool has none to lose:
+    it takes what its owner may use. One small read of the agent (its tool list only); the tool set is the
+    process's, kept per settings stamp. An agent the owner lost is said by the turn's opening (agent_lost)."""
+    found = own_first(visible_to(schedule.owner).filter(slug=schedule.agent)).values_list("all_tools", "tools")
+    all_tools, names = found.first() or (True, [])
+    if all_tools or not names:
         return []
-    disabled = toolset_for_page(owner).disabled
-    return [name for name in agent.tools if isinstance(name, str) and name in disabled]
+    disabled = toolset_for_page(schedule.owner).disabled
+    return [name for name in names if isinstance(name, str) and name in disabled]
 
 
-def finish(job_id: int, status: str, *, error: str = "", thread_id=None, run_id=None, pause: str = "") -> None:
+def grows(schedule: Schedule) -> bool:
+    """Its firings go to the one thread it made already."""
+    return schedule.target == Schedule.Target.ONE and schedule.thread_id is not None
+
+
+def finish(
+    job_id: int,
+    status: str,
+    *,
+    error: str = "",
+    thread_id=None,
+    run_id=None,
+    pause: str = "",
+    schedule: Schedule | None = None,
+) -> None:
+    """The firing's outcome. `schedule`: the firing's, read already (else read here)."""
+    if schedule is not None and not pause and (schedule.target == Schedule.Target.NEW or schedule.thread_id):
+        # Nothing but the ScheduleRun to write: one statement, no transaction around it.
+        ScheduleRun.objects.filter(pk=job_id).update(
+            status=status, error=error[:REASON_CHARS], thread_id=thread_id, run_id=run_id
+        )
+        return
     with transaction.atomic():
         ScheduleRun.objects.filter(pk=job_id).update(
             status=status, error=error[:REASON_CHARS], thread_id=thread_id, run_id=run_id
@@ -160,46 +227,98 @@ def replayed_thread(owner_id: int, client_msg_id: uuid.UUID):
     return message.thread_id if message is not None else None
 
 
-async def fire(job_id: int) -> str:
-    """Start the run of a claimed firing; its ScheduleRun says how it went. Returns the status."""
-    job, reason = await db(prepare)(job_id)
+@dataclass
+class Opened:
+    """What a firing's trip to the database did: its status, and the turn and run setup to start when it opened one."""
+
+    status: str
+    turn: object = None
+    setup: object = None
+
+
+def open_firing(job_id: int, inbox: str = "") -> Opened:
+    """A firing's whole trip to the database, in one thread: whether the schedule can fire, the turn opened with its
+    run's setup, the ScheduleRun's outcome, and (`inbox`, the process's address for the run, when runs are shared)
+    the run taken by this process. Each step is its own transaction, as when they were separate trips."""
+    job, reason = prepare(job_id)
     schedule = job.schedule
     if reason:
-        await db(finish)(job_id, ScheduleRun.Status.PAUSED, error=reason, pause=reason)
-        return ScheduleRun.Status.PAUSED
-    grows = schedule.target == Schedule.Target.ONE and schedule.thread_id is not None
+        finish(job_id, ScheduleRun.Status.PAUSED, error=reason, pause=reason)
+        return Opened(ScheduleRun.Status.PAUSED)
+    owner = schedule.owner
     try:
-        turn, setup = await runs.begin_turn(
-            user=schedule.owner,
+        turn, setup, _ = open_turn(
+            user=owner,
             session_key=None,
-            thread_id=str(schedule.thread_id) if grows else None,
+            thread_id=str(schedule.thread_id) if grows(schedule) else None,
             content=fill(schedule.prompt, job.slot, schedule.time_zone),
             client_msg_id=job.client_msg_id,
-            agent=None if grows else schedule.agent,
+            agent=None if grows(schedule) else schedule.agent,
             model=None,
-            caller=Caller(current=partial(active_owner, schedule.owner_id), source=Source.SCHEDULE),
+            # Read active a moment ago, in this trip (prepare).
+            caller=Caller(current=lambda: owner, source=Source.SCHEDULE),
+            prepare=True,  # the run starts in this process (see fire)
         )
+    except runs.UnknownAgent:
+        reason = agent_lost(schedule)
+        finish(job_id, ScheduleRun.Status.PAUSED, error=reason, pause=reason)
+        return Opened(ScheduleRun.Status.PAUSED)
     except runs.SignedOut:
         reason = "The owner's account is deactivated."
-        await db(finish)(job_id, ScheduleRun.Status.PAUSED, error=reason, pause=reason)
-        return ScheduleRun.Status.PAUSED
+        finish(job_id, ScheduleRun.Status.PAUSED, error=reason, pause=reason)
+        return Opened(ScheduleRun.Status.PAUSED)
     except REFUSED as refused:
         error = client_error(refused, {"type": "message.send", "agent": schedule.agent, "model": ""})
         if error.code == "run_active":  # the thread that grows is still answering the last firing
-            await db(finish)(job_id, ScheduleRun.Status.SKIPPED, error=error.message)
-            return ScheduleRun.Status.SKIPPED
+            finish(job_id, ScheduleRun.Status.SKIPPED, error=error.message, schedule=schedule)
+            return Opened(ScheduleRun.Status.SKIPPED)
         if error.code in PAUSING_CODES:
-            await db(finish)(job_id, ScheduleRun.Status.PAUSED, error=error.message, pause=error.message)
-            return ScheduleRun.Status.PAUSED
-        await db(finish)(job_id, ScheduleRun.Status.FAILED, error=error.message)
-        return ScheduleRun.Status.FAILED
+            finish(job_id, ScheduleRun.Status.PAUSED, error=error.message, pause=error.message)
+            return Opened(ScheduleRun.Status.PAUSED)
+        finish(job_id, ScheduleRun.Status.FAILED, error=error.message, schedule=schedule)
+        return Opened(ScheduleRun.Status.FAILED)
     if turn.run is None:  # started before, by a process that died before it wrote so: the same turn, found again
-        thread_id = await db(replayed_thread)(schedule.owner_id, job.client_msg_id)
-        await db(finish)(job_id, ScheduleRun.Status.STARTED, thread_id=thread_id)
-        return ScheduleRun.Status.STARTED
-    await db(finish)(job_id, ScheduleRun.Status.STARTED, thread_id=turn.thread.pk, run_id=turn.run.pk)
-    await runs.launch_run(turn, setup=setup)
-    return ScheduleRun.Status.STARTED
+        thread_id = replayed_thread(owner.pk, job.client_msg_id)
+        finish(job_id, ScheduleRun.Status.STARTED, thread_id=thread_id, schedule=schedule)
+        return Opened(ScheduleRun.Status.STARTED)
+    finish(job_id, ScheduleRun.Status.STARTED, thread_id=turn.thread.pk, run_id=turn.run.pk, schedule=schedule)
+    if inbox and not turn.awaiting and not run_claims.take(run_id=turn.run.pk, owner=inbox):
+        return Opened(ScheduleRun.Status.STARTED)  # stopped from its page before this process took it
+    return Opened(ScheduleRun.Status.STARTED, turn, setup)
+
+
+#: The threads firings open their turns on, not the one database thread every run of the process queues its reads
+#: and writes on: 200 firings at once queued there behind each other's trips and the started runs' (prepare, open,
+#: finish, then the run's own), and the last run's model request came 20 to 24 s after its slot (docs/performance.md,
+#: P-S1). A few, each a connection of the process's pool while it works; one on SQLite, whose writes take turns.
+_firing_threads: ThreadPoolExecutor | None = None
+
+
+def firing_threads() -> ThreadPoolExecutor:
+    global _firing_threads
+    if _firing_threads is None:
+        count = 1 if connection.vendor == "sqlite" else FIRING_THREADS
+        _firing_threads = ThreadPoolExecutor(max_workers=count, thread_name_prefix="schedule-firing")
+    return _firing_threads
+
+
+async def fire(job_id: int) -> str:
+    """Open the turn of a claimed firing and start its run in this process; its ScheduleRun says how it went.
+    Returns the status. The processes that fire are those that run runs (a run worker, or a Daphne process
+    without workers): the run starts here rather than going through the runs channel to be read back."""
+    await runs.ensure_recovered()
+    inbox = await placement().inbox_address()
+    trip = database_sync_to_async(open_firing, thread_sensitive=False, executor=firing_threads())
+    opened = await trip(job_id, inbox)
+    if opened.turn is not None:
+        turn = opened.turn
+        if turn.unarchived:
+            await tell_user(turn.thread.owner_id, events.thread_archived(str(turn.thread.pk), False))
+        if turn.awaiting:
+            await announce_waiting(turn)
+        else:
+            await start_here(turn, setup=opened.setup, taken_as=inbox)
+    return opened.status
 
 
 async def fire_safely(job_id: int) -> str:

@@ -25,7 +25,11 @@ from django.urls import set_script_prefix
 
 
 class BodyTooLarge(Exception):
-    """A request's body, announced or as read so far, is over its route's limit; the message says so."""
+    """A request's body, announced or as read so far, is over its route's limit; `body` is the 413's JSON."""
+
+    def __init__(self, body: dict):
+        super().__init__(body)
+        self.body = body
 
 
 class ASGIHandlerInOneTrip(ASGIHandler):
@@ -42,8 +46,8 @@ class ASGIHandlerInOneTrip(ASGIHandler):
         """The most bytes the request's body may have."""
         raise NotImplementedError
 
-    def body_refusal(self, scope) -> str:
-        """What a request whose body has more is answered (413)."""
+    def body_refusal(self, scope) -> dict:
+        """What a request whose body has more is answered (413): its JSON body."""
         raise NotImplementedError
 
     async def handle(self, scope, receive, send):
@@ -55,7 +59,7 @@ class ASGIHandlerInOneTrip(ASGIHandler):
         except RequestAborted:
             return None
         except BodyTooLarge as refused:
-            await self.send_response(JsonResponse({"error": str(refused)}, status=413), send)
+            await self.send_response(JsonResponse(refused.body, status=413), send)
             return None
         set_script_prefix(get_script_prefix(scope))
         try:

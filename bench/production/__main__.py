@@ -20,6 +20,7 @@ from ..common import ROOT, Result, bench_model_server, load_average, machine, pr
 from . import report
 from .cluster import NoServers, ProductionApp, servers_missing
 from .database import database
+from .due_schedules import due_schedules
 from .idle import idle_sockets
 from .many_streams import many_streams
 from .relay_redis import relay_redis
@@ -32,6 +33,7 @@ BENCHMARKS = {
     "idle-sockets": idle_sockets,
     "reconnect-storm": reconnect_storm,
     "worker-kill": worker_kill,
+    "schedules": due_schedules,
     "database": database,  # last: it reports the connections every other benchmark held
 }
 
@@ -126,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     raw.parent.mkdir(exist_ok=True)
     raw.write_text(json.dumps(as_json(info, results), indent=1, default=str))
     if not args.smoke and not args.no_report and not args.variant:
-        print(f"wrote {report.write(info, results, complete=set(names) == set(BENCHMARKS))} and {raw}")
+        written = report.write(info, results, complete=set(names) == set(BENCHMARKS), order=list(BENCHMARKS))
+        print(f"wrote {written} and {raw}")
     failed = [r.name for r in results if r.error]
     if failed:
         print(f"errors in: {', '.join(failed)}", file=sys.stderr)

@@ -55,12 +55,62 @@ def generated(info: dict[str, Any], results: list[Result], complete: bool) -> st
     return "\n".join(lines)
 
 
-def write(info: dict[str, Any], results: list[Result], complete: bool = True, doc: Path | None = None) -> Path:
+AGAIN = "Measured again"
+
+
+def _rows_and_notes(section: str) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """A generated section's table rows and note lines, by benchmark."""
+    rows: dict[str, list[str]] = {}
+    notes: dict[str, str] = {}
+    for line in section.splitlines():
+        if line.startswith("| ") and not line.startswith(("| benchmark |", "| --- |")):
+            rows.setdefault(line.split(" | ", 1)[0][2:], []).append(line)
+        elif line.startswith("- **"):
+            notes[line[4:].split("**", 1)[0]] = line
+    return rows, notes
+
+
+def merged(old: str, info: dict[str, Any], results: list[Result], order: list[str]) -> str:
+    """The section of the last whole run with `results`' benchmarks (run with `--only`) put in their place: their
+    rows and notes replace that run's, the others' are kept, and a line under the first says when these ran."""
+    rows, notes = _rows_and_notes(old)
+    new_rows, new_notes = _rows_and_notes(generated(info, results, complete=True))
+    rows.update(new_rows)
+    notes.update(new_notes)
+    names = [r.name for r in results]
+    lines = old.splitlines()
+    again = [line for line in lines if line.startswith(AGAIN) and line.rsplit(": ", 1)[-1].rstrip(".") not in names]
+    again.append(
+        f"{AGAIN} {info['date']} (`--only`, app: {git_state(info.get('ref', ''))}; load average {info['loadavg']} → "
+        f"{info['loadavg_end']}): {', '.join(names)}."
+    )
+    known = [name for name in order if name in rows] + [name for name in rows if name not in order]
+    out = [lines[0], ""] if lines and not lines[0].startswith(AGAIN) else []
+    out += [*again, "", "| benchmark | figure | measured | floor | ratio | target | result |"]
+    out += ["| --- | --- | --- | --- | --- | --- | --- |", *[row for name in known for row in rows[name]]]
+    out += ["", "Notes on the figures of this run:", "", *[notes[name] for name in known if name in notes]]
+    out += ["", "Raw figures of this run: `bench/results/production.json` (not committed)."]
+    return "\n".join(out)
+
+
+def write(
+    info: dict[str, Any],
+    results: list[Result],
+    complete: bool = True,
+    doc: Path | None = None,
+    order: list[str] | None = None,
+) -> Path:
+    """Rewrite the section. A run of some benchmarks only (`complete` False) given the benchmarks' `order` replaces
+    their rows in the last whole run's table rather than the table."""
     doc = doc or ROOT / DOC_PATH
     text = doc.read_text()
     if START not in text or END not in text:
         text = text.rstrip() + f"\n\n{HEADING}\n\n{START}\n{END}\n"
     head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    doc.write_text(f"{head}{START}\n{generated(info, results, complete)}\n{END}{tail}")
+    old, tail = rest.split(END, 1)
+    if not complete and order is not None and "| benchmark |" in old:
+        section = merged(old.strip("\n"), info, results, order)
+    else:
+        section = generated(info, results, complete)
+    doc.write_text(f"{head}{START}\n{section}\n{END}{tail}")
     return doc

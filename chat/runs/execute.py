@@ -144,11 +144,13 @@ async def start_here(
     resume: list[ToolCall] | None = None,
     setup: RunSetup | None = None,
     announced: bool = False,
+    taken_as: str = "",
 ) -> ActiveRun | None:
     """Start the run in this process. `announced`: the process that handed it over published its thread.created
-    and run.started already (chat/runs/start.py launch_run)."""
+    and run.started already (chat/runs/start.py launch_run). `taken_as`: the inbox address the trip that opened the
+    run took it with (placement().inbox_address(); a scheduled firing, schedules/firing.py)."""
     thread, run = turn.thread, turn.run
-    taken = await placement().take(thread.pk, run.pk, read_inbox)
+    taken = await placement().take(thread.pk, run.pk, read_inbox, written=taken_as)
     if taken is None:
         return None  # cancelled before any process took it
     here = runs_here()

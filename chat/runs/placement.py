@@ -50,10 +50,15 @@ class AllHere:
     #: Runs go to the run workers rather than start here.
     hands_over = False
 
-    async def take(self, thread_id: uuid.UUID, run_id: int, read_inbox: ReadInbox) -> Taken | None:
+    async def take(self, thread_id: uuid.UUID, run_id: int, read_inbox: ReadInbox, written: str = "") -> Taken | None:
         """This process's claim on a run it is about to start; None when the run is no longer there to take. Here
-        every run is this process's: nothing to write, and no await (a Stop that came first is seen by start_here)."""
+        every run is this process's: nothing to write, and no await (a Stop that came first is seen by start_here).
+        `written`: the inbox address (inbox_address) the run was taken with already, in the trip that opened it."""
         return Taken()
+
+    async def inbox_address(self) -> str:
+        """An address to take a run with in the trip that opens it (take's `written`); "" where nothing is written."""
+        return ""
 
     async def recover(self, keep: set[int], stale_before: datetime, interrupt_dead: InterruptDead) -> None:
         """After a start: every run a stopped server left running (none of `keep`) becomes interrupted."""
@@ -70,14 +75,17 @@ class Shared(AllHere):
     def __init__(self, delivery: Delivery):
         self.delivery = delivery
 
-    async def take(self, thread_id: uuid.UUID, run_id: int, read_inbox: ReadInbox) -> Taken | None:
+    async def take(self, thread_id: uuid.UUID, run_id: int, read_inbox: ReadInbox, written: str = "") -> Taken | None:
         # The run's inbox is written on the run, so that other processes know it is taken and live.
-        address = await self.delivery.new_address()
-        if not await db(run_claims.take)(run_id=run_id, owner=address):
+        address = written or await self.delivery.new_address()
+        if not written and not await db(run_claims.take)(run_id=run_id, owner=address):
             return None  # cancelled before any process took it, or taken by another
         await self.delivery.attach(address, run_group(thread_id))
         reading = asyncio.get_running_loop().create_task(read_inbox(thread_id, run_id, address), name=f"inbox-{run_id}")
         return Taken(reading)
+
+    async def inbox_address(self) -> str:
+        return await self.delivery.new_address()
 
     async def recover(self, keep: set[int], stale_before: datetime, interrupt_dead: InterruptDead) -> None:
         """After a start: only the runs of processes that died (no heartbeat), each with what its tabs were shown;

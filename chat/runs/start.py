@@ -91,10 +91,12 @@ def open_turn(
     disabled_tools: list[str] | None = None,
     caller: Caller | None = None,
     history: list[tuple[str, str]] | None = None,
+    prepare: bool | None = None,
 ) -> tuple[store.TurnStart, RunSetup | None, dict[str, Any] | None]:
     """begin_turn's one trip to the database thread: the session's check, the model's, the turn, and the run's
     setup when this process runs it (a run handed to a worker, or taken by one process among others through
-    chat/store/run_claims.py, prepares itself)."""
+    chat/store/run_claims.py, prepares itself). `prepare`: read the setup (True) or not (False) whatever the
+    placement says; a scheduled firing starts its run in the process that fired it (schedules/firing.py)."""
     caller = caller or Caller.session(session_key)
     current = caller.current()
     if current is None or current.pk != user.pk:
@@ -119,7 +121,7 @@ def open_turn(
             api_key_id=caller.api_key_id,
             history=history if thread_id is None else None,
         )
-        here = placement().prepares_in_turn
+        here = placement().prepares_in_turn if prepare is None else prepare
         setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None
     return turn, setup, info
 

@@ -7,34 +7,25 @@ import httpx
 import openai
 import pytest
 
-from tests.support.model_server import ScriptedModelServer, SSEResponse, openai_sse_body
-from tests.support.processes import manage, served_app
+from tests.support.model_server import SSEResponse, openai_sse_body
+from tests.support.processes import manage
+from tests.support.served_api import Key, served_api
 
 ASK = {"id": "m1", "name": "send_email", "arguments": {"to": "a@example.com", "subject": "Hi"}}
-ISSUE = (
-    "from api.models import ApiKey; from django.contrib.auth.models import User;"
-    " print(ApiKey.issue(User.objects.get(username='ada'), 'k')[1])"
-)
 RUN_STATUS = "from chat.models import Run; print(Run.objects.get(thread_id={thread!r}).status)"
 
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    with (
-        ScriptedModelServer() as model,
-        served_app(
-            tmp_path_factory.mktemp("approval-timeout"),
-            {"ada": "api-tests-password-1"},
-            AGENTWEB_LLM_API="openai",
-            AGENTWEB_LLM_BASE_URL=model.base_url,
-            AGENTWEB_LLM_MODEL="scripted",
-            AGENTWEB_TOOL_MODULES="tests.support.approval_tools",
-            AGENTWEB_SSE_KEEPALIVE="0.2",
-            AGENTWEB_API_APPROVAL_TIMEOUT="1",
-        ) as (base_url, env),
-    ):
-        key = manage(env, "shell", "-c", ISSUE).strip().splitlines()[-1]
-        yield {"base_url": base_url, "env": env, "model": model, "key": key}
+    with served_api(
+        tmp_path_factory.mktemp("approval-timeout"),
+        {"ada": "api-tests-password-1"},
+        keys={"ada": Key("ada", "k")},
+        AGENTWEB_TOOL_MODULES="tests.support.approval_tools",
+        AGENTWEB_SSE_KEEPALIVE="0.2",
+        AGENTWEB_API_APPROVAL_TIMEOUT="1",
+    ) as app:
+        yield app
 
 
 def last_line(env, code: str) -> str:
@@ -44,7 +35,7 @@ def last_line(env, code: str) -> str:
 def test_a_stream_says_it_waits_then_ends_with_an_error_naming_the_thread(app):
     app["model"].enqueue(SSEResponse(openai_sse_body(tool_calls=[ASK])))
     body = {"model": "model:default", "messages": [{"role": "user", "content": "mail"}], "stream": True}
-    headers = {"Authorization": f"Bearer {app['key']}"}
+    headers = {"Authorization": f"Bearer {app['keys']['ada']}"}
     with httpx.stream("POST", f"{app['base_url']}/v1/chat/completions", json=body, headers=headers, timeout=60) as r:
         thread = r.headers["X-Agentweb-Thread"]
         lines = [line for line in r.iter_lines() if line]
@@ -57,7 +48,7 @@ def test_a_stream_says_it_waits_then_ends_with_an_error_naming_the_thread(app):
 
 def test_a_whole_answer_is_a_504_naming_the_thread_and_the_run_waits_on(app):
     app["model"].enqueue(SSEResponse(openai_sse_body(tool_calls=[ASK])))
-    client = openai.OpenAI(base_url=f"{app['base_url']}/v1", api_key=app["key"], max_retries=0)
+    client = openai.OpenAI(base_url=f"{app['base_url']}/v1", api_key=app["keys"]["ada"], max_retries=0)
     with pytest.raises(openai.APIStatusError) as refused:
         client.chat.completions.with_raw_response.create(
             model="model:default", messages=[{"role": "user", "content": "mail"}]

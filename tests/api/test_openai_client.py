@@ -15,54 +15,37 @@ import openai
 import pytest
 from websockets.sync.client import connect
 
-from tests.support.model_server import ScriptedModelServer, SSEResponse, openai_sse_body
-from tests.support.processes import log_in, manage, served_app
+from tests.support.model_server import SSEResponse, openai_sse_body
+from tests.support.processes import log_in, manage
+from tests.support.served_api import Key, served_api
 
 PASSWORD = "api-tests-password-1"
-ISSUE = (
-    "from api.models import ApiKey; from django.contrib.auth.models import User; from django.utils import timezone;"
-    " import datetime; row, key = ApiKey.issue(User.objects.get(username={user!r}), {name!r}); {then}; print(key)"
-)
+MAILER = """
+from agents.models import Agent
+Agent.objects.create(slug="mailer", name="Mailer", system_prompt="You send mail.")
+"""
 
 
 def answer(text: str = "", tool_calls=None, usage=None) -> SSEResponse:
     return SSEResponse(openai_sse_body(text=text, tool_calls=tool_calls, usage=usage))
 
 
-def key_for(env, user: str, name: str, then: str = "None") -> str:
-    return manage(env, "shell", "-c", ISSUE.format(user=user, name=name, then=then)).strip().splitlines()[-1]
-
-
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    with (
-        ScriptedModelServer() as model,
-        served_app(
-            tmp_path_factory.mktemp("openai-api"),
-            {"ada": PASSWORD, "bob": PASSWORD},
-            AGENTWEB_LLM_API="openai",
-            AGENTWEB_LLM_BASE_URL=model.base_url,
-            AGENTWEB_LLM_MODEL="scripted",
-            AGENTWEB_TOOL_MODULES="tests.support.approval_tools",
-            AGENTWEB_SSE_KEEPALIVE="0.2",
-            AGENTWEB_API_APPROVAL_TIMEOUT="120",
-        ) as (base_url, env),
-    ):
-        manage(
-            env,
-            "shell",
-            "-c",
-            "from agents.models import Agent; Agent.objects.create(slug='mailer', name='Mailer',"
-            " system_prompt='You send mail.')",
-        )
-        keys = {
-            "ada": key_for(env, "ada", "laptop"),
-            "expired": key_for(
-                env, "ada", "old", "row.expires_at = timezone.now() - datetime.timedelta(days=1); row.save()"
-            ),
-            "revoked": key_for(env, "ada", "gone", "row.revoke()"),
-        }
-        yield {"base_url": base_url, "env": env, "model": model, "keys": keys}
+    with served_api(
+        tmp_path_factory.mktemp("openai-api"),
+        {"ada": PASSWORD, "bob": PASSWORD},
+        keys={
+            "ada": Key("ada", "laptop"),
+            "expired": Key("ada", "old", "row.expires_at = timezone.now() - datetime.timedelta(days=1); row.save()"),
+            "revoked": Key("ada", "gone", "row.revoke()"),
+        },
+        setup=MAILER,
+        AGENTWEB_TOOL_MODULES="tests.support.approval_tools",
+        AGENTWEB_SSE_KEEPALIVE="0.2",
+        AGENTWEB_API_APPROVAL_TIMEOUT="120",
+    ) as app:
+        yield app
 
 
 def client(app, key: str | None = None) -> openai.OpenAI:
@@ -242,10 +225,25 @@ def test_bad_requests_get_a_clear_error_and_write_nothing(app, body, headers, st
     assert newest_thread(app) == before
 
 
-def test_a_20_mb_body_is_refused_before_it_is_read(app):
+def test_a_20_mb_body_is_refused_before_it_is_read_in_openais_shape(app):
+    with pytest.raises(openai.APIStatusError) as refused:
+        client(app).chat.completions.create(
+            model="model:default", messages=[{"role": "user", "content": "x" * (20 * 1024 * 1024)}]
+        )
+    assert refused.value.status_code == 413 and refused.value.code == "payload_too_large"
+    assert refused.value.type == "invalid_request_error" and "at most 1.0 MB" in refused.value.message
+
     response = httpx.post(
         f"{app['base_url']}/v1/chat/completions",
         content=b"x" * (20 * 1024 * 1024),
         headers={"Authorization": f"Bearer {app['keys']['ada']}", "Content-Type": "application/json"},
     )
     assert response.status_code == 413
+    assert response.json() == {
+        "error": {
+            "message": "The request is too big: at most 1.0 MB may be sent here.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "payload_too_large",
+        }
+    }

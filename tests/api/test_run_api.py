@@ -323,10 +323,13 @@ def test_bad_input_is_a_clear_4xx_and_writes_nothing(app, body, content_type, ex
     assert after == before
 
 
-def test_a_body_over_the_request_limit_is_refused_before_it_is_read(app):
+@pytest.mark.parametrize("chunked", [False, True], ids=["announced", "chunked"])
+def test_a_body_over_the_request_limit_is_refused_before_it_is_read_in_the_apis_shape(app, chunked):
+    body = b"x" * (20 * 1024 * 1024)
     response = httpx.post(
         f"{app['base_url']}/api/v1/threads",
-        content=b"x" * (20 * 1024 * 1024),
+        content=iter([body]) if chunked else body,  # an iterator: no Content-Length, refused as it arrives
         headers={"Authorization": f"Bearer {app['keys']['stranger']}", "Content-Type": "application/json"},
     )
-    assert response.status_code == 413
+    assert error_of(response) == (413, "payload_too_large")
+    assert "at most 1.0 MB" in response.json()["error"]["message"]

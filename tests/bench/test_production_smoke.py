@@ -9,7 +9,15 @@ from pathlib import Path
 from tests.support.production import require_servers
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCHMARKS = ("relay-redis", "many-streams", "idle-sockets", "reconnect-storm", "worker-kill", "database")
+BENCHMARKS = (
+    "relay-redis",
+    "many-streams",
+    "idle-sockets",
+    "reconnect-storm",
+    "worker-kill",
+    "schedules",
+    "database",
+)
 
 
 def test_production_bench_smoke_runs_every_benchmark():

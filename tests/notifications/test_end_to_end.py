@@ -13,8 +13,8 @@ import pytest
 
 from hooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from tests.notifications.receivers import PostReceiver, SMTPServer
-from tests.support.model_server import ErrorResponse, ScriptedModelServer, SSEResponse, openai_sse_body
-from tests.support.processes import manage, served_app
+from tests.support.model_server import ErrorResponse, SSEResponse, openai_sse_body
+from tests.support.served_api import Key, served_api
 
 TO, SUBJECT = "ceo@merger-target.example", "Confidential: the offer is 41 per share"
 ASK = {"id": "m1", "name": "send_email", "arguments": {"to": TO, "subject": SUBJECT}}
@@ -23,28 +23,25 @@ PUBLIC_URL = "https://chat.example.org"
 
 
 def setup_code(webhook_url: str) -> str:
-    return (
-        "from api.models import ApiKey; from django.contrib.auth.models import User;"
-        "from notifications.models import Preference;"
-        " ada = User.objects.get(username='ada'); ada.email = 'ada@example.com'; ada.save();"
-        f" Preference.objects.create(user=ada, email=True, webhook=True, webhook_url={webhook_url!r},"
-        f" webhook_secret={SECRET!r});"
-        " print(ApiKey.issue(ada, 'k')[1])"
-    )
+    return f"""
+from notifications.models import Preference
+ada = User.objects.get(username="ada")
+ada.email = "ada@example.com"
+ada.save()
+Preference.objects.create(user=ada, email=True, webhook=True, webhook_url={webhook_url!r}, webhook_secret={SECRET!r})
+"""
 
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     with (
-        ScriptedModelServer() as model,
         SMTPServer() as smtp,
         PostReceiver(status=200) as webhook,
-        served_app(
+        served_api(
             tmp_path_factory.mktemp("notify-e2e"),
             {"ada": "notify-tests-password-1"},
-            AGENTWEB_LLM_API="openai",
-            AGENTWEB_LLM_BASE_URL=model.base_url,
-            AGENTWEB_LLM_MODEL="scripted",
+            keys={"ada": Key("ada", "k")},
+            setup=setup_code(webhook.url("/hook")),
             AGENTWEB_TOOL_MODULES="tests.support.approval_tools",
             AGENTWEB_SSE_KEEPALIVE="0.2",
             AGENTWEB_API_APPROVAL_TIMEOUT="1",
@@ -53,10 +50,9 @@ def app(tmp_path_factory):
             AGENTWEB_PUBLIC_URL=PUBLIC_URL,
             EMAIL_HOST="127.0.0.1",
             EMAIL_PORT=str(smtp.port),
-        ) as (base_url, env),
+        ) as served,
     ):
-        key = manage(env, "shell", "-c", setup_code(webhook.url("/hook"))).strip().splitlines()[-1]
-        yield {"base_url": base_url, "model": model, "key": key, "mailbox": smtp.mailbox, "webhook": webhook}
+        yield {**served, "key": served["keys"]["ada"], "mailbox": smtp.mailbox, "webhook": webhook}
 
 
 def ask(app, content: str) -> str:

@@ -45,7 +45,7 @@ print(json.dumps({{
     "statuses": sorted(set(ScheduleRun.objects.values_list("status", flat=True))),
     "threads": Thread.objects.filter(source="schedule").count(),
     "runs": Run.objects.count(),
-    "claimed_late_p99": p99((job.claimed_at - job.slot).total_seconds() for job in jobs),
+    "claimed_late_first": min(((job.claimed_at - job.slot).total_seconds() for job in jobs), default=None),
     "opened_late_p99": p99((job.run.started_at - job.slot).total_seconds() for job in jobs if job.run),
 }}))
 """
@@ -53,6 +53,18 @@ print(json.dumps({{
 
 def state(app) -> dict:
     return json.loads(app.manage("shell", "-c", STATE.format()).strip().splitlines()[-1])
+
+
+def counts_now(app) -> dict:
+    """The firings written and started, read at once (`manage.py shell` takes seconds to start, by which time the
+    other worker may have started every one)."""
+    import psycopg
+
+    with psycopg.connect(app.env["DATABASE_URL"]) as conn:
+        fired, started = conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE status = 'started') FROM schedules_schedulerun"
+        ).fetchone()
+    return {"fired": fired, "started": started}
 
 
 def wait_until(app, done, timeout: float = 180) -> dict:
@@ -75,9 +87,10 @@ def test_two_hundred_schedules_due_together_each_fire_once_over_two_workers_and_
     print(found)
     assert (found["fired"], found["most"], found["started"]) == (SCHEDULES, 1, SCHEDULES), found
     assert found["threads"] == SCHEDULES and found["runs"] == SCHEDULES
-    # Claimed within moments of its slot (a ticker sleeps until the soonest due), not a tick late. When each run is
-    # opened after that depends on the machine (opened_late_p99, printed; the bench's figure).
-    assert found["claimed_late_p99"] <= 2.0, found
+    # The burst is claimed from moments after its slot (a ticker sleeps until the soonest due), not a tick late; each
+    # ticker claims more as its firings start (schedules/ticker.py AHEAD), so the last claims wait for room. When each
+    # run starts depends on the machine (opened_late_p99, printed; the bench's figure).
+    assert found["claimed_late_first"] <= 2.0, found
 
 
 def test_a_worker_killed_while_firing_loses_none_and_doubles_none(tmp_path):
@@ -95,7 +108,7 @@ def test_a_worker_killed_while_firing_loses_none_and_doubles_none(tmp_path):
             while time.time() < due + 0.3:  # the workers are claiming and starting: kill one in the middle of it
                 time.sleep(0.05)
             app.worker.kill()
-            at_kill = state(app)
+            at_kill = counts_now(app)
             found = wait_until(app, lambda f: f["fired"] == SCHEDULES and f["statuses"] == ["started"])
         finally:
             second.stop()
