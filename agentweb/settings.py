@@ -443,6 +443,10 @@ AGENTWEB_PUBLIC_URL = env_str("AGENTWEB_PUBLIC_URL", "http://localhost:8000").rs
 AGENTWEB_NOTIFY_WINDOW = env_float("AGENTWEB_NOTIFY_WINDOW", 5.0)
 # Hosts a webhook or push endpoint may be on although the SSRF guard (tools/net.py) would refuse their address.
 AGENTWEB_NOTIFY_ALLOWED_HOSTS = env_list("AGENTWEB_NOTIFY_ALLOWED_HOSTS", [])
+# An outgoing webhook that answers 5xx or is not reached is tried again, this many attempts in all, waiting this
+# many seconds before the second and twice as long before each next (notifications/dispatch.py).
+AGENTWEB_NOTIFY_WEBHOOK_ATTEMPTS = env_int("AGENTWEB_NOTIFY_WEBHOOK_ATTEMPTS", 4)
+AGENTWEB_NOTIFY_WEBHOOK_BACKOFF = env_float("AGENTWEB_NOTIFY_WEBHOOK_BACKOFF", 2.0)
 # Web Push's VAPID key: a P-256 private key in PEM. Without AGENTWEB_VAPID_PRIVATE_KEY, one is made on first use and
 # kept in this git-ignored file (like the secret key); a deployment on several machines sets the variable.
 AGENTWEB_VAPID_PRIVATE_KEY = env_str("AGENTWEB_VAPID_PRIVATE_KEY")

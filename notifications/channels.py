@@ -13,12 +13,13 @@ import logging
 import time
 from urllib.parse import urlsplit
 
+import httpx
 from django.conf import settings
 from django.core.mail import send_mail
 from py_vapid import Vapid
 from pywebpush import WebPusher
 
-from hooks.signing import signed_headers
+from hooks.signing import DELIVERY_HEADER, signed_headers
 from tools.net import guarded_request
 
 from . import vapid
@@ -31,6 +32,9 @@ DEADLINE_SECONDS = 15.0
 MAX_ANSWER_BYTES = 16 * 1024
 #: How long a push service keeps a push for a browser that is offline.
 PUSH_TTL_SECONDS = 24 * 3600
+#: What a failed connection raises (refused, reset, closed without an answer, timed out): a webhook delivery that
+#: met one is tried again. The SSRF guard's refusal (BlockedURL) is not one: it would be refused again.
+RETRYABLE = (httpx.TransportError, TimeoutError, ConnectionError)
 #: Statuses that mean the subscription is gone (the browser unsubscribed): it is forgotten.
 GONE = {404, 410}
 
@@ -48,10 +52,14 @@ def send_email(user, notification: Notification) -> None:
     )
 
 
-def send_webhook(url: str, secret: str, notification: Notification) -> int:
-    """POST the payload, signed like the triggers' deliveries (hooks/signing.py); the answer's status."""
+def send_webhook(url: str, secret: str, notification: Notification, *, delivery: str | None = None) -> int:
+    """POST the payload, signed like the triggers' deliveries (hooks/signing.py); the answer's status. `delivery`:
+    the X-Agentweb-Delivery id, the same on every attempt of one notification. Signed again at each attempt, so
+    that a retry's timestamp is within the receiver's window."""
     body = json.dumps(notification.payload(settings.AGENTWEB_PUBLIC_URL)).encode()
     headers = {"Content-Type": "application/json", **signed_headers(secret, body)}
+    if delivery:
+        headers[DELIVERY_HEADER] = delivery
     return _post(url, body, headers)
 
 

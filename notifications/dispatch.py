@@ -5,13 +5,15 @@ waits for the database or the network here. Each event is recorded once (Event.k
 twice, by this process or another, gives one row), for its thread's owner, when that person chose a channel. The
 first event of a person starts a timer of AGENTWEB_NOTIFY_WINDOW seconds; when it fires, the person's unsent events
 are claimed in one transaction (SELECT … FOR UPDATE SKIP LOCKED, so two processes never send the same events) and go
-out as one notification per channel: fifty calls waiting in one burst make one notification that says fifty."""
+out as one notification per channel (of the events that channel tells: Preference.events): fifty calls waiting in one
+burst make one notification that says fifty. A webhook answering 5xx, or not reached, is tried again with backoff."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import threading
+import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
@@ -22,13 +24,21 @@ from chat.models import Thread
 from chat.notify import RunEvent
 
 from . import channels
-from .message import compose
+from .message import Notification, compose
 from .models import Event, Preference, PushSubscription
 
 log = logging.getLogger("agentweb.notify")
 
 #: The most events one notification is made of (the rest wait for the next window).
 MAX_EVENTS_PER_NOTIFICATION = 1000
+#: The longest wait between two attempts of a webhook delivery, whatever the backoff setting.
+MAX_BACKOFF_SECONDS = 300.0
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before attempt `attempt + 1`: the setting, doubled for each attempt after the first."""
+    base = max(0.0, float(settings.AGENTWEB_NOTIFY_WEBHOOK_BACKOFF))
+    return min(MAX_BACKOFF_SECONDS, base * 2 ** (attempt - 1))
 
 
 class Dispatcher:
@@ -40,6 +50,7 @@ class Dispatcher:
         self._lock = threading.Lock()
         self._timers: dict[int, threading.Timer] = {}  # per person: the window that is open
         self._pending: set[Future] = set()
+        self._retries: set[threading.Timer] = set()  # webhook deliveries to try again
 
     @property
     def window(self) -> float:
@@ -77,8 +88,8 @@ class Dispatcher:
         if thread is None:
             return
         preference = Preference.objects.filter(user_id=thread.owner_id).first()
-        if preference is None or not preference.channels():
-            return
+        if preference is None or not preference.channels_for(event.kind):
+            return  # no channel of the person's tells this kind of event: nothing to record
         try:
             with transaction.atomic():
                 Event.objects.create(
@@ -128,25 +139,71 @@ class Dispatcher:
         self._send(user_id, claimed)
 
     def _send(self, user_id: int, events: list[Event]) -> None:
+        """One notification per channel, of the events that channel tells (Preference.events)."""
         preference = Preference.objects.select_related("user").filter(user_id=user_id).first()
         if preference is None:
             return
-        notification = compose(events, settings.AGENTWEB_PUBLIC_URL)
-        if preference.email:
+        composed: dict[frozenset[str], Notification | None] = {}
+
+        def notification_for(channel: str) -> Notification | None:
+            kinds = preference.kinds_of(channel)
+            if kinds not in composed:
+                told = [event for event in events if event.kind in kinds]
+                composed[kinds] = compose(told, settings.AGENTWEB_PUBLIC_URL) if told else None
+            return composed[kinds]
+
+        if preference.email and (notification := notification_for("email")):
             self._try("email", user_id, lambda: channels.send_email(preference.user, notification))
-        if preference.webhook and preference.webhook_url:
-            status = self._try(
-                "webhook",
-                user_id,
-                lambda: channels.send_webhook(preference.webhook_url, preference.webhook_secret, notification),
-            )
-            if status is not None and not 200 <= status < 300:
-                log.warning("notification by webhook to person %s answered %s", user_id, status)
-        if preference.push:
+        if preference.webhook and preference.webhook_url and (notification := notification_for("webhook")):
+            delivery = uuid.uuid4().hex
+            self._webhook(user_id, preference.webhook_url, preference.webhook_secret, notification, delivery, 1)
+        if preference.push and (notification := notification_for("push")):
             for subscription in PushSubscription.objects.filter(user_id=user_id):
                 status = self._try("push", user_id, lambda s=subscription: channels.send_push(s, notification))
                 if status in channels.GONE:
                     subscription.delete()
+
+    def _webhook(self, user_id: int, url: str, secret: str, notification, delivery: str, attempt: int) -> None:
+        """Deliver to the person's webhook; a 5xx answer or a failed connection is tried again later, with the same
+        X-Agentweb-Delivery id (the receiver can tell a retry from a new notification), up to
+        AGENTWEB_NOTIFY_WEBHOOK_ATTEMPTS in all, waiting AGENTWEB_NOTIFY_WEBHOOK_BACKOFF seconds, then twice as long
+        each time. Anything else (a 4xx, an address the SSRF guard refuses) is not tried again: it would fail the
+        same way."""
+        try:
+            status = channels.send_webhook(url, secret, notification, delivery=delivery)
+        except channels.RETRYABLE as error:
+            reason = type(error).__name__
+        except Exception as error:  # the error's type only: its text may quote an address or an answer
+            log.warning("notification by webhook to person %s failed: %s", user_id, type(error).__name__)
+            return
+        else:
+            if 200 <= status < 300:
+                return
+            if status < 500:
+                log.warning("notification by webhook to person %s answered %s", user_id, status)
+                return
+            reason = f"status {status}"
+        attempts = max(1, int(settings.AGENTWEB_NOTIFY_WEBHOOK_ATTEMPTS))
+        if attempt >= attempts:
+            log.warning("notification by webhook to person %s failed after %s attempts: %s", user_id, attempt, reason)
+            return
+        delay = backoff(attempt)
+        log.info("notification by webhook to person %s: %s, trying again in %.1fs", user_id, reason, delay)
+        self._later(delay, self._webhook, user_id, url, secret, notification, delivery, attempt + 1)
+
+    def _later(self, delay: float, work, *args) -> None:
+        """`work(*args)` on the notifier's threads after `delay` seconds (kept, so that wait_idle sees it)."""
+
+        def due() -> None:
+            with self._lock:
+                self._retries.discard(timer)
+            self._start(work, *args)
+
+        timer = threading.Timer(delay, due)
+        timer.daemon = True
+        with self._lock:
+            self._retries.add(timer)
+        timer.start()
 
     @staticmethod
     def _try(channel: str, user_id: int, send):
@@ -164,7 +221,7 @@ class Dispatcher:
         while timezone.now().timestamp() < deadline:
             with self._lock:
                 busy = list(self._pending)
-                open_windows = bool(self._timers)
+                open_windows = bool(self._timers) or bool(self._retries)
             if not busy and not open_windows:
                 return True
             for future in busy:

@@ -8,6 +8,16 @@ from django.db import models
 
 from agentweb.fields import EncryptedTextField
 
+#: The channels, and the events a person may be told of on each (chat/notify.py's kinds), in the page's order.
+CHANNELS = ("push", "email", "webhook")
+EVENT_KINDS = (
+    ("approval", "A call waits for my approval"),
+    ("input", "A tool asks for my input"),
+    ("failed", "A run failed"),
+    ("finished", "A scheduled or triggered run finished"),
+)
+KINDS = tuple(kind for kind, _ in EVENT_KINDS)
+
 
 class Preference(models.Model):
     """Which channels tell the person (none until they choose). The webhook's secret is encrypted at rest and never
@@ -21,9 +31,23 @@ class Preference(models.Model):
     webhook = models.BooleanField(default=False)
     webhook_url = models.URLField(max_length=500, blank=True)
     webhook_secret = EncryptedTextField(blank=True)
+    # Per channel, the events it tells (a list of KINDS): {"email": ["failed"]} emails only failed runs. A channel
+    # not named here tells every event, so a person who only turned a channel on is told everything by it.
+    events = models.JSONField(default=dict, blank=True)
 
     def channels(self) -> list[str]:
-        return [name for name in ("push", "email", "webhook") if getattr(self, name)]
+        return [name for name in CHANNELS if getattr(self, name)]
+
+    def kinds_of(self, channel: str) -> frozenset[str]:
+        """The events `channel` tells (whether or not the channel is on)."""
+        chosen = (self.events or {}).get(channel) if isinstance(self.events, dict) else None
+        if not isinstance(chosen, list):
+            return frozenset(KINDS)
+        return frozenset(kind for kind in chosen if kind in KINDS)
+
+    def channels_for(self, kind: str) -> list[str]:
+        """The channels that are on and tell events of `kind`."""
+        return [channel for channel in self.channels() if kind in self.kinds_of(channel)]
 
 
 class PushSubscription(models.Model):

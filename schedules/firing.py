@@ -26,7 +26,8 @@ from django.db import connection, transaction
 from django.db.models import Case, DateTimeField, Q, Value, When
 from django.utils import timezone
 
-from agents.services import pick_by_slug
+from agents.models import visible_to
+from agents.services import own_first, pick_by_slug
 from chat import runs
 from chat.broadcast import tell_user
 from chat.caller import Caller
@@ -37,6 +38,7 @@ from chat.runs.execute import start_here
 from chat.runs.placement import placement
 from chat.runs.start import announce_waiting, open_turn
 from chat.store import run_claims
+from tools.services import toolset_for_page
 
 from .models import REASON_CHARS, Schedule, ScheduleRun
 from .timing import BadTiming, next_slot, zone_of
@@ -163,7 +165,28 @@ def prepare(job_id: int) -> tuple[ScheduleRun, str | None]:
         return job, "The owner's account is deactivated."
     if grows(schedule) and pick_by_slug(schedule.owner, schedule.agent) is None:
         return job, agent_lost(schedule)
+    lost = lost_tools(schedule)
+    if lost:
+        names = ", ".join(repr(name) for name in lost[:5]) + (" and others" if len(lost) > 5 else "")
+        return job, (
+            f"The agent {schedule.agent!r} has tools its owner may no longer use ({names}): "
+            "switched off, or not allowed for their groups."
+        )
     return job, None
+
+
+def lost_tools(schedule: Schedule) -> list[str]:
+    """The tools the schedule's agent names that exist but its owner may not use now (switched off by the admin, a
+    disabled MCP server's, or not allowed for the owner's groups). A run would go on without them and quietly do
+    less than the schedule was made for, so the schedule pauses instead. An agent with every tool has none to lose:
+    it takes what its owner may use. One small read of the agent (its tool list only); the tool set is the
+    process's, kept per settings stamp. An agent the owner lost is said by the turn's opening (agent_lost)."""
+    found = own_first(visible_to(schedule.owner).filter(slug=schedule.agent)).values_list("all_tools", "tools")
+    all_tools, names = found.first() or (True, [])
+    if all_tools or not names:
+        return []
+    disabled = toolset_for_page(schedule.owner).disabled
+    return [name for name in names if isinstance(name, str) and name in disabled]
 
 
 def grows(schedule: Schedule) -> bool:

@@ -22,11 +22,17 @@ class Received:
     body: bytes
 
 
-class PostReceiver:
-    """Keeps every POST; answers `status` (201, as a push service does)."""
+#: An answer of PostReceiver's: close the connection without answering (a receiver that crashed mid-request).
+DROP = "drop"
 
-    def __init__(self, status: int = 201) -> None:
+
+class PostReceiver:
+    """Keeps every POST; answers `status` (201, as a push service does), or first each of `answers` in turn (a
+    status, or DROP)."""
+
+    def __init__(self, status: int = 201, answers: list[int | str] | None = None) -> None:
         self.status = status
+        self.answers = list(answers or [])
         self.received: list[Received] = []
         self.arrived = threading.Event()
         receiver = self
@@ -37,7 +43,11 @@ class PostReceiver:
                 body = self.rfile.read(length)
                 receiver.received.append(Received(self.path, dict(self.headers), body))
                 receiver.arrived.set()
-                self.send_response(receiver.status)
+                answer = receiver.answers.pop(0) if receiver.answers else receiver.status
+                if answer == DROP:
+                    self.close_connection = True
+                    return
+                self.send_response(answer)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 

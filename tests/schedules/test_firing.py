@@ -1,17 +1,22 @@
 """A due schedule fires once as its owner, with the prompt's {date} and {time} filled in its zone; a deployment down
 for several slots fires once on return; a firing whose process died before its run started is started once by
-another; an owner who lost the agent, their account or their budget finds the schedule paused, saying why."""
+another; an owner who lost the agent, one of its tools, their account or their budget finds the schedule paused,
+saying why."""
 
 from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from chat.models import Message, Run, Source, Thread, Usage
+from schedules import services
 from schedules.firing import claim_due, fire, reclaim_stale
 from schedules.models import Schedule, ScheduleRun
 from schedules.ticker import tick
+from tools.models import ToolSetting
+from tools.services import sync_tool_settings
 
 from .conftest import T0, make_schedule, runs_finished
 
@@ -123,3 +128,51 @@ async def test_a_paused_schedule_is_not_claimed(owner, agent):
     await db(make_schedule)(owner, paused=True)
     assert await tick(T0 + timedelta(days=1)) == []
     assert await Schedule.objects.filter(paused=True).acount() == 1
+
+
+def agent_with_tools(agent, *names):
+    sync_tool_settings()
+    agent.all_tools, agent.tools = False, list(names)
+    agent.save()
+
+
+async def test_a_tool_of_the_agent_switched_off_pauses_the_schedule_naming_it(owner, agent):
+    await db(agent_with_tools)(agent, "calculator", "current_time")
+    await ToolSetting.objects.filter(name="current_time").aupdate(enabled=False)
+    schedule = await db(make_schedule)(owner)
+    await tick(T0)
+    await schedule.arefresh_from_db()
+    job = await ScheduleRun.objects.aget()
+    assert schedule.paused and "'current_time'" in schedule.pause_reason and "'calculator'" not in schedule.pause_reason
+    assert "may no longer use" in schedule.pause_reason
+    assert job.status == "paused" and job.error == schedule.pause_reason
+    assert await Thread.objects.acount() == 0
+
+
+async def test_a_tool_no_longer_allowed_for_the_owners_groups_pauses_the_schedule(owner, agent):
+    await db(agent_with_tools)(agent, "calculator")
+    staff = await Group.objects.acreate(name="staff")
+    setting = await ToolSetting.objects.aget(name="calculator")
+    await db(setting.groups.add)(staff)  # only staff may use it now, and the owner is not staff
+    schedule = await db(make_schedule)(owner)
+    await tick(T0)
+    await schedule.arefresh_from_db()
+    assert schedule.paused and "'calculator'" in schedule.pause_reason
+    assert await Thread.objects.acount() == 0
+    await db(owner.groups.add)(staff)  # in the group again: resumed, it fires
+    await db(services.resume)(schedule)
+    await schedule.arefresh_from_db()
+    assert len(await tick(schedule.next_run_at)) == 1
+    await runs_finished()
+    await schedule.arefresh_from_db()
+    assert not schedule.paused and await Thread.objects.acount() == 1
+
+
+async def test_an_agent_with_every_tool_loses_none_when_one_is_switched_off(owner, agent):
+    await db(sync_tool_settings)()
+    await ToolSetting.objects.filter(name="calculator").aupdate(enabled=False)
+    schedule = await db(make_schedule)(owner)
+    await tick(T0)
+    await runs_finished()
+    await schedule.arefresh_from_db()
+    assert not schedule.paused and (await ScheduleRun.objects.aget()).status == "started"
