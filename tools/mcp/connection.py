@@ -57,7 +57,9 @@ log = logging.getLogger("agentweb.tools.mcp")
 # ping is the liveness check of handshake-era sessions; the SDK marks it deprecated for the 2026 protocol only.
 warnings.filterwarnings("ignore", message="ping is removed", category=MCPDeprecationWarning)
 
-Status = Literal["connecting", "connected", "failed", "stopped"]
+# "personal": a server each person connects to (tools/mcp/personal.py): no shared connection; its tools are the
+# list the last person's connection saw.
+Status = Literal["connecting", "connected", "failed", "stopped", "personal"]
 MAX_ERROR = 1000  # characters of a failure's text kept (a server's error may quote a whole page, or the request)
 MAX_STDERR = 400  # characters of a stdio server's standard error in a connection's error
 MAX_STDERR_KEPT = 256 * 1024  # bytes of it kept while the server runs
@@ -132,8 +134,11 @@ class ServerConnection:
         *,
         on_change: Callable[[ServerState], None],
         backoff: Backoff | None = None,
+        auth: httpx2.Auth | None = None,
     ):
         self.config = config
+        self.auth = auth  # an HTTP server's auth besides its headers (a person's OAuth: tools/mcp/oauth.py)
+        self.last_error: BaseException | None = None  # why the last connection ended (a person's token refused?)
         self.state = ServerState(config.name)
         self.backoff = backoff or Backoff()
         self._on_change = on_change
@@ -201,6 +206,7 @@ class ServerConnection:
                     await self._session()
                     error = "the connection ended"
                 except Exception as exc:  # every failure of a connection is reported, none ends the owner
+                    self.last_error = exc
                     error = describe(exc, self.config)
                 error += self._last_words()
                 log.info("MCP server %s: %s", self.config.name, error)
@@ -250,7 +256,7 @@ class ServerConnection:
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
             transport = stdio_client(parameters, errlog=self._stderr)
         else:
-            http_client = httpx2.AsyncClient(headers=dict(config.headers), timeout=HTTP_TIMEOUT)
+            http_client = httpx2.AsyncClient(headers=dict(config.headers), timeout=HTTP_TIMEOUT, auth=self.auth)
             http = await stack.enter_async_context(http_client)
             transport = streamable_http_client(config.url, http_client=http)
         client = Client(
@@ -455,6 +461,8 @@ def unavailable_message(name: str, state: ServerState | None) -> str:
         )
     if state is not None and state.status == "stopped":
         return f"MCP server {name!r} is stopped in this process."
+    if state is not None and state.status == "personal":
+        return f"MCP server {name!r}: its tools are not known yet (nobody has connected to it); try again later."
     return f"MCP server {name!r} is still connecting; try again in a moment."
 
 
