@@ -49,6 +49,7 @@ __all__ = [
     "ServerConnection",
     "ServerState",
     "describe",
+    "list_tools_once",
     "unavailable_message",
 ]
 
@@ -449,6 +450,26 @@ def _being_cancelled() -> bool:
     """Whether this task itself was cancelled (an anyio scope, a task.cancel()), not just an awaited future."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
+
+
+async def list_tools_once(config: McpServerConfig, *, auth: httpx2.Auth | None = None) -> tuple[types.Tool, ...]:
+    """Connect to an HTTP server once, list its tools and close: a person's key checked, an OAuth sign-in made
+    (``auth`` then waits for the person: no deadline here, the caller bounds it)."""
+    async with AsyncExitStack() as stack:
+        http_client = httpx2.AsyncClient(headers=dict(config.headers), timeout=HTTP_TIMEOUT, auth=auth)
+        http = await stack.enter_async_context(http_client)
+        transport = streamable_http_client(config.url, http_client=http)
+        client = Client(transport, mode="legacy", cache=None, client_info=CLIENT_INFO)
+        client = await stack.enter_async_context(client)
+        found: list[types.Tool] = []
+        cursor = None
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            found.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tuple(found)
 
 
 def unavailable_message(name: str, state: ServerState | None) -> str:
