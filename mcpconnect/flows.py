@@ -24,7 +24,7 @@ from django.utils import timezone
 from tools.mcp.config import McpServerConfig
 from tools.mcp.connection import describe, list_tools_once
 from tools.mcp.oauth import provider_for_connecting
-from tools.mcp.personal import is_refusal
+from tools.mcp.personal import PersonHeader, is_refusal
 from tools.services import mcp_connections, mcp_server_configs
 
 from .models import McpConnection, PendingAuthorization, new_stamp
@@ -104,6 +104,7 @@ def start_oauth(user, config: McpServerConfig, *, next: str = "") -> str:
                 await db(_end_pending)(flow_state["state"], PendingAuthorization.Status.FAILED, error)
             raise
         await DatabaseCredentials().remember_tools(config, tools)
+        mcp_connections().learn_tools(config, tools)
         mcp_connections().forget_person(config.name, user.pk)  # the person's older connection, if any
         await db(_end_pending)(flow_state.get("state", ""), PendingAuthorization.Status.DONE, "")
 
@@ -160,13 +161,14 @@ def connect_with_key(user, config: McpServerConfig, value: str) -> None:
         raise ConnectFailed("Enter your key.")
     if len(value) > MAX_KEY_CHARS or any(c in value for c in "\r\n\0"):
         raise ConnectFailed(f"A key is one line of at most {MAX_KEY_CHARS} characters.")
-    trial = replace(config, headers={**config.headers, config.person_header: value})
+    trial = replace(config, headers={**config.headers, config.person_header: value})  # its value masked in errors
+    auth = PersonHeader(config.person_header, value)
     try:
-        tools = mcp_connections().submit(list_tools_once(trial)).result(config.timeout)
+        tools = mcp_connections().submit(list_tools_once(config, auth=auth)).result(config.timeout)
     except concurrent.futures.TimeoutError:
         raise ConnectFailed(f"MCP server {config.name!r} did not answer within {config.timeout:g} s.") from None
     except Exception as exc:
-        if is_refusal(exc):
+        if auth.refused or is_refusal(exc):
             raise ConnectFailed(f"MCP server {config.name!r} refused this key.") from None
         raise ConnectFailed(f"MCP server {config.name!r} could not be reached: {describe(exc, trial)}") from None
     with transaction.atomic():
@@ -182,6 +184,7 @@ def connect_with_key(user, config: McpServerConfig, value: str) -> None:
         row.save()
     mcp_connections().forget_person(config.name, user.pk)
     save_tools(config.name, tools)
+    mcp_connections().learn_tools(config, tools)
     changed(user, config.name, "connect")
 
 

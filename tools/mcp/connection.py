@@ -316,6 +316,9 @@ class ServerConnection:
                     call.future.set_result(result)
         finally:
             self._in_flight.remove(call)
+            # Cancelled with the connection (its transport failed: a person's token refused, say): the caller is
+            # told now, not left waiting for its deadline.
+            call.fail(McpCallFailed(f"The connection to MCP server {self.config.name!r} ended during the call."))
 
     async def _watch(self, client: Client) -> None:
         """A server that exits or drops while idle is noticed by the next ping."""

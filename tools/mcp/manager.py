@@ -31,7 +31,7 @@ from tools.context import ToolContext
 from tools.mcp.config import McpServerConfig
 from tools.mcp.connection import Backoff, McpCallFailed, McpUnavailable, ServerConnection, ServerState
 from tools.mcp.oauth import provider_for_calls
-from tools.mcp.personal import CredentialSource, McpNeedsConnection, PersonalCredential, is_refusal
+from tools.mcp.personal import CredentialSource, McpNeedsConnection, PersonalCredential, PersonHeader, is_refusal
 from tools.mcp.results import Converted, convert_result
 
 __all__ = ["McpManager"]
@@ -76,6 +76,13 @@ class McpManager:
         """Connect the enabled servers of ``configs`` and close the others. Returns at once."""
         wanted = {config.name: config for config in configs if config.enabled}
         with self._lock:
+            for name, config in wanted.items():  # a server each person connects to whose tools are still unknown
+                state = self._states.get(name)
+                if config.per_person and state is not None and state.status == "personal" and not state.tools:
+                    tools = self._known_tools(config)
+                    if tools:
+                        self._states[name] = replace(state, tools=tools)
+                        self.generation += 1
             if wanted == self._configs:
                 return
             self._configs = wanted
@@ -325,16 +332,17 @@ class McpManager:
             raise
 
     def _open_personal(self, config: McpServerConfig, user_id: int, credential: PersonalCredential) -> _Personal:
-        auth = None
         used = config
         holder: dict[str, _Personal] = {}
+
+        def refused() -> None:
+            holder["entry"].refused = True
+
         if config.per_person == "header":
+            # Masked in errors like the configured headers (tools/mcp/connection.py mask), but sent by the auth.
             used = replace(config, headers={**config.headers, config.person_header: credential.header_value})
+            auth = PersonHeader(config.person_header, credential.header_value, on_refused=refused)
         else:
-
-            def refused() -> None:
-                holder["entry"].refused = True
-
             auth = provider_for_calls(config.url, credential.storage, credential.redirect_uri, on_refused=refused)
         key = (config.name, user_id)
 
@@ -355,7 +363,11 @@ class McpManager:
         connection.start()
         return entry
 
-    def _learned_tools(self, config: McpServerConfig, state: ServerState) -> None:
+    def learn_tools(self, config: McpServerConfig, tools: tuple) -> None:
+        """A person's connecting listed the server's tools (mcpconnect/flows.py): the tools runs are offered."""
+        self._learned_tools(config, ServerState(config.name, status="connected", tools=tuple(tools)), remember=False)
+
+    def _learned_tools(self, config: McpServerConfig, state: ServerState, *, remember: bool = True) -> None:
         with self._lock:
             shared = self._states.get(config.name)
             if shared is None or shared.status != "personal":
@@ -365,7 +377,7 @@ class McpManager:
                     shared, tools=state.tools, server_name=state.server_name, server_version=state.server_version
                 )
                 self.generation += 1
-        if self.credentials is not None:
+        if remember and self.credentials is not None:
             task = asyncio.get_running_loop().create_task(self.credentials.remember_tools(config, state.tools))
             task.add_done_callback(_log_failure)
 

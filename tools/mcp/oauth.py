@@ -55,14 +55,14 @@ class TimedTokenStorage(TokenStorage, Protocol):
 
 
 def client_metadata(redirect_uri: str) -> OAuthClientMetadata:
-    """What the app registers itself as (dynamic client registration): a public client with PKCE, the
-    authorization code and refresh token grants, and the app's callback address."""
+    """What the app registers itself as (dynamic client registration): the authorization code (with PKCE) and
+    refresh token grants and the app's callback address; the server picks how the client authenticates (the secret
+    it may issue is kept encrypted with the registration)."""
     return OAuthClientMetadata(
         client_name=CLIENT_NAME,
         redirect_uris=[redirect_uri],
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
-        token_endpoint_auth_method="none",
         application_type="web",
     )
 

@@ -16,16 +16,17 @@ model reads why the tool did not run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import httpx2
 import mcp_types as types
 
 from tools.mcp.config import McpServerConfig
 from tools.mcp.connection import McpUnavailable
 
-__all__ = ["CredentialSource", "McpNeedsConnection", "PersonalCredential", "is_refusal"]
+__all__ = ["CredentialSource", "McpNeedsConnection", "PersonHeader", "PersonalCredential", "is_refusal"]
 
 
 class McpNeedsConnection(McpUnavailable):
@@ -62,6 +63,25 @@ class CredentialSource(Protocol):
     def known_tools(self, config: McpServerConfig) -> tuple[types.Tool, ...]:
         """Sync: the last list remembered (in any process), for a process none of whose people connected yet."""
         ...
+
+
+class PersonHeader(httpx2.Auth):
+    """A person's key, sent as the header ``name`` with every request; a 401 or 403 answer calls ``on_refused``
+    (the SDK's transport turns it into a JSON-RPC error that no longer says which status it was)."""
+
+    def __init__(self, name: str, value: str, on_refused: Callable[[], None] | None = None):
+        self.name = name
+        self.value = value
+        self.on_refused = on_refused
+        self.refused = False
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+        request.headers[self.name] = self.value
+        response = yield request
+        if response.status_code in (401, 403):
+            self.refused = True
+            if self.on_refused is not None:
+                self.on_refused()
 
 
 def is_refusal(exc: BaseException | None) -> bool:
