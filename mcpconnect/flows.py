@@ -17,7 +17,6 @@ from dataclasses import replace
 from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
-from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils import timezone
 
@@ -30,6 +29,7 @@ from tools.services import mcp_connections, mcp_server_configs
 from .models import McpConnection, PendingAuthorization, new_stamp
 from .signals import changed
 from .source import DatabaseCredentials, redirect_uri, save_tools
+from .storage import db
 
 __all__ = [
     "ConnectFailed",
@@ -41,7 +41,7 @@ __all__ = [
     "start_oauth",
 ]
 
-db = database_sync_to_async
+
 CODE_WAIT = 600.0  # seconds a sign-in waits for the person to come back from the authorization server
 FINISH_WAIT = 60.0  # seconds the callback page waits for the token exchange and the first listing
 POLL = 0.25

@@ -8,7 +8,6 @@ import logging
 from collections.abc import Sequence
 
 import mcp_types as types
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.urls import reverse
 from pydantic import ValidationError
@@ -18,10 +17,10 @@ from tools.mcp.personal import PersonalCredential
 
 from .models import McpConnection, ServerTools
 from .signals import changed
-from .storage import ConnectionStorage
+from .storage import ConnectionStorage, db
 
 log = logging.getLogger("agentweb.tools.mcp")
-db = database_sync_to_async
+
 MAX_TOOLS_KEPT = 1000
 
 

@@ -21,7 +21,11 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from .models import McpConnection, new_stamp
 from .signals import changed
 
-db = database_sync_to_async
+
+def db(function):
+    """The database from the MCP loop's thread (or any loop), in a thread of the pool: never the thread-sensitive
+    one, which a sync page waiting for the MCP loop holds (connecting: mcpconnect/flows.py)."""
+    return database_sync_to_async(function, thread_sensitive=False)
 
 
 class ConnectionStorage:

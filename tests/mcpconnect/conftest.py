@@ -61,6 +61,7 @@ def connect_oauth(client: Client, server: OAuthServer, account: str, name: str =
     """The person presses Connect, signs in at the authorization server as `account`, and comes back."""
     started = client.post(f"/mcp/connections/{name}/connect")
     assert started.status_code == 302, started.content
+    assert started["Location"].startswith(server.base), page_messages(client.get(started["Location"]))
     back = server.sign_in(started["Location"], account)
     parts = urlsplit(back)
     assert parts.path == "/mcp/connections/callback"
