@@ -105,7 +105,7 @@ def start_oauth(user, config: McpServerConfig, *, next: str = "") -> str:
             raise
         await DatabaseCredentials().remember_tools(config, tools)
         mcp_connections().learn_tools(config, tools)
-        mcp_connections().forget_person(config.name, user.pk)  # the person's older connection, if any
+        # The person's older connection in a process is not used again: it was made with another stamp.
         await db(_end_pending)(flow_state.get("state", ""), PendingAuthorization.Status.DONE, "")
 
     flow_done = mcp_connections().submit(flow())
@@ -182,7 +182,6 @@ def connect_with_key(user, config: McpServerConfig, value: str) -> None:
         row.connected = True
         row.connected_at = timezone.now()
         row.save()
-    mcp_connections().forget_person(config.name, user.pk)
     save_tools(config.name, tools)
     mcp_connections().learn_tools(config, tools)
     changed(user, config.name, "connect")
