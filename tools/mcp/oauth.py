@@ -14,21 +14,19 @@ resource indicator, the token exchange, and refreshing. The app gives it a Token
   authorization again (the token was refused and could not be refreshed), ``NeedsAuthorization`` is raised, and
   the call asks the person to connect again (the "Connect" card).
 
-Everything this module uses of the SDK beyond its public API is here, and tests/support/library_contracts.py checks
-it still holds: ``_initialize`` (loads the stored tokens; the SDK forgets their expiry time on load, so a token
-stored by another process would be sent expired, refused, and the person asked to authorize again instead of the
-token being refreshed) and ``context.token_expiry_time`` / ``context.update_token_expiry`` (set here
-REFRESH_MARGIN seconds early, so a token is refreshed before it expires rather than refused once it has).
+What this uses of the SDK beyond its public API is in agentweb/adapters/mcp_oauth.py (PersonalOAuth: the stored
+token's expiry, refreshing early), checked by tests/agentweb/adapters/test_mcp_oauth.py.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Protocol
 
-from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, TokenStorage
-from mcp.shared.auth import OAuthClientMetadata, OAuthToken
+from mcp.client.auth import AuthorizationCodeResult, TokenStorage
+from mcp.shared.auth import OAuthClientMetadata
+
+from agentweb.adapters.mcp_oauth import REFRESH_MARGIN, PersonalOAuth
 
 __all__ = [
     "REFRESH_MARGIN",
@@ -40,7 +38,6 @@ __all__ = [
     "provider_for_connecting",
 ]
 
-REFRESH_MARGIN = 60.0  # seconds before a token's expiry it is refreshed (or its lifetime's half, when shorter)
 CLIENT_NAME = "agentweb"
 
 
@@ -65,32 +62,6 @@ def client_metadata(redirect_uri: str) -> OAuthClientMetadata:
         response_types=["code"],
         application_type="web",
     )
-
-
-def _early(expires_in: Any) -> float | None:
-    """The time to refresh a token that lives ``expires_in`` seconds from now."""
-    if expires_in is None:
-        return None
-    seconds = float(expires_in)
-    return time.time() + seconds - min(REFRESH_MARGIN, seconds / 2)
-
-
-class PersonalOAuth(OAuthClientProvider):
-    """The SDK's provider, knowing the stored token's expiry and refreshing it early (see the module's text)."""
-
-    def __init__(self, *args: Any, storage: TimedTokenStorage, **kwargs: Any):
-        super().__init__(*args, storage=storage, **kwargs)
-        self._timed_storage = storage
-        self.context.update_token_expiry = self._update_expiry  # type: ignore[method-assign]
-
-    def _update_expiry(self, token: OAuthToken) -> None:
-        self.context.token_expiry_time = _early(token.expires_in)
-
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        expires_at = await self._timed_storage.expires_at()
-        if self.context.current_tokens is not None and expires_at is not None:
-            self.context.token_expiry_time = _early(max(expires_at - time.time(), 0.0))
 
 
 def provider_for_calls(

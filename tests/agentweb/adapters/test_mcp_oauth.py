@@ -1,13 +1,14 @@
-"""tools/mcp/oauth.py's contract with the SDK's OAuth client: the internals it reads or overrides (the stored token's
-expiry, which the SDK forgets on load, and the time a token is refreshed)."""
+"""agentweb/adapters/mcp_oauth.py's contract with the SDK's OAuth client: the internals it reads or overrides (the
+stored token's expiry, which the SDK forgets on load, and the time a token is refreshed)."""
 
 import asyncio
 import time
 
 from mcp.shared.auth import OAuthToken
 
+from agentweb.adapters.mcp_oauth import PersonalOAuth
 from tests.support.library_contracts import at_its_pin, calls, has_method
-from tools.mcp.oauth import PersonalOAuth, provider_for_calls
+from tools.mcp.oauth import provider_for_calls
 
 
 def test_mcp_is_installed_at_its_pin():
