@@ -295,7 +295,8 @@ class RunInteraction:
                 del extras[key]  # type: ignore[misc]
             if not request.answer.done():
                 request.answer.set_result(answer)
-            await _forget_request(self.recorder.thread_id, request, by=by, action=answer.action)
+            if request.kind == "input":  # a request to connect is not listed in the inbox
+                await _forget_request(self.recorder.thread_id, request, by=by, action=answer.action)
         return True
 
     def _tool_name(self, tool_call: str) -> str:
