@@ -5,6 +5,8 @@ on by itself with their key; Cancel on a second card ends that call unrun.
 
 The fixtures are those of test_browser_tool_cards.py."""
 
+# ruff: noqa: F811  (the fixtures imported below are the tests' parameters)
+
 import pytest
 
 from tests.e2e.test_browser_tool_cards import (  # noqa: F401  (fixtures)
@@ -45,7 +47,7 @@ def setup_for(server: OAuthServer) -> str:
 def test_the_connect_card_opens_the_page_and_the_call_goes_on_with_the_persons_key(
     start_app,
     new_page,
-    key_server,  # noqa: F811
+    key_server,
 ):
     url = start_app(WHOAMI, setup=setup_for(key_server))
     page = new_page(url)
@@ -72,7 +74,7 @@ def test_the_connect_card_opens_the_page_and_the_call_goes_on_with_the_persons_k
     assert key_server.record.read_text().split() == ["whoami", "ann"]
 
 
-def test_cancel_on_the_connect_card_ends_the_call_unrun(start_app, new_page, key_server):  # noqa: F811
+def test_cancel_on_the_connect_card_ends_the_call_unrun(start_app, new_page, key_server):
     script = [WHOAMI[0], {"text": "You did not connect."}]
     page = new_page(start_app(script, setup=setup_for(key_server)))
     ask(page, "who am I there?")
