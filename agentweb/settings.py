@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "modelconfig",
     "sharing",
     "mcpservers",
+    "mcpconnect",  # issue 40: each person's own MCP connections
     "agents",
     "attachments",
     "api",

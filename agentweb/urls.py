@@ -51,4 +51,6 @@ urlpatterns += [
     path("v1/", include("api.openai_views")),
     # Webhook triggers: the person's page, and the signed deliveries that start runs (docs/background.md).
     path("hooks/", include("hooks.urls")),
+    # Each person's own accounts at the MCP servers each person connects to (docs/mcp.md), and the OAuth callback.
+    path("mcp/connections/", include("mcpconnect.urls")),
 ]

@@ -119,6 +119,9 @@ def describe_state(state: ServerState | None, *, enabled: bool = True) -> str:
         server = " ".join(part for part in (state.server_name, state.server_version) if part) or "no name given"
         tools = "1 tool" if len(state.tools) == 1 else f"{len(state.tools)} tools"
         return f"connected: {tools} ({server})"
+    if state.status == "personal":
+        tools = "1 tool" if len(state.tools) == 1 else f"{len(state.tools)} tools"
+        return f"each person connects: {tools} known"
     if state.status == "failed":
         wait = max(0, round((state.retry_at or time.time()) - time.time()))
         return f"failed: {state.error} — retries in {wait} s"
@@ -169,7 +172,7 @@ class McpServerAdmin(PlainHelpTexts, TryItMixin, admin.ModelAdmin):
     fieldsets = [
         (None, {"fields": ["name", "transport", "enabled", "timeout", "state"]}),
         ("stdio", {"fields": ["command", "args", "secret_env"]}),
-        ("Streamable HTTP", {"fields": ["url", "secret_headers"]}),
+        ("Streamable HTTP", {"fields": ["url", "secret_headers", "per_person", "person_header"]}),
         ("Tools", {"fields": ["offered_tools", "tool_list"]}),
         ("Approval", {"fields": ["require_approval", "approval_exempt"]}),
     ]

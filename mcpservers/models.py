@@ -57,6 +57,29 @@ class McpServer(PinnedSecrets):
     approval_exempt = models.JSONField(
         default=list, blank=True, help_text='Its own tool names that run without approval, e.g. ["search"].'
     )
+
+    class PerPerson(models.TextChoices):
+        SHARED = "", "no: one connection for everyone (its headers)"
+        OAUTH = "oauth", "yes, each person signs in (OAuth)"
+        HEADER = "header", "yes, each person enters a key (a header)"
+
+    per_person = models.CharField(
+        "each person connects",
+        max_length=8,
+        choices=PerPerson.choices,
+        default=PerPerson.SHARED,
+        blank=True,
+        help_text="Streamable HTTP only. Each person's calls go with their own account: signed in with OAuth as the "
+        "MCP authorization specification says, or with a key they enter (sent as the header below). A person who "
+        "has not connected is asked to when a run calls one of its tools.",
+    )
+    person_header = models.CharField(
+        "person's header",
+        max_length=100,
+        blank=True,
+        help_text='Each person enters a key: the header it is sent as, e.g. "Authorization" (they enter "Bearer …") '
+        'or "X-Api-Key".',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -99,6 +122,8 @@ class McpServer(PinnedSecrets):
             require_approval=self.require_approval,
             approval_exempt=frozenset(self.approval_exempt or ()),
             source="admin",
+            per_person=self.per_person or "",
+            person_header=self.person_header if self.per_person == self.PerPerson.HEADER else "",
         )
 
     def clean(self) -> None:
@@ -118,6 +143,10 @@ class McpServer(PinnedSecrets):
 
 
 def _field_of(message: str) -> Any:
+    if "each person connects" in message:
+        return "per_person"
+    if "personHeader" in message:
+        return "person_header"
     for field in ("command", "url", "timeout", "env", "headers", "name"):
         if f"'{field}'" in message or f"the {field}" in message:
             return field

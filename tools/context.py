@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 __all__ = [
+    "Connect",
     "Elicit",
     "ElicitationAnswer",
     "KeyValueStore",
@@ -65,6 +66,11 @@ Elicit = Callable[[str, dict], Awaitable[ElicitationAnswer]]
 # not go through `elicit` (an MCP server's question while this call is in flight on it: the 2025 protocol does not
 # say which call a question belongs to). Called on the call's event loop.
 PauseTimeout = Callable[[], Callable[[], None]]
+# (server, mode "oauth" or "header", check) -> whether the person connected: asks the person to connect to an MCP
+# server that each person connects to (a "Connect" card on the call), and waits, calling `check` now and then (the
+# connection is made by a page of the app, in any process), until it says True, the person cancels, the call ends or
+# nobody answers in time (False). Waiting does not count against the tool's timeout.
+Connect = Callable[[str, str, Callable[[], Awaitable[bool]]], Awaitable[bool]]
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,8 @@ class ToolContext:
     elicit: Elicit | None = None
     # Given by the executor to every call (None outside it).
     pause_timeout: PauseTimeout | None = None
+    # None when the runtime cannot ask the person to connect (a script, the admin's try-it console).
+    connect: Connect | None = None
     # The attachments of the message the run answers (attachments/services.py ToolAttachment: name, content_type,
     # size, text, read()); empty when it has none.
     attachments: tuple = ()

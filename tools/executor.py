@@ -15,7 +15,7 @@ from typing import Any, Literal
 from tools.artifacts import MAX_ARTIFACT_IMAGE_CHARS, artifact_size
 from tools.base import Tool
 from tools.coerce import coerce, validation_problems
-from tools.context import ElicitationAnswer, ToolContext
+from tools.context import ToolContext
 from tools.convert import to_declared
 from tools.injection import resolve_injections
 from tools.pool import TOOL_THREADS
@@ -82,7 +82,8 @@ async def _run(registry: ToolRegistry, name: str, args: Any, context: ToolContex
     deadline = asyncio.timeout(tool.timeout)
     pause = _DeadlinePause(deadline)
     elicit = pause.around(context.elicit) if context.elicit is not None else None
-    context = replace(context, elicit=elicit, pause_timeout=pause.hold)
+    connect = pause.around(context.connect) if context.connect is not None else None
+    context = replace(context, elicit=elicit, connect=connect, pause_timeout=pause.hold)
     kwargs = _arguments(tool, args) | _injected(tool, context)
     try:
         async with deadline:
@@ -114,15 +115,17 @@ class _DeadlinePause:
         self.open = 0
         self.remaining: float | None = None
 
-    def around(self, elicit):
-        async def paused_elicit(message: str, schema: dict) -> ElicitationAnswer:
+    def around(self, ask):
+        """`ask` (ToolContext.elicit or .connect), with the deadline put off while it waits for the person."""
+
+        async def paused(*args: Any) -> Any:
             self._pause()
             try:
-                return await elicit(message, schema)
+                return await ask(*args)
             finally:
                 self._resume()
 
-        return paused_elicit
+        return paused
 
     def hold(self) -> Callable[[], None]:
         """ToolContext.pause_timeout: the deadline is put off until the returned function is called (once)."""

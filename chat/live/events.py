@@ -47,6 +47,7 @@ from .views import (
     ToolCallArgsDelta,
     ToolCallAwaitingApproval,
     ToolCallCompleted,
+    ToolCallConnectRequested,
     ToolCallDecided,
     ToolCallInputAnswered,
     ToolCallInputRequested,
@@ -323,6 +324,20 @@ def tool_call_input_requested(
         "request": request,
         "message": message,
         "schema": schema,
+    }
+
+
+def tool_call_connect_requested(
+    tool_call: str, request: str, server: str, mode: str, url: str
+) -> tuple[Literal["tool_call.connect_requested"], ToolCallConnectRequested]:
+    """A running call waits for the person to connect their account to MCP server `server` (chat/runs/interaction.py);
+    it closes with tool_call.input_answered (`accept`: they connected)."""
+    return "tool_call.connect_requested", {
+        "tool_call": tool_call,
+        "request": request,
+        "server": server,
+        "mode": mode,  # type: ignore[typeddict-item]
+        "url": url,
     }
 
 

@@ -107,12 +107,23 @@ class InputRequestView(TypedDict):
     schema: dict[str, JSON]
 
 
+class ConnectRequestView(TypedDict):
+    """A call waits for the person to connect their account to an MCP server each person connects to: `url` is the
+    app's page where they do (docs/mcp.md)."""
+
+    request: str
+    server: str
+    mode: Literal["oauth", "header"]
+    url: str
+
+
 class ToolCallExtras(TypedDict, total=False):
     """What a running call's tool told beyond its status, which a run holds (chat/runs/interaction.py) and its
-    snapshot's call carries: its last progress, its open request for input."""
+    snapshot's call carries: its last progress, its open request for input, its open request to connect."""
 
     progress: ProgressView
     input_request: InputRequestView
+    connect_request: ConnectRequestView
 
 
 class SummaryView(TypedDict):
@@ -147,6 +158,7 @@ class ToolCallView(TypedDict):
     # Only while it runs, from the run that holds it (never stored): its last progress, its open request for input.
     progress: NotRequired[ProgressView]
     input_request: NotRequired[InputRequestView]
+    connect_request: NotRequired[ConnectRequestView]
 
 
 class MessageView(TypedDict):
@@ -371,6 +383,14 @@ class ToolCallInputRequested(TypedDict):
     schema: dict[str, JSON]
 
 
+class ToolCallConnectRequested(TypedDict):
+    tool_call: str
+    request: str
+    server: str
+    mode: Literal["oauth", "header"]
+    url: str
+
+
 class ToolCallInputAnswered(TypedDict):
     tool_call: str
     request: str
@@ -459,6 +479,7 @@ THREAD_EVENTS: dict[str, type] = {
     "tool_call.progress": ToolCallProgress,
     "tool_call.input_requested": ToolCallInputRequested,
     "tool_call.input_answered": ToolCallInputAnswered,
+    "tool_call.connect_requested": ToolCallConnectRequested,
 }
 
 #: Events about the person's list of threads, by type: sent as `type` and these fields (no `seq`).
@@ -502,6 +523,7 @@ EventFields = (
     | ToolCallProgress
     | ToolCallInputRequested
     | ToolCallInputAnswered
+    | ToolCallConnectRequested
     | ThreadListed
     | ThreadRenamed
     | ThreadDeleted

@@ -19,7 +19,7 @@ import asyncio
 import logging
 import math
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,6 +46,7 @@ db = database_sync_to_async
 
 MAX_MESSAGE_CHARS = 4000  # a request's message
 MAX_PROGRESS_MESSAGE_CHARS = 500
+CONNECT_POLL = 1.0  # seconds between looks for the connection a person makes while a call waits for it
 ACTIONS = ("accept", "decline", "cancel")
 
 
@@ -68,6 +69,8 @@ class InputRequest:
     message: str
     schema: dict[str, Any]
     answer: asyncio.Future
+    # "connect": the call waits for the person to connect their account to an MCP server (`connect`), not a form.
+    kind: str = "input"
 
     def view(self) -> InputRequestView:
         """As a snapshot's tool call carries it (`input_request`)."""
@@ -159,7 +162,10 @@ class RunInteraction:
             async def elicit(message: str, schema: dict) -> ElicitationAnswer:
                 return await self.elicit(tool_call, message, schema)
 
-            return replace(made, report_progress=report_progress, elicit=elicit)
+            async def connect(server: str, mode: str, check: Callable[[], Awaitable[bool]]) -> bool:
+                return await self.connect(tool_call, server, mode, check)
+
+            return replace(made, report_progress=report_progress, elicit=elicit, connect=connect)
 
         return context
 
@@ -243,6 +249,39 @@ class RunInteraction:
             await asyncio.shield(self._close(request, ElicitationAnswer("cancel"), by=None))
             raise
 
+    async def connect(self, tool_call: str, server: str, mode: str, check: Callable[[], Awaitable[bool]]) -> bool:
+        """Ask the person to connect their account to MCP server `server` (the call's "Connect" card) and wait until
+        `check()` says they have (the connection is made by a page, in any process: it is looked for every
+        CONNECT_POLL seconds). False when they cancel, nobody connects in time, the call ends or the run stops."""
+        if not self._running(tool_call):
+            return False
+        request = InputRequest(
+            id=uuid.uuid4().hex,
+            tool_call=tool_call,
+            message=f"Connect your account to {server}",
+            schema={},
+            answer=asyncio.get_running_loop().create_future(),
+            kind="connect",
+        )
+        self.requests[request.id] = request
+        url = connect_url(server)
+        await self.recorder.emit(events.tool_call_connect_requested(tool_call, request.id, server, mode, url))
+        view = {"request": request.id, "server": server, "mode": mode, "url": url}
+        self.recorder.call_extras.setdefault(tool_call, {})["connect_request"] = view  # type: ignore[typeddict-item]
+        try:
+            async with asyncio.timeout(self.input_timeout):
+                while not request.answer.done():
+                    if await check():
+                        await self._close(request, ElicitationAnswer("accept"), by=None)
+                        break
+                    await asyncio.wait([asyncio.shield(request.answer)], timeout=CONNECT_POLL)
+        except TimeoutError:
+            await self._close(request, ElicitationAnswer("cancel"), by=None)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._close(request, ElicitationAnswer("cancel"), by=None))
+            raise
+        return (await asyncio.shield(request.answer)).action == "accept"
+
     async def _close(self, request: InputRequest, answer: ElicitationAnswer, *, by: str | None) -> bool:
         """Close an open request with `answer` (False: it was closed already). Every tab is told, then the tool."""
         if self.requests.pop(request.id, None) is None:
@@ -251,11 +290,13 @@ class RunInteraction:
             await self.recorder.emit(events.tool_call_input_answered(request.tool_call, request.id, answer.action, by))
         finally:
             extras = self.recorder.call_extras.get(request.tool_call)
-            if extras is not None and extras.get("input_request", {}).get("request") == request.id:
-                del extras["input_request"]
+            key = "connect_request" if request.kind == "connect" else "input_request"
+            if extras is not None and extras.get(key, {}).get("request") == request.id:
+                del extras[key]  # type: ignore[misc]
             if not request.answer.done():
                 request.answer.set_result(answer)
-            await _forget_request(self.recorder.thread_id, request, by=by, action=answer.action)
+            if request.kind == "input":  # a request to connect is not listed in the inbox
+                await _forget_request(self.recorder.thread_id, request, by=by, action=answer.action)
         return True
 
     def _tool_name(self, tool_call: str) -> str:
@@ -270,6 +311,8 @@ class RunInteraction:
             raise InputRefused("not_found", NOT_OPEN)
         if action not in ACTIONS:
             raise InputRefused("bad_frame", f"action: {str(action)[:20]!r} is not one of accept, decline, cancel.")
+        if found.kind == "connect" and action == "accept":
+            raise InputRefused("bad_frame", "A request to connect is accepted by connecting, on the page it links to.")
         answer = ElicitationAnswer(action)
         if action == "accept":
             problems = content_problems(found.schema, content)
@@ -320,6 +363,18 @@ def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, not {value!r}")
     return value
+
+
+def connect_url(server: str) -> str:
+    """The page where a person connects their account to MCP server `server` (the mcpconnect app's)."""
+    from urllib.parse import urlencode
+
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        return reverse("mcpconnect:connections") + "?" + urlencode({"server": server})
+    except NoReverseMatch:
+        return ""
 
 
 def for_recorder(recorder: RunRecorder) -> RunInteraction:

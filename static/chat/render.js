@@ -5,6 +5,7 @@
 import { button, el, prettyJson } from "./dom.js";
 import { ApprovalPanel, decisionText, originalArgsView } from "./approval.js";
 import { InputForm, answeredText } from "./elicitation.js";
+import { ConnectPanel, connectAnsweredText } from "./connect.js";
 import { ArtifactImages, withoutImageData } from "./images.js";
 import { MarkdownStream, onCopyClick } from "./markdown.js";
 import { structuredCard } from "./structured.js";
@@ -501,11 +502,28 @@ export class ToolCardView {
     this.inputEl.hidden = false;
   }
 
+  /** tool_call.connect_requested (or a snapshot's `connect_request`): the Connect card, open on the call. */
+  askConnect({ request, server, mode, url }) {
+    this.closeInput();
+    this.inputDoneEl.hidden = true;
+    this.root.open = true;
+    this.input = new ConnectPanel({
+      request, server, mode, url,
+      onSend: (payload) => {
+        if (this.onInput) this.onInput(this.id, payload);
+      },
+    });
+    this.inputEl.replaceChildren(this.input.root);
+    this.inputEl.hidden = false;
+  }
+
   /** tool_call.input_answered: the form goes (in every tab), and what became of it shows. */
   inputAnswered({ request, action, by }) {
     if (!this.input || this.input.request !== String(request)) return;
+    const wasConnect = this.input instanceof ConnectPanel;
     this.closeInput();
-    this.inputDoneEl.textContent = answeredText(action, typeof by === "string" ? by : "");
+    const who = typeof by === "string" ? by : "";
+    this.inputDoneEl.textContent = wasConnect ? connectAnsweredText(action, who) : answeredText(action, who);
     this.inputDoneEl.dataset.action = action || "";
     this.inputDoneEl.hidden = false;
   }

@@ -268,6 +268,7 @@ export class ThreadView {
         // What the run holds of a running call (a page loaded while it runs): its progress, its open form.
         if (call.progress) card.setProgress(call.progress);
         if (call.input_request) card.askInput(call.input_request);
+        if (call.connect_request) card.askConnect(call.connect_request);
       }
     }
     return view;
@@ -464,6 +465,9 @@ export class ThreadView {
         return true;
       case "tool_call.input_requested":
         this.withCard(ev, (card) => card.askInput(ev));
+        return true;
+      case "tool_call.connect_requested":
+        this.withCard(ev, (card) => card.askConnect(ev));
         return true;
       case "tool_call.input_answered":
         this.withCard(ev, (card) => card.inputAnswered(ev));

@@ -21,6 +21,7 @@ __all__ = [
     "SERVER_NAME",
     "McpConfigError",
     "McpServerConfig",
+    "PerPerson",
     "load_config_file",
     "parse_mcp_servers",
 ]
@@ -31,6 +32,11 @@ MAX_TIMEOUT = 3600.0
 # no "_" at either end and no "__" inside, the first "__" of a tool name is where the server's name ends.
 SERVER_NAME = re.compile(r"^(?!.*__)[A-Za-z0-9](?:[A-Za-z0-9_-]{0,38}[A-Za-z0-9-])?$")
 Transport = Literal["stdio", "http"]
+# "Each person connects": the server is reached with the person's own credentials, never a shared connection.
+# "oauth": the MCP authorization specification (OAuth 2.1, the SDK's client: tools/mcp/oauth.py); "header": a value
+# each person enters, sent as the header `person_header`. "": one connection for everyone (the configured headers).
+PerPerson = Literal["", "oauth", "header"]
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
 
 
 class McpConfigError(ValueError):
@@ -57,6 +63,8 @@ class McpServerConfig:
     require_approval: bool = True
     approval_exempt: frozenset[str] = frozenset()  # the server's own tool names that never ask
     source: Literal["admin", "file"] = "admin"
+    per_person: PerPerson = ""
+    person_header: str = ""  # per_person "header": the header the person's value is sent as
 
     def __post_init__(self) -> None:
         problems = self.problems()
@@ -79,6 +87,12 @@ class McpServerConfig:
             found.append(f"{where}: 'url' must be an http:// or https:// address.")
         if not 0 < self.timeout <= MAX_TIMEOUT:
             found.append(f"{where}: 'timeout' must be between 0 and {MAX_TIMEOUT:g} seconds, got {self.timeout!r}.")
+        if self.per_person not in ("", "oauth", "header"):
+            found.append(f"{where}: 'perPerson' must be 'oauth' or 'header', got {self.per_person!r}.")
+        elif self.per_person and self.transport != "http":
+            found.append(f"{where}: each person connects only to a streamable HTTP server (a stdio server is shared).")
+        elif self.per_person == "header" and not HEADER_NAME.match(self.person_header or ""):
+            found.append(f"{where}: 'personHeader' must name the header each person's value is sent as.")
         for label, mapping in (("env", self.env), ("headers", self.headers)):
             for key, value in mapping.items():
                 if not isinstance(key, str) or not key or not isinstance(value, str):
@@ -98,6 +112,8 @@ class McpServerConfig:
             tuple(sorted(self.env.items())),
             self.url,
             tuple(sorted(self.headers.items())),
+            self.per_person,
+            self.person_header,
         )
 
     def offers(self, tool: str) -> bool:
@@ -155,6 +171,8 @@ _KNOWN = {
     "approvalExempt",
     "offeredTools",
     "tools",
+    "perPerson",
+    "personHeader",
 }
 
 
@@ -221,6 +239,8 @@ def _one(name: Any, entry: Any, source: Literal["admin", "file"]) -> McpServerCo
         "require_approval": flag("requireApproval", True),
         "approval_exempt": frozenset(strings("approvalExempt")),
         "source": source,
+        "per_person": entry.get("perPerson", "") or "",
+        "person_header": entry.get("personHeader", "") if isinstance(entry.get("personHeader", ""), str) else "",
     }
     if has_command != has_url:  # else which fields apply is unknown: the checks of the config would only guess
         try:

@@ -49,6 +49,7 @@ __all__ = [
     "ServerConnection",
     "ServerState",
     "describe",
+    "list_tools_once",
     "unavailable_message",
 ]
 
@@ -57,7 +58,9 @@ log = logging.getLogger("agentweb.tools.mcp")
 # ping is the liveness check of handshake-era sessions; the SDK marks it deprecated for the 2026 protocol only.
 warnings.filterwarnings("ignore", message="ping is removed", category=MCPDeprecationWarning)
 
-Status = Literal["connecting", "connected", "failed", "stopped"]
+# "personal": a server each person connects to (tools/mcp/personal.py): no shared connection; its tools are the
+# list the last person's connection saw.
+Status = Literal["connecting", "connected", "failed", "stopped", "personal"]
 MAX_ERROR = 1000  # characters of a failure's text kept (a server's error may quote a whole page, or the request)
 MAX_STDERR = 400  # characters of a stdio server's standard error in a connection's error
 MAX_STDERR_KEPT = 256 * 1024  # bytes of it kept while the server runs
@@ -132,8 +135,11 @@ class ServerConnection:
         *,
         on_change: Callable[[ServerState], None],
         backoff: Backoff | None = None,
+        auth: httpx2.Auth | None = None,
     ):
         self.config = config
+        self.auth = auth  # an HTTP server's auth besides its headers (a person's OAuth: tools/mcp/oauth.py)
+        self.last_error: BaseException | None = None  # why the last connection ended (a person's token refused?)
         self.state = ServerState(config.name)
         self.backoff = backoff or Backoff()
         self._on_change = on_change
@@ -201,6 +207,7 @@ class ServerConnection:
                     await self._session()
                     error = "the connection ended"
                 except Exception as exc:  # every failure of a connection is reported, none ends the owner
+                    self.last_error = exc
                     error = describe(exc, self.config)
                 error += self._last_words()
                 log.info("MCP server %s: %s", self.config.name, error)
@@ -250,7 +257,7 @@ class ServerConnection:
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
             transport = stdio_client(parameters, errlog=self._stderr)
         else:
-            http_client = httpx2.AsyncClient(headers=dict(config.headers), timeout=HTTP_TIMEOUT)
+            http_client = httpx2.AsyncClient(headers=dict(config.headers), timeout=HTTP_TIMEOUT, auth=self.auth)
             http = await stack.enter_async_context(http_client)
             transport = streamable_http_client(config.url, http_client=http)
         client = Client(
@@ -309,6 +316,9 @@ class ServerConnection:
                     call.future.set_result(result)
         finally:
             self._in_flight.remove(call)
+            # Cancelled with the connection (its transport failed: a person's token refused, say): the caller is
+            # told now, not left waiting for its deadline.
+            call.fail(McpCallFailed(f"The connection to MCP server {self.config.name!r} ended during the call."))
 
     async def _watch(self, client: Client) -> None:
         """A server that exits or drops while idle is noticed by the next ping."""
@@ -445,6 +455,26 @@ def _being_cancelled() -> bool:
     return task is not None and task.cancelling() > 0
 
 
+async def list_tools_once(config: McpServerConfig, *, auth: httpx2.Auth | None = None) -> tuple[types.Tool, ...]:
+    """Connect to an HTTP server once, list its tools and close: a person's key checked, an OAuth sign-in made
+    (``auth`` then waits for the person: no deadline here, the caller bounds it)."""
+    async with AsyncExitStack() as stack:
+        http_client = httpx2.AsyncClient(headers=dict(config.headers), timeout=HTTP_TIMEOUT, auth=auth)
+        http = await stack.enter_async_context(http_client)
+        transport = streamable_http_client(config.url, http_client=http)
+        client = Client(transport, mode="legacy", cache=None, client_info=CLIENT_INFO)
+        client = await stack.enter_async_context(client)
+        found: list[types.Tool] = []
+        cursor = None
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            found.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tuple(found)
+
+
 def unavailable_message(name: str, state: ServerState | None) -> str:
     """Why a call of server ``name``'s tool cannot be sent now, for the model."""
     if state is not None and state.status == "failed":
@@ -455,6 +485,8 @@ def unavailable_message(name: str, state: ServerState | None) -> str:
         )
     if state is not None and state.status == "stopped":
         return f"MCP server {name!r} is stopped in this process."
+    if state is not None and state.status == "personal":
+        return f"MCP server {name!r}: its tools are not known yet (nobody has connected to it); try again later."
     return f"MCP server {name!r} is still connecting; try again in a moment."
 
 

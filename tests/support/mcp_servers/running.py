@@ -47,3 +47,66 @@ class HttpServer:
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             stop(self.process)
+
+
+OAUTH_SCRIPT = Path(__file__).with_name("oauth_server.py")
+
+
+class OAuthServer:
+    """oauth_server.py (an MCP server protected by OAuth, with its own authorization server) on 127.0.0.1."""
+
+    def __init__(self, record: Path, *, token_seconds: int = 3600):
+        self.record = record
+        self.port = free_port()
+        self.token_seconds = token_seconds
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/mcp"
+
+    def start(self) -> OAuthServer:
+        self.process = subprocess.Popen(
+            [sys.executable, str(OAUTH_SCRIPT), str(self.port)],
+            env={
+                "MCP_TEST_RECORD": str(self.record),
+                "TOKEN_SECONDS": str(self.token_seconds),
+                "PATH": "/usr/bin:/bin",
+            },
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(self.port, self.process, timeout=60)
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            stop(self.process)
+
+    def sign_in(self, authorization_url: str, account: str) -> str:
+        """The person at the authorization server: its sign-in page, as `account`. Returns where it sends the
+        browser back (the app's callback, with the code)."""
+        import httpx
+
+        with httpx.Client(follow_redirects=False, timeout=30) as http:
+            login = http.get(authorization_url)
+            assert login.status_code == 302, login.text
+            page = http.get(login.headers["location"])
+            login_id = page.text.split("name=login value='", 1)[1].split("'", 1)[0]
+            back = http.post(f"{self.base}/login", data={"login": login_id, "account": account})
+            assert back.status_code == 302, back.text
+            return back.headers["location"]
+
+    def revoke(self, account: str) -> None:
+        import httpx
+
+        httpx.post(f"{self.base}/test/revoke", params={"account": account}, timeout=10).raise_for_status()
+
+    def stats(self) -> dict:
+        import httpx
+
+        return httpx.get(f"{self.base}/test/stats", timeout=10).json()
