@@ -30,6 +30,7 @@ PACKAGES = (
     "inbox",
     "notifications",
     "schedules",
+    "audit",
 )
 
 
