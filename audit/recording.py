@@ -100,9 +100,12 @@ def clean_ip(ip: str | None) -> str | None:
     if not ip:
         return None
     try:
-        return str(ipaddress.ip_address(str(ip)[:64]))
+        address = ipaddress.ip_address(str(ip)[:64])
     except ValueError:
         return None
+    # An IPv4 client on a dual-stack socket arrives as ::ffff:a.b.c.d: kept as the IPv4 address it is.
+    mapped = getattr(address, "ipv4_mapped", None)
+    return str(mapped or address)
 
 
 def clean_detail(detail: Mapping[str, Any]) -> dict[str, Any]:
