@@ -4,9 +4,10 @@ included), and exported as CSV or JSON with the list's own filters (staff who ma
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.urls import path
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
@@ -75,7 +76,10 @@ class EventAdmin(admin.ModelAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         admin_log.read_in(since=cutoff())
-        events = self.get_changelist_instance(request).get_queryset(request)
+        try:
+            events = self.get_changelist_instance(request).get_queryset(request)
+        except IncorrectLookupParameters:
+            return HttpResponseBadRequest("These filters are not the list's: export from the list's own links.")
         with transaction.atomic():  # fails closed: no export without its row
             record(
                 Action.AUDIT_EXPORTED,

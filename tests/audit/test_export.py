@@ -97,3 +97,4 @@ async def test_only_staff_with_the_view_permission_export(owner, staff):
     await staff.user_permissions.aadd(view)
     assert "signin" in await body(await client.get(CSV))
     assert (await client.get("/admin/audit/event/export.xml")).status_code == 404
+    assert (await client.get(CSV, {"no_such_field": "x"})).status_code == 400
