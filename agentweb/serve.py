@@ -136,12 +136,17 @@ class AppServer(ReapingServer):
 
 def start_schedules(*, workers: bool) -> None:
     """This process fires due schedules (schedules/ticker.py) if it is one that should: the run workers when
-    AGENTWEB_RUN_WORKERS is on, else every Daphne process (their claims make each slot fire once among them)."""
+    AGENTWEB_RUN_WORKERS is on, else every Daphne process (their claims make each slot fire once among them). The
+    same processes prune the audit log hourly (audit/retention.py)."""
     from django.apps import apps
     from django.conf import settings
 
-    if apps.is_installed("schedules") and workers == settings.AGENTWEB_RUN_WORKERS:
+    if workers != settings.AGENTWEB_RUN_WORKERS:
+        return
+    if apps.is_installed("schedules"):
         apps.get_app_config("schedules").ticker.start()
+    if apps.is_installed("audit"):
+        apps.get_app_config("audit").pruner.start()
 
 
 def start_mcp_servers() -> None:

@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "notifications",
     "schedules",
     "sso",  # issue 40: sign-in with the organisation's OpenID Connect provider (docs/teams.md)
+    "audit",  # issue 40: the audit log (docs/teams.md)
 ]
 
 MIDDLEWARE = [
@@ -458,3 +459,8 @@ AGENTWEB_VAPID_SUBJECT = env_str("AGENTWEB_VAPID_SUBJECT", f"mailto:{DEFAULT_FRO
 # how long a firing may stay claimed with no run started before another process starts it (its process died).
 AGENTWEB_SCHEDULE_TICK = env_float("AGENTWEB_SCHEDULE_TICK", 5.0)
 AGENTWEB_SCHEDULE_CLAIM_STALE_SECONDS = env_float("AGENTWEB_SCHEDULE_CLAIM_STALE_SECONDS", 60.0)
+
+# --- the audit log (issue 40; docs/teams.md, "Audit log") ---
+# Events older than this many days are removed (by `manage.py audit prune`, and hourly by the processes that fire
+# schedules); 0 keeps them forever.
+AGENTWEB_AUDIT_RETENTION_DAYS = env_int("AGENTWEB_AUDIT_RETENTION_DAYS", 365)

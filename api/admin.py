@@ -8,6 +8,9 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
+from audit.recording import client_ip
+
+from . import keys
 from .forms import AdminKeyForm
 from .models import ApiKey
 
@@ -64,7 +67,14 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             return super().save_model(request, obj, form, change)
-        row, key = ApiKey.issue(obj.user, obj.name, expires_in_days=form.cleaned_data.get("expires_in_days"))
+        row, key = keys.issue(
+            obj.user,
+            obj.name,
+            expires_in_days=form.cleaned_data.get("expires_in_days"),
+            by=request.user,
+            ip=client_ip(request),
+            via="admin",
+        )
         # The admin goes on with `obj` (its log entry, the page that follows): it becomes the row just made.
         obj.pk, obj.lookup, obj.hashed, obj.created_at, obj.expires_at = (
             row.pk,
@@ -94,5 +104,6 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected keys", permissions=["change"])
     def revoke_selected(self, request, queryset):
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        live = queryset.filter(revoked_at__isnull=True).select_related("user")
+        count = keys.revoke(live, by=request.user, ip=client_ip(request), via="admin")
         self.message_user(request, f"Revoked {count} key(s): they no longer work.", messages.SUCCESS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 
+from . import keys
 from .keys import MAX_DAYS, MIN_DAYS, NAME_LENGTH, days_problem, owner_problem
 from .models import ApiKey
 
@@ -49,8 +50,15 @@ class KeyForm(forms.Form):
             raise forms.ValidationError(problem)
         return cleaned
 
-    def issue(self) -> tuple[ApiKey, str]:
-        return ApiKey.issue(self.user, self.cleaned_data["name"], expires_in_days=self.cleaned_data["expires_in_days"])
+    def issue(self, *, ip: str | None = None) -> tuple[ApiKey, str]:
+        return keys.issue(
+            self.user,
+            self.cleaned_data["name"],
+            expires_in_days=self.cleaned_data["expires_in_days"],
+            by=self.user,
+            ip=ip,
+            via="settings",
+        )
 
 
 class AdminKeyForm(forms.ModelForm):

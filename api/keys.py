@@ -3,8 +3,11 @@ shared by the settings page (api/keys_views.py), the admin (api/admin.py) and `m
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+
+import audit
 
 from .models import ApiKey
 
@@ -20,6 +23,47 @@ LISTED_KEYS = 100
 
 class NoSuchKey(Exception):
     """Not one of this person's keys: someone else's id and a made-up one are refused the same way (404)."""
+
+
+def issue(user, name: str, *, expires_in_days: int | None, by, ip: str | None = None, via: str) -> tuple[ApiKey, str]:
+    """A new key for `user`, made by `by` (the person, an admin, or None: a command) and recorded in the audit log in
+    the same transaction: a key is never made unrecorded. Returns the row and the key (shown once)."""
+    with transaction.atomic():
+        row, key = ApiKey.issue(user, name, expires_in_days=expires_in_days)
+        audit.record(
+            audit.Action.API_KEY_CREATED,
+            actor=by,
+            target=row,
+            ip=ip,
+            detail={"owner": user.get_username(), "via": via, "expires_at": _when(row.expires_at)},
+        )
+    return row, key
+
+
+def revoke(rows, *, by, ip: str | None = None, via: str) -> int:
+    """Revoke `rows` (the not yet revoked among them), each recorded in the audit log. Returns how many."""
+    now = timezone.now()
+    count = 0
+    with transaction.atomic():
+        for row in rows:
+            if row.revoked_at is not None:
+                continue
+            if not ApiKey.objects.filter(pk=row.pk, revoked_at__isnull=True).update(revoked_at=now):
+                continue  # revoked meanwhile, by someone else: their revocation is the one recorded
+            row.revoked_at = now
+            count += 1
+            audit.record(
+                audit.Action.API_KEY_REVOKED,
+                actor=by,
+                target=row,
+                ip=ip,
+                detail={"owner": row.user.get_username(), "via": via},
+            )
+    return count
+
+
+def _when(moment) -> str | None:
+    return moment.isoformat(timespec="seconds") if moment else None
 
 
 def live_keys(user) -> QuerySet[ApiKey]:

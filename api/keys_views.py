@@ -11,6 +11,9 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
+from audit.recording import client_ip
+
+from . import keys
 from .forms import KeyForm
 from .keys import NoSuchKey, key_of
 
@@ -27,7 +30,7 @@ def create(request: HttpRequest) -> HttpResponse:
     form = KeyForm(request.POST, user=request.user)
     if not form.is_valid():
         return render(request, "api/key_created.html", {"form": form}, status=400)
-    row, key = form.issue()
+    row, key = form.issue(ip=client_ip(request))
     response = render(request, "api/key_created.html", {"row": row, "key": key}, status=201)
     add_never_cache_headers(response)
     response["Referrer-Policy"] = "no-referrer"
@@ -46,6 +49,6 @@ def revoke(request: HttpRequest, key_id: int) -> HttpResponse:
         if row.revoked_at is not None:
             return redirect(_settings_section())
         return render(request, "api/key_revoke.html", {"row": row})
-    row.revoke()
+    keys.revoke([row], by=request.user, ip=client_ip(request), via="settings")
     messages.success(request, f"The key “{row.name}” ({row.shown}) is revoked: it no longer works.")
     return redirect(_settings_section())

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.http import HttpResponse
 from ninja import Field, Query, Schema
 
+from audit.recording import client_ip
 from chat import live, rewind, runs, store
 from chat.access import NotFound, get_thread_for_user
 from chat.broadcast import tell_user
@@ -260,6 +261,8 @@ async def decide(request, tool_call_id: str, body: DecideIn):
                 args=body.args,
                 message=body.message,
                 for_thread=body.for_thread,
+                ip=client_ip(request),
+                via="api",
             )
     finally:
         if not resumed:

@@ -12,6 +12,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from audit.recording import socket_ip
 from delivery import REDIS_GONE, group_name, person_group
 from delivery.dispatch import ReceivesInBatches
 from delivery.take_now import SEND_NOW
@@ -259,6 +260,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
                 args=frame.get("args"),
                 message=frame.get("message", ""),
                 for_thread=frame.get("for_thread", False),
+                ip=socket_ip(self.scope),
             )
         finally:
             if not resumed:

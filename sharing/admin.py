@@ -1,5 +1,8 @@
 from django.contrib import admin
 
+import audit
+from audit.recording import client_ip
+
 from .models import ShareLink
 
 
@@ -24,3 +27,15 @@ class ShareLinkAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    def save_model(self, request, obj, form, change):
+        revoking = change and obj.revoked_at is not None and form.initial.get("revoked_at") is None
+        super().save_model(request, obj, form, change)
+        if revoking:  # revoked here rather than by its owner: recorded as theirs would be
+            audit.record(
+                audit.Action.SHARE_LINK_REVOKED,
+                actor=request.user,
+                target=obj,
+                ip=client_ip(request),
+                detail={"thread": str(obj.thread_id), "via": "admin"},
+            )

@@ -80,8 +80,12 @@ class ShareLink(models.Model):
     def is_active(self) -> bool:
         return self.revoked_at is None
 
-    def revoke(self) -> None:
-        """The shared page 404s from now on. Revoking twice keeps the first date."""
-        if self.revoked_at is None:
-            self.revoked_at = timezone.now()
-            ShareLink.objects.filter(pk=self.pk, revoked_at__isnull=True).update(revoked_at=self.revoked_at)
+    def revoke(self) -> bool:
+        """The shared page 404s from now on. Revoking twice keeps the first date. True when this call revoked it."""
+        if self.revoked_at is not None:
+            return False
+        now = timezone.now()
+        if not ShareLink.objects.filter(pk=self.pk, revoked_at__isnull=True).update(revoked_at=now):
+            return False
+        self.revoked_at = now
+        return True

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+import audit
 from agents.services import sees_prompt, system_prompt
 from chat.models import Thread
 from chat.store import build_snapshot, thread_agent
@@ -79,9 +80,12 @@ def create_link(
     hide_tool_details: bool = False,
     hide_system_prompt: bool = True,
     share_attachments: bool = False,
+    by=None,
+    ip: str | None = None,
 ) -> CreatedLink:
     """A new link to a snapshot of `thread` as it is now. `thread` is one the caller checked is the user's. The system
-    prompt is hidden, whatever was asked, when its author could not read it (author_sees_prompt)."""
+    prompt is hidden, whatever was asked, when its author could not read it (author_sees_prompt). The link is
+    recorded in the audit log, made by `by` (the thread's owner when None), in the transaction that makes it."""
     name = display_name.strip() or default_display_name(thread.owner)
     hide_system_prompt = hide_system_prompt or not author_sees_prompt(thread)
     snapshot = share_snapshot(
@@ -103,10 +107,37 @@ def create_link(
                     share_attachments=share_attachments,
                     display_name=name,
                 )
+                audit.record(
+                    audit.Action.SHARE_LINK_CREATED,
+                    actor=by or thread.owner,
+                    target=link,
+                    ip=ip,
+                    detail={
+                        "thread": str(thread.pk),
+                        "hide_tool_details": hide_tool_details,
+                        "hide_system_prompt": hide_system_prompt,
+                        "share_attachments": share_attachments,
+                    },
+                )
         except IntegrityError:
             continue
         return CreatedLink(link=link, token=token)
     raise RuntimeError("could not make a unique share token")
+
+
+def revoke_link(link: ShareLink, *, by, ip: str | None = None, via: str = "page") -> bool:
+    """Revoke `link` (its page 404s from now on) and record who did; False when it was revoked already."""
+    with transaction.atomic():
+        if not link.revoke():
+            return False
+        audit.record(
+            audit.Action.SHARE_LINK_REVOKED,
+            actor=by,
+            target=link,
+            ip=ip,
+            detail={"thread": str(link.thread_id), "via": via},
+        )
+    return True
 
 
 def update_snapshot(link: ShareLink) -> ShareLink:

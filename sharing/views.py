@@ -12,6 +12,7 @@ from django.utils.cache import add_never_cache_headers
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from audit.recording import client_ip
 from chat.access import NotFound, get_thread_for_user
 
 from . import export, services
@@ -60,7 +61,7 @@ def create(request: HttpRequest, thread_id) -> HttpResponse:
         if _wants_json(request):
             return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
         return render(request, "sharing/created.html", {"form": form, "thread": thread}, status=400)
-    created = services.create_link(thread=thread, **form.cleaned_data)
+    created = services.create_link(thread=thread, by=request.user, ip=client_ip(request), **form.cleaned_data)
     url = request.build_absolute_uri(reverse("sharing:shared", args=[created.token]))
     if _wants_json(request):
         response = JsonResponse({"url": url, "list_url": reverse("sharing:list")}, status=201)
@@ -85,7 +86,7 @@ def revoke(request: HttpRequest, link_id) -> HttpResponse:
         if not link.is_active:
             raise Http404("No such link.")
         return render(request, "sharing/revoke.html", {"link": link})
-    link.revoke()
+    services.revoke_link(link, by=request.user, ip=client_ip(request))
     messages.success(request, f"Link to “{link.snapshot.get('title') or 'Untitled'}” revoked: it no longer opens.")
     return redirect("sharing:list")
 

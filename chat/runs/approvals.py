@@ -32,9 +32,19 @@ class InvalidArguments(Exception):
         self.problems = problems
 
 
-async def decide(*, user, tool_call_id: str, decision: str, args=None, message: str = "", for_thread=False) -> bool:
+async def decide(
+    *,
+    user,
+    tool_call_id: str,
+    decision: str,
+    args=None,
+    message: str = "",
+    for_thread=False,
+    ip: str | None = None,
+    via: str = "chat",
+) -> bool:
     """Apply a person's decision; when it was the last one the paused step needed, resume the run. True when this
-    decision resumed it (a model request follows)."""
+    decision resumed it (a model request follows). `ip` and `via` are for the audit log (chat/store/approvals.py)."""
     call = await db(store.get_tool_call_for_user)(user, tool_call_id)
     agent = await db(agent_spec)(call.message.thread.agent_id)
     if agent is not None and not agent.allows(call.name):
@@ -47,7 +57,14 @@ async def decide(*, user, tool_call_id: str, decision: str, args=None, message: 
         if problems:
             raise InvalidArguments(problems)
     decided = await db(store.decide_tool_call)(
-        user=user, tool_call_id=tool_call_id, decision=decision, args=args, message=message, for_thread=for_thread
+        user=user,
+        tool_call_id=tool_call_id,
+        decision=decision,
+        args=args,
+        message=message,
+        for_thread=for_thread,
+        ip=ip,
+        via=via,
     )
     call = decided.tool_call
     told = [

@@ -10,6 +10,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+import audit
+
 from ..access import NotFound
 from ..models import Message, Run, ThreadToolGrant, ToolCall, ToolCallDecision
 from .steps import add_tool_results, finish_run
@@ -47,9 +49,19 @@ def get_tool_call_for_user(user, tool_call_id: object) -> ToolCall:
 
 
 def decide_tool_call(
-    *, user, tool_call_id: object, decision: str, args: dict | None = None, message: str = "", for_thread: bool = False
+    *,
+    user,
+    tool_call_id: object,
+    decision: str,
+    args: dict | None = None,
+    message: str = "",
+    for_thread: bool = False,
+    ip: str | None = None,
+    via: str = "chat",
 ) -> Decided:
-    """Record one person's decision on a waiting call. Exactly once: a second decision raises AlreadyDecided."""
+    """Record one person's decision on a waiting call. Exactly once: a second decision raises AlreadyDecided. The
+    audit log gets it in the same transaction (who, which decision, the tool's name and the thread; never the
+    arguments or the person's message); `ip` and `via` (chat, api) say where it came from."""
     with transaction.atomic():
         call = get_tool_call_for_user(user, tool_call_id)
         if call.status != ToolCall.Status.AWAITING_APPROVAL:
@@ -67,6 +79,19 @@ def decide_tool_call(
             original_args=original_args,
             edited_args=args if decision == ToolCallDecision.Decision.EDIT else None,
             for_thread=for_thread,
+        )
+        audit.record(
+            audit.DECISIONS[decision],
+            actor=user,
+            target=audit.Target("chat.toolcall", str(call.pk), call.name),
+            ip=ip,
+            detail={
+                "tool": call.name,
+                "thread": str(call.message.thread_id),
+                "run": call.message.run_id,
+                "for_thread": for_thread,
+                "via": via,
+            },
         )
         if for_thread and decision in (ToolCallDecision.Decision.APPROVE, ToolCallDecision.Decision.EDIT):
             ThreadToolGrant.objects.get_or_create(

@@ -31,6 +31,8 @@ PACKAGES = (
     "notifications",
     "schedules",
     "sso",
+    "mcpconnect",
+    "audit",
 )
 
 

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from audit.models import Event
 from mcpconnect.models import McpConnection
 from mcpconnect.signals import mcp_connection_changed
 from tests.support.mcp_servers.running import OAuthServer
@@ -152,6 +153,14 @@ def test_disconnect_and_deactivation_remove_the_tokens(oauth_server, people, sig
     bob.save()
     assert not McpConnection.objects.filter(user=bob).exists()
     assert ("alice", "srv", "disconnect") in signals and ("bob", "srv", "disconnect") in signals
+    # ...and the audit log has each person's connection and its end (mcpconnect's signal, audit's receiver)
+    logged = set(Event.objects.filter(action__startswith="mcp.").values_list("actor_name", "action", "target_label"))
+    assert logged == {
+        ("alice", "mcp.connected", "srv"),
+        ("bob", "mcp.connected", "srv"),
+        ("alice", "mcp.disconnected", "srv"),
+        ("bob", "mcp.disconnected", "srv"),
+    }
 
 
 def test_a_callback_for_another_person_is_refused(oauth_server, people):

@@ -7,8 +7,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.utils import timezone
 
+from api import keys
 from api.keys import MAX_DAYS, MIN_DAYS, NAME_LENGTH, days_problem, owner_problem
 from api.models import KEY_PREFIX, LOOKUP_LENGTH, ApiKey
 
@@ -64,7 +64,7 @@ class Command(BaseCommand):
         problem = owner_problem(user)
         if problem is not None:
             raise CommandError(problem)
-        row, key = ApiKey.issue(user, name, expires_in_days=days)
+        row, key = keys.issue(user, name, expires_in_days=days, by=None, via="command")
         until = f"until {row.expires_at:%Y-%m-%d %H:%M} UTC" if row.expires_at else "with no expiry"
         self.stderr.write(f"Made the key {row.shown} “{row.name}” for {username}, {until}. It is shown only this once.")
         self.stdout.write(key)
@@ -78,11 +78,7 @@ class Command(BaseCommand):
                     raise CommandError(f"{target} has no key called {name!r} that is not revoked.")
             else:
                 rows = [self.key_named(target)]
-            now = timezone.now()
-            for row in rows:
-                if row.revoked_at is None:
-                    row.revoked_at = now
-                    row.save(update_fields=["revoked_at"])
+            keys.revoke(rows, by=None, via="command")
         for row in rows:
             self.stderr.write(f"Revoked {row.shown} “{row.name}” of {row.user.get_username()}.")
 
