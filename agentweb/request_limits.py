@@ -37,8 +37,7 @@ class RequestLimits:
     def from_settings(cls) -> RequestLimits:
         from django.conf import settings
         from django.urls import reverse
-
-        from api.errors import too_large_shapes
+        from django.utils.module_loading import import_string
 
         file_bytes = settings.AGENTWEB_ATTACHMENT_MAX_BYTES
         return cls(
@@ -50,7 +49,8 @@ class RequestLimits:
             body_min_rate=settings.AGENTWEB_REQUEST_BODY_MIN_RATE,
             hook_bytes=settings.AGENTWEB_HOOK_MAX_BODY_BYTES,
             hook_prefix=reverse("hooks:list"),
-            shapes=too_large_shapes(),
+            # Named in settings, as Django names middleware: the project package does not import its apps.
+            shapes=tuple(shape for name in settings.AGENTWEB_TOO_LARGE_SHAPES for shape in import_string(name)()),
         )
 
     def is_upload(self, target: str) -> bool:

@@ -365,6 +365,9 @@ AGENTWEB_MAX_FRAME_BYTES = env_int("AGENTWEB_MAX_FRAME_BYTES", 256 * 1024)
 # An HTTP request's body, on every route but the upload's (whose limit is AGENTWEB_ATTACHMENT_MAX_BYTES): a body over
 # it is refused (413) as soon as its length says so, before it is read (docs/deploy.md, "Limits and timeouts").
 AGENTWEB_MAX_REQUEST_BODY_BYTES = env_int("AGENTWEB_MAX_REQUEST_BODY_BYTES", 1024 * 1024)
+# Not from the environment: the functions giving (path prefix, a 413's JSON body there) for routes that answer in an
+# error shape of their own (the APIs, api/errors.py); elsewhere a 413 is `{"error": text}`.
+AGENTWEB_TOO_LARGE_SHAPES = ["api.errors.too_large_shapes"]
 # Seconds within which a request's line and headers must have arrived (from the connection's opening, or its previous
 # response); a body must then keep up AGENTWEB_REQUEST_BODY_MIN_RATE bytes a second. Too slow: 408, closed. 0: off.
 AGENTWEB_REQUEST_TIMEOUT = env_float("AGENTWEB_REQUEST_TIMEOUT", 20.0)
