@@ -60,6 +60,8 @@ READ_ONLY = {
     "chat.queries._thread_for_turn_sql": "memo of a pure function: a statement's SQL per database vendor",
     "chat.templatetags.usage_money.register": "Django's template library, filled at import by its decorators",
     "api.run_api.api": "django-ninja's API, its routes registered at import by its decorators",
+    "mcpconnect.signals.mcp_connection_changed": "a Django signal: its receivers are connected as the apps start "
+    "(audit/receivers.py), as Django's own signals are",
     "api.templatetags.api_keys.register": "Django's template library, filled at import by its decorators",
     "sharing.markdown._PARSER": "markdown-it configured once, then only asked to render",
     "sharing.templatetags.sharing.register": "Django's template library, filled at import by its decorators",
