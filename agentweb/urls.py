@@ -10,6 +10,8 @@ admin.site.site_title = "agentweb admin"
 admin.site.index_title = "Models, agents, tools and chats"
 
 urlpatterns = [
+    # What one person may use and why (docs/teams.md, Groups): a read-only page of the admin, ahead of its URLs.
+    path("admin/auth/user/", include("chat.may_use_urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     # The run API (docs/api.md): a person's threads and runs, for programs holding an API key.

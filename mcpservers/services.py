@@ -67,7 +67,7 @@ def server_configs() -> list[McpServerConfig]:
     """Every configured server, enabled or not: the file's, then the admin's rows (the file wins a name)."""
     configs = file_configs()
     taken = {config.name for config in configs}
-    for row in McpServer.objects.all():
+    for row in McpServer.objects.prefetch_related("groups"):
         if row.name in taken:
             log.warning("MCP server %s of the admin is hidden by the one of AGENTWEB_MCP_CONFIG", row.name)
             continue

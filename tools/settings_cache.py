@@ -33,9 +33,13 @@ WATCHED: tuple[tuple[str, ...], ...] = (
     ("auth", "Group"),
     ("auth", "User", "groups"),
     ("modelconfig", "ModelConfiguration"),
+    ("modelconfig", "ModelConfiguration", "groups"),
     ("agents", "Agent"),
+    ("agents", "Agent", "groups"),
     ("mcpservers", "McpServer"),
+    ("mcpservers", "McpServer", "groups"),
     ("chat", "TokenBudget"),
+    ("chat", "GroupTokenBudget"),
 )
 
 #: The sections of the cache and how many answers each keeps under one stamp (a bound, not an eviction policy:
@@ -47,7 +51,7 @@ SECTIONS: dict[str, int] = {
     "pickers": 4096,  # agents.services.agents_for_picker: by user id
     "models": 256,  # modelconfig.services.config_for: by model id
     "model_list": 1,  # modelconfig.services.available_models
-    "budgets": 1,  # chat.usage.overrides
+    "budgets": 2,  # chat.usage.overrides ("all") and group_budgets ("groups")
 }
 
 

@@ -15,6 +15,7 @@ from django.db import transaction
 from agents.services import agent_for_new_thread
 from delivery import RUNS_CHANNEL
 from modelconfig.services import check_choice
+from tools.services import groups_of
 
 from .. import live, store
 from ..access import SignedOut
@@ -99,7 +100,9 @@ def open_turn(
     current = caller.current()
     if current is None or current.pk != user.pk:
         raise SignedOut
-    info = check_choice(model) if model else None
+    # A model or agent the frame names is checked against the person's groups (tools/groups.py) before anything is
+    # written; the thread's own (picked before, or its agent's) is checked as the turn opens (store.start_turn).
+    info = check_choice(model, groups=groups_of(current, stamp=None)) if model else None
     chosen = agent_for_new_thread(current, agent) if thread_id is None else None
     turned_off = None
     if thread_id is None and disabled_tools:
@@ -126,10 +129,15 @@ def open_turn(
 
 async def set_model(*, user, thread_id: str, model: str) -> dict[str, Any]:
     """The person picked another model for their thread: store it and tell the thread's group."""
-    info = await db(check_choice)(model)
+    info = await db(checked_choice)(user, model)
     thread = await db(store.set_thread_model)(user=user, thread_id=thread_id, model_choice=model)
     await announce_model(thread.pk, info)
     return info
+
+
+def checked_choice(user, model: str) -> dict[str, Any]:
+    """check_choice for `user`: UnknownModel when their groups do not allow the model (or there is none such)."""
+    return check_choice(model, groups=groups_of(user, stamp=None))
 
 
 async def set_tool(*, user, thread_id: str, tool: str, enabled: bool) -> list[str]:

@@ -16,6 +16,7 @@ from agents.services import model_choice as agent_model_choice
 from agents.services import step_limit as agent_step_limit
 from attachments.services import claim as claim_attachments
 from modelconfig.services import config_for
+from tools.services import groups_of, groups_of_id
 
 from ..access import NotFound, get_thread_for_user
 from ..live.views import AgentView, AllowView, ModelView, SentMessageView
@@ -146,17 +147,23 @@ def _open_turn(
         # Kept in this process per settings stamp (read with the thread): no statement of its own.
         thread.agent_spec = agent_spec(thread.agent_id, stamp=thread.stamp)
     spec = thread.agent_spec
+    stamp = None if created else thread.stamp
+    # The person's groups, kept per settings stamp (no statement of a turn's own on a thread): the thread's agent and
+    # model must be theirs to use now (tools/groups.py), else nothing of this turn is written.
+    groups = groups_of(user, stamp=stamp)
+    if spec is not None:
+        spec.check(user.pk, groups)
     if step_limit is None:
         step_limit = agent_step_limit(spec)
     # A new run: refused once the person's daily tokens are spent (chat/usage.py).
-    check_budget(user.pk, stamp=None if created else thread.stamp)
+    check_budget(user.pk, stamp=stamp, groups=groups)
     changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
     unarchived = not created and thread.archived_at is not None
     if unarchived:  # a chat written in again is current again, as in the chat apps people know
         thread.archived_at = changes["archived_at"] = None
     if model_choice is not None and model_choice != thread.model_choice:
         thread.model_choice = changes["model_choice"] = model_choice
-    _, info = config_for(agent_model_choice(thread.model_choice, spec), stamp=None if created else thread.stamp)
+    _, info = config_for(agent_model_choice(thread.model_choice, spec), stamp=stamp, groups=groups)
     run = Run.objects.create(
         thread=thread,
         model_label=info["label"] if model_label is None else model_label,
@@ -243,6 +250,17 @@ def thread_model_info(thread: Thread | None, *, stamp: str | None = None) -> Mod
     return cast(ModelView, config_for(agent_model_choice(thread.model_choice, thread_agent(thread)), stamp=stamp)[1])
 
 
+def check_may_run(thread: Thread) -> frozenset[str]:
+    """Before a run that follows others on `thread` (retry, continue, a new version): NotPermitted when its owner's
+    groups no longer allow the thread's agent or model (tools/groups.py), so nothing is written. Their groups."""
+    groups = groups_of_id(thread.owner_id, stamp=None)
+    spec = thread_agent(thread)
+    if spec is not None:
+        spec.check(thread.owner_id, groups)
+    config_for(agent_model_choice(thread.model_choice, spec), groups=groups)
+    return groups
+
+
 def thread_agent(thread: Thread) -> AgentSpec | None:
     """The thread's agent as a run reads it (None: none); read once per thread object."""
     if not hasattr(thread, "agent_spec"):
@@ -305,9 +323,10 @@ def start_followup_run(
             raise RunActive
         if not (last.can_retry() if kind == "retry" else last.can_continue()):
             raise NothingToFollowUp
+        groups = check_may_run(thread)
         if model_label is None:
             model_label = thread_model_info(thread)["label"]
-        check_budget(thread.owner_id)
+        check_budget(thread.owner_id, groups=groups)
         if step_limit is None:
             step_limit = agent_step_limit(thread_agent(thread))
         unasked = _stopped_at_approval(last) if last.status == Run.Status.CANCELLED else []

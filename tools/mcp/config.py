@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tools.groups import may_use
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "SERVER_NAME",
@@ -57,6 +59,8 @@ class McpServerConfig:
     require_approval: bool = True
     approval_exempt: frozenset[str] = frozenset()  # the server's own tool names that never ask
     source: Literal["admin", "file"] = "admin"
+    # The names of the groups whose members may use its tools; empty: everyone (the rule: tools/groups.py).
+    groups: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         problems = self.problems()
@@ -99,6 +103,10 @@ class McpServerConfig:
             self.url,
             tuple(sorted(self.headers.items())),
         )
+
+    def may_use(self, groups: frozenset[str]) -> bool:
+        """Whether a person in `groups` gets this server's tools."""
+        return may_use(self.groups, groups)
 
     def offers(self, tool: str) -> bool:
         return self.offered_tools is None or tool in self.offered_tools
@@ -155,6 +163,7 @@ _KNOWN = {
     "approvalExempt",
     "offeredTools",
     "tools",
+    "groups",
 }
 
 
@@ -221,6 +230,7 @@ def _one(name: Any, entry: Any, source: Literal["admin", "file"]) -> McpServerCo
         "require_approval": flag("requireApproval", True),
         "approval_exempt": frozenset(strings("approvalExempt")),
         "source": source,
+        "groups": frozenset(strings("groups")),
     }
     if has_command != has_url:  # else which fields apply is unknown: the checks of the config would only guess
         try:
