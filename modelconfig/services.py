@@ -92,7 +92,7 @@ def config_for(
     run's start, whatever path it came by); None: what a page shows of a thread's model, no run."""
     config, info, allowed = SETTINGS_CACHE.get(stamp, "models", model_id, lambda: _config_for(model_id))
     if groups is not None and not may_use(allowed, groups):
-        raise ModelNotAllowed(info["label"])
+        raise ModelNotAllowed(info["name"])
     return config, dict(info)
 
 
