@@ -102,7 +102,9 @@ def open_turn(
         raise SignedOut
     # A model or agent the frame names is checked against the person's groups (tools/groups.py) before anything is
     # written; the thread's own (picked before, or its agent's) is checked as the turn opens (store.start_turn).
-    info = check_choice(model, groups=groups_of(current, stamp=None)) if model else None
+    # A new thread reads the person's groups once here (an existing one's are kept per stamp: store.start_turn).
+    groups = groups_of(current, stamp=None) if model or thread_id is None else None
+    info = check_choice(model, groups=groups) if model else None
     chosen = agent_for_new_thread(current, agent) if thread_id is None else None
     turned_off = None
     if thread_id is None and disabled_tools:
@@ -121,6 +123,7 @@ def open_turn(
             source=caller.source,
             api_key_id=caller.api_key_id,
             history=history if thread_id is None else None,
+            groups=groups if thread_id is None else None,
         )
         here = placement().prepares_in_turn
         setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None

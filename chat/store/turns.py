@@ -70,6 +70,7 @@ def start_turn(
     source: str = Source.CHAT,
     api_key_id: int | None = None,
     history: list[tuple[str, str]] | None = None,
+    groups: frozenset[str] | None = None,
 ) -> TurnStart:
     """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
     `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model.
@@ -78,7 +79,8 @@ def start_turn(
     message carries (AttachmentNotFound, ImagesNotSupported: nothing written). `disabled_tools`: checked names of the
     tools a new thread starts with turned off (chat/store/thread_tools.py; ignored for an existing thread). `source`
     and `api_key_id`: who asked (chat/caller.py), kept on a new thread (source) and on the run. `history`: (role,
-    content) pairs a new thread holds before the message, as a program sends a conversation (api/openai_*.py)."""
+    content) pairs a new thread holds before the message, as a program sends a conversation (api/openai_*.py).
+    `groups`: the person's group names, when the caller read them (else kept per settings stamp, or read)."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
     # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
@@ -100,6 +102,7 @@ def start_turn(
                 source=source,
                 api_key_id=api_key_id,
                 history=history,
+                groups=groups,
             )
     except IntegrityError:
         # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
@@ -122,6 +125,7 @@ def _open_turn(
     source: str = Source.CHAT,
     api_key_id: int | None = None,
     history: list[tuple[str, str]] | None = None,
+    groups: frozenset[str] | None = None,
 ) -> TurnStart:
     created = thread_id is None
     if created:
@@ -150,7 +154,8 @@ def _open_turn(
     stamp = None if created else thread.stamp
     # The person's groups, kept per settings stamp (no statement of a turn's own on a thread): the thread's agent and
     # model must be theirs to use now (tools/groups.py), else nothing of this turn is written.
-    groups = groups_of(user, stamp=stamp)
+    if groups is None:
+        groups = groups_of(user, stamp=stamp)
     if spec is not None:
         spec.check(user.pk, groups)
     if step_limit is None:

@@ -84,3 +84,23 @@ def test_the_admin_sets_a_servers_groups(client, research, record, django_user_m
     assert response.status_code == 302, response.content.decode()[:2000]
     row.refresh_from_db()
     assert row.to_config().groups == frozenset({"research"})
+
+
+def test_mcp_import_sets_a_servers_groups_and_refuses_a_group_that_does_not_exist(tmp_path, research):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    from mcpservers.models import McpServer
+
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"docs": {"url": "https://mcp.example/mcp", "groups": ["research"]}}}))
+    call_command("mcp", "import", str(path), stdout=StringIO())
+    assert McpServer.objects.get(name="docs").group_names() == frozenset({"research"})
+    path.write_text(json.dumps({"mcpServers": {"docs": {"url": "https://mcp.example/mcp", "groups": ["nobody"]}}}))
+    with pytest.raises(CommandError, match="MCP server 'docs': no group is named 'nobody'"):
+        call_command("mcp", "import", str(path), stdout=StringIO())
+    assert McpServer.objects.get(name="docs").group_names() == frozenset({"research"})
+    path.write_text(json.dumps({"mcpServers": {"docs": {"url": "https://mcp.example/mcp"}}}))
+    call_command("mcp", "import", str(path), stdout=StringIO())
+    assert McpServer.objects.get(name="docs").group_names() == frozenset()
