@@ -10,7 +10,8 @@ from .models import Agent
 class AgentAdmin(PlainHelpTexts, admin.ModelAdmin):
     form = AgentAdminForm
     list_display = ("name", "slug", "owner", "model", "all_tools", "step_limit", "default")
-    list_filter = ("is_default", "all_tools", "owner")
+    list_filter = ("is_default", "all_tools", "owner", "groups")
+    filter_horizontal = ("groups",)
     search_fields = ("name", "slug", "description")
     default = mark("is_default", description="default", shown="default")
     prepopulated_fields = {"slug": ("name",)}
@@ -19,4 +20,5 @@ class AgentAdmin(PlainHelpTexts, admin.ModelAdmin):
         ("Model", {"fields": ("model", "system_prompt", "temperature", "top_p", "max_output_tokens")}),
         ("Tools and limits", {"fields": ("all_tools", "tools", "approvals", "step_limit")}),
         ("Answer and context", {"fields": ("response_schema", "context_strategy")}),
+        ("Who may use it", {"fields": ("groups",)}),
     )

@@ -7,11 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import IntegrityError, models, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils.text import slugify
+
+from tools.groups import may_use
 
 #: An approval override's values: the tool's calls always wait for a person, or never do.
 REQUIRE, SKIP = "require", "skip"
@@ -110,6 +113,13 @@ class Agent(models.Model):
         default=False,
         help_text="New chats take it when the person picks none. At most one, and only a shared one.",
     )
+    groups = models.ManyToManyField(
+        Group,
+        blank=True,
+        related_name="agents",
+        help_text="A shared agent: who may pick and run it. None selected: everyone. A person's own agent is "
+        "theirs whatever this says (docs/teams.md, Groups).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -191,10 +201,25 @@ class Agent(models.Model):
     def public_info(self) -> dict[str, str]:
         return {"slug": self.slug, "name": self.name}
 
+    def group_names(self) -> frozenset[str]:
+        """The names of the groups it allows (none: everyone); prefetch `groups` when reading many."""
+        return frozenset(group.name for group in self.groups.all())
+
+    def may_use(self, user_id: int | None, groups: frozenset[str]) -> bool:
+        """Whether the person `user_id`, in `groups`, may pick and run it: their own agent always, a shared one as
+        its groups say (the rule: tools/groups.py; visible_to says the same in SQL)."""
+        return (self.owner_id is not None and self.owner_id == user_id) or (
+            self.owner_id is None and may_use(self.group_names(), groups)
+        )
+
 
 def visible_to(user):
-    """The agents `user` may pick: the shared ones (made by an admin) and their own."""
-    return Agent.objects.filter(Q(owner__isnull=True) | Q(owner_id=user.pk))
+    """The agents `user` may pick: their own, and the shared ones (made by an admin) that name no group or one of
+    theirs — Agent.may_use as a filter, in the statement that reads them (no statement of its own)."""
+    limits = Agent.groups.through.objects.filter(agent_id=OuterRef("pk"))
+    theirs = limits.filter(group__user=user.pk) if user.pk is not None else limits.none()
+    shared = Q(owner__isnull=True) & (~Exists(limits) | Exists(theirs))
+    return Agent.objects.filter(shared | Q(owner_id=user.pk))
 
 
 def free_slug(name: str, owner) -> str:

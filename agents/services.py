@@ -16,6 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from providers.config import ModelConfig
+from tools.groups import NotPermitted, may_use
 from tools.mcp.names import server_prefix
 from tools.mcp.tools import server_tools
 from tools.models import HttpTool
@@ -30,7 +31,15 @@ NOT_AVAILABLE = "Tool {name!r} is not available to this agent."
 
 
 class UnknownAgent(Exception):
-    """A slug that names no agent the person may pick."""
+    """A slug that names no agent the person may pick (none of that slug, another person's, or a shared one their
+    groups do not allow: the same answer)."""
+
+
+class AgentNotAllowed(NotPermitted):
+    """The agent a thread has is one the person's groups do not allow (now): no run of it starts."""
+
+    def __init__(self, name: str):
+        super().__init__(f"The agent {name!r} is not available to you; start a new chat with another agent.")
 
 
 @dataclass(frozen=True)
@@ -50,10 +59,14 @@ class AgentSpec:
     max_output_tokens: int | None = None
     response_schema: dict | None = None  # the structured final answer's JSON Schema (providers/structured.py)
     context_strategy: dict = dataclasses.field(default_factory=dict)  # providers/context_strategy.py; {}: trim
+    owner_id: int | None = None  # None: a shared agent
+    groups: frozenset[str] = frozenset()  # a shared agent's: who may use it (none: everyone)
 
     @classmethod
     def of(cls, agent: Agent) -> AgentSpec:
         return cls(
+            owner_id=agent.owner_id,
+            groups=agent.group_names(),
             id=agent.pk,
             slug=agent.slug,
             name=agent.name,
@@ -75,6 +88,17 @@ class AgentSpec:
     def allows(self, tool_name: str) -> bool:
         return self.tools is None or tool_name in self.tools
 
+    def may_use(self, user_id: int | None, groups: frozenset[str]) -> bool:
+        """Agent.may_use, as a run reads it: its owner always; a shared agent, the members of its groups (any)."""
+        return (self.owner_id is not None and self.owner_id == user_id) or (
+            self.owner_id is None and may_use(self.groups, groups)
+        )
+
+    def check(self, user_id: int | None, groups: frozenset[str]) -> None:
+        """AgentNotAllowed when the person `user_id`, in `groups`, may not run it."""
+        if not self.may_use(user_id, groups):
+            raise AgentNotAllowed(self.name)
+
 
 # --- reading ----------------------------------------------------------------------------------------
 
@@ -88,7 +112,7 @@ def agent_spec(agent_id: int | None, *, stamp: str | None = None) -> AgentSpec |
 
 
 def _read(agent_id: int) -> AgentSpec | None:
-    agent = Agent.objects.filter(pk=agent_id).first()
+    agent = Agent.objects.filter(pk=agent_id).prefetch_related("groups").first()
     return AgentSpec.of(agent) if agent is not None else None
 
 
@@ -137,13 +161,13 @@ def _read_picker(user) -> list[dict[str, Any]]:
 
 def agent_for_new_thread(user, slug: str | None) -> Agent | None:
     """The agent a new thread takes: the one `slug` names (UnknownAgent when `user` may not pick it), else the
-    default agent, else none (today's behaviour)."""
+    default agent when their groups allow it, else none (today's behaviour)."""
     if slug:
         found = pick_by_slug(user, slug)
         if found is None:
             raise UnknownAgent(slug)
         return found
-    return Agent.objects.filter(is_default=True, owner__isnull=True).first()
+    return visible_to(user).filter(is_default=True, owner__isnull=True).first()
 
 
 def sees_prompt(user, agent: Agent | None) -> bool:

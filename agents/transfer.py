@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -34,6 +35,7 @@ FIELDS = (
     "context_strategy",
     "owner",
     "default",
+    "groups",
 )
 REQUIRED = ("slug", "name")
 #: The largest file `agents import` reads: thousands of agents fit; it is refused, unread, beyond.
@@ -102,7 +104,8 @@ def _safe_yaml(text: str) -> Any:
 
 def export_entries() -> list[dict[str, Any]]:
     entries = []
-    for agent in Agent.objects.select_related("model", "owner").order_by("owner_id", "slug"):
+    agents = Agent.objects.select_related("model", "owner").prefetch_related("groups").order_by("owner_id", "slug")
+    for agent in agents:
         entries.append(
             {
                 "slug": agent.slug,
@@ -121,6 +124,7 @@ def export_entries() -> list[dict[str, Any]]:
                 "context_strategy": dict(agent.context_strategy or {}),
                 "owner": agent.owner.get_username() if agent.owner else None,
                 "default": agent.is_default,
+                "groups": sorted(agent.group_names()),
             }
         )
     return entries
@@ -181,6 +185,7 @@ def import_entries(entries: list[Any]) -> ImportReport:
         for agent in agents:
             (report.updated if agent.pk else report.created).append(agent.slug)
             agent.save()
+            agent.groups.set(agent.imported_groups)
     return report
 
 
@@ -240,6 +245,7 @@ def _agent(entry: Any, where: str, users) -> tuple[Agent | None, list[str]]:
         agent.model = ModelConfiguration.objects.filter(name=model).first() if isinstance(model, str) else None
         if agent.model is None:
             problems.append(f"{where}: no model configuration is named {model!r}.")
+    problems += _groups(agent, entry.get("groups", []), where)
     if problems:
         return None, problems
     try:
@@ -249,3 +255,24 @@ def _agent(entry: Any, where: str, users) -> tuple[Agent | None, list[str]]:
             label = {"all_tools": "tools", "is_default": "default", "model": "model"}.get(name, name)
             problems += [f"{where}: {label}: {message}" for message in messages]
     return (None if problems else agent), problems
+
+
+def _groups(agent: Agent, names: Any, where: str) -> list[str]:
+    """The entry's `groups` (who may use a shared agent: docs/teams.md) set on `agent.imported_groups`; the problems:
+    names that are no group, groups on a person's own agent, and a person's own agent whose model their groups do not
+    allow (a file cannot hand anyone a model the admin kept from them)."""
+    agent.imported_groups = []
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        return [f"{where}: 'groups' is a list of group names."]
+    found = {group.name: group for group in Group.objects.filter(name__in=names)}
+    problems = [f"{where}: no group is named {name!r}." for name in names if name not in found]
+    if names and agent.owner is not None:
+        problems.append(f"{where}: 'groups' are for shared agents (no owner); a person's own agent is theirs.")
+    if agent.owner is not None and agent.model is not None:
+        theirs = frozenset(agent.owner.groups.values_list("name", flat=True))
+        if not agent.model.may_use(theirs):
+            problems.append(
+                f"{where}: {agent.owner.get_username()!r} may not use the model {agent.model.name!r} (its groups)."
+            )
+    agent.imported_groups = list(found.values())
+    return problems

@@ -21,6 +21,8 @@ urlpatterns = [
 if not settings.AGENTWEB_PASSWORD_LOGIN:
     urlpatterns.append(path("admin/login/", sso_views.password_sign_in_off))
 urlpatterns += [
+    # What one person may use and why (docs/teams.md, Groups): a read-only page of the admin, ahead of its URLs.
+    path("admin/auth/user/", include("chat.may_use_urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     # The run API (docs/api.md): a person's threads and runs, for programs holding an API key.

@@ -14,6 +14,7 @@ HTTP_STATUS: dict[str, int] = {
     "invalid_request": 400,
     "context_length_exceeded": 400,
     "unauthorized": 401,
+    "forbidden": 403,
     "not_found": 404,
     "model_not_found": 404,
     "payload_too_large": 413,

@@ -21,6 +21,7 @@ from chat.models import Thread
 from chat.ratelimit import send_limit
 from delivery import REDIS_GONE
 from modelconfig.services import DEFAULT_ID, available_models, config_for
+from tools.services import groups_of, settings_stamp
 
 from .auth import caller_of
 from .errors import status_of
@@ -34,23 +35,27 @@ MODEL_PREFIX = "model:"
 
 
 def model_list(user) -> list[dict[str, Any]]:
-    """What the key's person may pick, in OpenAI's list format: their agents, then the model configurations."""
+    """What the key's person may pick, in OpenAI's list format: their agents, then the model configurations (those
+    their groups allow, as the chat's pickers show them: tools/groups.py)."""
+    stamp = settings_stamp()
     entries = [
         {"id": agent["slug"], "object": "model", "created": 0, "owned_by": "agent", "name": agent["name"]}
-        for agent in agents_for_picker(user)
+        for agent in agents_for_picker(user, stamp=stamp)
     ]
     entries += [
         {"id": MODEL_PREFIX + model["id"], "object": "model", "created": 0, "owned_by": "model", "name": model["label"]}
-        for model in available_models()
+        for model in available_models(groups=groups_of(user, stamp=stamp), stamp=stamp)
     ]
     return entries
 
 
 def choice_of(user, name: str) -> tuple[str | None, str | None]:
-    """The (agent slug, model id) a request's `model` names; Refused (404) when the person cannot pick it."""
+    """The (agent slug, model id) a request's `model` names; Refused (404) when the person cannot pick it (their
+    groups do not allow it: the same answer as for a name that does not exist)."""
     if name.startswith(MODEL_PREFIX):
         model_id = name[len(MODEL_PREFIX) :]
-        if model_id == DEFAULT_ID or any(entry["id"] == model_id for entry in available_models()):
+        models = available_models(groups=groups_of(user, stamp=None))
+        if model_id == DEFAULT_ID or any(entry["id"] == model_id for entry in models):
             return None, model_id
     elif any(agent["slug"] == name for agent in agents_for_picker(user)):
         return name, None

@@ -46,7 +46,15 @@ from .schemas import (
 )
 
 #: The refusals every endpoint may answer with (the OpenAPI schema lists them).
-ERRORS = {400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody}
+ERRORS = {
+    400: ErrorBody,
+    401: ErrorBody,
+    403: ErrorBody,
+    404: ErrorBody,
+    409: ErrorBody,
+    422: ErrorBody,
+    429: ErrorBody,
+}
 #: What a send answers: 202 with the run it started, 200 when it was sent already.
 SENT = {202: TurnOut, 200: TurnOut, **ERRORS, 413: ErrorBody}
 #: How long POST /threads/{id}/input waits to hear whether the run took the answer (it runs in another process).

@@ -6,7 +6,7 @@ from django.db.models.functions import TruncDate
 
 from agentweb.admin_display import flag
 
-from .models import Message, Run, Thread, TokenBudget, ToolCall, Usage
+from .models import GroupTokenBudget, Message, Run, Thread, TokenBudget, ToolCall, Usage
 from .usage import money
 
 
@@ -175,3 +175,13 @@ class TokenBudgetAdmin(admin.ModelAdmin):
     search_fields = ["user__username"]
     # Picked by name (a search of the people as one types), not by a user id.
     autocomplete_fields = ["user"]
+
+
+@admin.register(GroupTokenBudget)
+class GroupTokenBudgetAdmin(admin.ModelAdmin):
+    """A group's daily token budget: its members', unless a person has their own; in several groups, the most
+    generous (chat/usage.py budget_for)."""
+
+    list_display = ["group", "daily_tokens"]
+    search_fields = ["group__name"]
+    autocomplete_fields = ["group"]

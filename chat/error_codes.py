@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from attachments.services import AttachmentNotFound, ImagesNotSupported
+from tools.groups import NotPermitted
 
 from . import rewind, runs, store
 from .access import NotFound
@@ -68,6 +69,8 @@ ERROR_CODES: dict[type[Exception], Refusal] = {
     ImagesNotSupported: Refusal("images_not_supported", _said),
     store.UnknownTools: Refusal("unknown_tool", _said),
     BudgetExhausted: Refusal("budget_exhausted", _said),
+    # The thread's agent or model is not one the person's groups allow (any more): tools/groups.py.
+    NotPermitted: Refusal("forbidden", _said),
     store.AlreadyDecided: Refusal(
         "already_decided", _text("This tool call was already decided or is no longer waiting.")
     ),

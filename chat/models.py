@@ -428,3 +428,23 @@ class TokenBudget(models.Model):
 
     def __str__(self):
         return f"{self.user}: {self.daily_tokens if self.daily_tokens is not None else 'no budget'}"
+
+
+class GroupTokenBudget(models.Model):
+    """A group's daily token budget: its members' in place of AGENTWEB_DAILY_TOKEN_BUDGET, unless a person has their
+    own (TokenBudget). A person in several groups with budgets gets the most generous of them (chat/usage.py
+    budget_for; docs/teams.md, Groups)."""
+
+    group = models.OneToOneField("auth.Group", on_delete=models.CASCADE, related_name="token_budget")
+    daily_tokens = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Tokens (input and output) each member may spend per day (UTC) before new runs are refused."
+        " Blank: no budget for the members, whatever AGENTWEB_DAILY_TOKEN_BUDGET says.",
+    )
+
+    class Meta:
+        verbose_name = "group's daily token budget"
+
+    def __str__(self):
+        return f"{self.group}: {self.daily_tokens if self.daily_tokens is not None else 'no budget'}"

@@ -19,10 +19,11 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from agentweb.locks import lock_person
+from tools.services import groups_of_id
 from tools.settings_cache import SETTINGS_CACHE
 
 from .live.views import UsageView
-from .models import Run, TokenBudget, Usage
+from .models import GroupTokenBudget, Run, TokenBudget, Usage
 
 MILLION = Decimal(1_000_000)
 CENT_FRACTIONS = Decimal("0.000001")
@@ -155,9 +156,41 @@ def overrides(stamp: str | None = None) -> dict[int, int | None]:
     )
 
 
-def budget_for(user_id: int, stamp: str | None = None) -> int | None:
+def group_budgets(stamp: str | None = None) -> dict[str, int | None]:
+    """group name → its members' daily budget (None: no budget), kept per stamp as overrides are."""
+    return SETTINGS_CACHE.get(
+        stamp,
+        "budgets",
+        "groups",
+        lambda: dict(GroupTokenBudget.objects.values_list("group__name", "daily_tokens")),
+    )
+
+
+def budget_for(user_id: int, stamp: str | None = None, groups: frozenset[str] | None = None) -> int | None:
+    """The person's daily budget (None: none), by the first rule that has one: their own (TokenBudget); else the
+    most generous of their groups' (GroupTokenBudget: no budget beats any number, a larger number a smaller one);
+    else AGENTWEB_DAILY_TOKEN_BUDGET. `groups`: their group names, when the caller read them already (read only
+    when some group has a budget)."""
+    return budget_and_reason(user_id, stamp, groups)[0]
+
+
+def budget_and_reason(
+    user_id: int, stamp: str | None = None, groups: frozenset[str] | None = None
+) -> tuple[int | None, str]:
+    """budget_for, and which rule gave it: "own", "group <name>" or "default" (the admin's page for a person)."""
     own = overrides(stamp)
-    return own[user_id] if user_id in own else default_budget()
+    if user_id in own:
+        return own[user_id], "own"
+    by_group = group_budgets(stamp)
+    if by_group:
+        if groups is None:
+            groups = groups_of_id(user_id, stamp=stamp)
+        theirs = sorted((name, by_group[name]) for name in groups if name in by_group)
+        if theirs:
+            # The most generous: no budget (None) first, then the largest; ties by the group's name.
+            name, tokens = min(theirs, key=lambda item: (item[1] is not None, -(item[1] or 0), item[0]))
+            return tokens, f"group {name}"
+    return default_budget(), "default"
 
 
 def spent_today(user_id: int) -> int:
@@ -167,14 +200,14 @@ def spent_today(user_id: int) -> int:
     return (totals["i"] or 0) + (totals["o"] or 0)
 
 
-def check_budget(user_id: int, stamp: str | None = None) -> None:
+def check_budget(user_id: int, stamp: str | None = None, groups: frozenset[str] | None = None) -> None:
     """Before a new run, in the transaction that opens it: BudgetExhausted when the person's daily budget is spent,
     or held back by the runs still running (each holds AGENTWEB_BUDGET_RUN_RESERVE tokens of it until its usage is
     written). The person is locked until that transaction ends (agentweb/locks.py), so of two runs opened at once
     the second sees the first: once the budget is taken, the sends that arrive together are refused. `stamp`: the
     settings stamp the caller read (the overrides are then kept per stamp); with no budget for the person, no
-    further statement."""
-    budget = budget_for(user_id, stamp)
+    further statement. `groups`: the person's group names, when the caller read them (budget_for)."""
+    budget = budget_for(user_id, stamp, groups)
     if budget is None:
         return
     lock_person(user_id)

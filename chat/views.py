@@ -9,7 +9,7 @@ from agents.services import agents_for_picker, sees_prompt
 from agents.services import step_limit as agent_step_limit
 from modelconfig.services import available_models
 from providers.demo import CONNECT_HELP
-from tools.services import settings_stamp
+from tools.services import groups_of, settings_stamp
 
 from . import store
 from .access import NotFound, get_thread_for_user
@@ -69,7 +69,8 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
         "archived_threads": store.list_archived_threads(user=request.user),
         "model_info": store.thread_model_info(thread, stamp=stamp),
         # The picker's entries: ids, names and labels, never a key.
-        "available_models": available_models(stamp=stamp),
+        # Only those the person's groups allow (tools/groups.py); their groups are kept per stamp too.
+        "available_models": available_models(groups=groups_of(request.user, stamp=stamp), stamp=stamp),
         "connect_help": CONNECT_HELP,
         # The demo notice, once dismissed in this browser (static/chat/models.js sets the cookie), stays hidden.
         "demo_notice_dismissed": request.COOKIES.get(DEMO_NOTICE_COOKIE) == "dismissed",

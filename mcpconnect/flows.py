@@ -24,7 +24,7 @@ from tools.mcp.config import McpServerConfig
 from tools.mcp.connection import describe, list_tools_once
 from tools.mcp.oauth import provider_for_connecting
 from tools.mcp.personal import PersonHeader, is_refusal
-from tools.services import mcp_connections, mcp_server_configs
+from tools.services import groups_of, mcp_connections, mcp_server_configs
 
 from .models import McpConnection, PendingAuthorization, new_stamp
 from .signals import changed
@@ -52,13 +52,19 @@ class ConnectFailed(Exception):
     """What the person is told; nothing was kept."""
 
 
-def personal_servers() -> list[McpServerConfig]:
-    """The enabled servers each person connects to."""
-    return [config for config in mcp_server_configs() if config.enabled and config.per_person]
+def personal_servers(user=None) -> list[McpServerConfig]:
+    """The enabled servers each person connects to; with `user`, only those their groups may use (docs/teams.md,
+    "Groups"): a server someone may not use is neither listed nor connected to."""
+    configs = [config for config in mcp_server_configs() if config.enabled and config.per_person]
+    if user is None:
+        return configs
+    groups = groups_of(user, stamp=None)
+    return [config for config in configs if config.may_use(groups)]
 
 
-def server_for(name: str) -> McpServerConfig | None:
-    return next((config for config in personal_servers() if config.name == name), None)
+def server_for(name: str, user) -> McpServerConfig | None:
+    """The server `name` for `user` to connect to, if it is one they may use."""
+    return next((config for config in personal_servers(user) if config.name == name), None)
 
 
 # --- OAuth ------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ def _back(request: HttpRequest, server: str = "") -> HttpResponse:
 def connections(request: HttpRequest) -> HttpResponse:
     mine = {row.server: row for row in McpConnection.objects.filter(user=request.user)}
     rows = []
-    for config in personal_servers():
+    for config in personal_servers(request.user):
         row = mine.get(config.name)
         connected = row is not None and row.connected and row.mode == config.per_person
         rows.append({"config": config, "connected": connected, "since": row.connected_at if connected else None})
@@ -38,7 +38,7 @@ def connections(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def connect(request: HttpRequest, server: str) -> HttpResponse:
-    config = server_for(server)
+    config = server_for(server, request.user)
     if config is None:
         messages.error(request, f"There is no MCP server {server[:40]!r} to connect to.")
         return _back(request)

@@ -166,7 +166,8 @@ class McpServerAdmin(PlainHelpTexts, TryItMixin, admin.ModelAdmin):
     change_form_template = None  # the try-it pages are per tool (its tools' list), not per server
     list_display = ["name", "transport", "target", "enabled", "require_approval", "state"]
     list_editable = ["enabled"]
-    list_filter = ["enabled", "transport", "require_approval"]
+    list_filter = ["enabled", "transport", "require_approval", "groups"]
+    filter_horizontal = ["groups"]
     search_fields = ["name", "command"]  # not the URL: a search would tell its secrets one character at a time
     readonly_fields = ["state", "tool_list", "shown_url"]
     fieldsets = [
@@ -175,6 +176,7 @@ class McpServerAdmin(PlainHelpTexts, TryItMixin, admin.ModelAdmin):
         ("Streamable HTTP", {"fields": ["url", "secret_headers", "per_person", "person_header"]}),
         ("Tools", {"fields": ["offered_tools", "tool_list"]}),
         ("Approval", {"fields": ["require_approval", "approval_exempt"]}),
+        ("Who may use it", {"fields": ["groups"]}),
     ]
 
     # A stdio server is a command run as the app's user: only superusers add or change servers (or try their tools),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -80,6 +81,12 @@ class McpServer(PinnedSecrets):
         help_text='Each person enters a key: the header it is sent as, e.g. "Authorization" (they enter "Bearer …") '
         'or "X-Api-Key".',
     )
+    groups = models.ManyToManyField(
+        Group,
+        blank=True,
+        related_name="mcp_servers",
+        help_text="Whose runs get its tools. None selected: everyone (docs/teams.md, Groups).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -100,6 +107,10 @@ class McpServer(PinnedSecrets):
     @property
     def secrets_are_unreadable(self) -> bool:
         return isinstance(self.env, UnreadableSecret) or isinstance(self.headers, UnreadableSecret)
+
+    def group_names(self) -> frozenset[str]:
+        """The names of the groups it allows (none: everyone); prefetch `groups` when reading many."""
+        return frozenset(group.name for group in self.groups.all())
 
     def to_config(self) -> McpServerConfig:
         """The configuration the connection layer uses. Raises McpConfigError for a row that cannot be used."""
@@ -124,6 +135,7 @@ class McpServer(PinnedSecrets):
             source="admin",
             per_person=self.per_person or "",
             person_header=self.person_header if self.per_person == self.PerPerson.HEADER else "",
+            groups=self.group_names() if self.pk is not None else frozenset(),
         )
 
     def clean(self) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from django.apps import apps
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import transaction
 
 from modelconfig.models import ModelConfiguration
@@ -67,7 +68,7 @@ def server_configs() -> list[McpServerConfig]:
     """Every configured server, enabled or not: the file's, then the admin's rows (the file wins a name)."""
     configs = file_configs()
     taken = {config.name for config in configs}
-    for row in McpServer.objects.all():
+    for row in McpServer.objects.prefetch_related("groups"):
         if row.name in taken:
             log.warning("MCP server %s of the admin is hidden by the one of AGENTWEB_MCP_CONFIG", row.name)
             continue
@@ -122,9 +123,19 @@ class ImportReport:
 
 def import_file(path: str) -> ImportReport:
     """Copy the servers of an mcpServers file into the admin: new names are created, known ones updated (their
-    transport, command, arguments, environment, URL, headers, timeout, enabled and approval). Raises
-    McpConfigError, and then nothing is written."""
+    transport, command, arguments, environment, URL, headers, timeout, enabled, approval and groups: a name that is
+    no group is a mistake). Raises McpConfigError, and then nothing is written."""
     configs = load_config_file(path)
+    named = {name for config in configs for name in config.groups}
+    groups = {group.name: group for group in Group.objects.filter(name__in=named)}
+    unknown = [
+        f"MCP server {config.name!r}: no group is named {name!r}."
+        for config in configs
+        for name in sorted(config.groups)
+        if name not in groups
+    ]
+    if unknown:
+        raise McpConfigError(*unknown)
     created, updated = [], []
     with transaction.atomic():
         for config in configs:
@@ -141,6 +152,7 @@ def import_file(path: str) -> ImportReport:
                 "require_approval": config.require_approval,
                 "approval_exempt": sorted(config.approval_exempt),
             }
-            _, was_created = McpServer.objects.update_or_create(name=config.name, defaults=values)
+            row, was_created = McpServer.objects.update_or_create(name=config.name, defaults=values)
+            row.groups.set([groups[name] for name in config.groups])  # who may use it: the file says (docs/teams.md)
             (created if was_created else updated).append(config.name)
     return ImportReport(created=created, updated=updated)

@@ -62,6 +62,7 @@ class ModelConfigurationForm(forms.ModelForm):
             "supports_images",
             "enabled",
             "is_default",
+            "groups",
         ]
         widgets = {"base_url": forms.TextInput(attrs={"size": 60})}
 
@@ -132,6 +133,11 @@ class ModelConfigurationForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        if cleaned.get("is_default") and cleaned.get("groups"):
+            # Every person needs a model a new chat can start with: the default is everyone's (docs/teams.md).
+            self.add_error(
+                "groups", "The default model is everyone's: leave its groups empty, or make another default."
+            )
         if not self.data.get(self.add_prefix("api_key")) and not self.data.get(self.add_prefix("clear_api_key")):
             # Left blank: the stored key is kept by not touching it, so that it does not count as typed again (a
             # change of address then clears it: agentweb/pinned_secrets.py).
@@ -152,10 +158,19 @@ class ModelConfigurationAdmin(admin.ModelAdmin):
         "key",
         "enabled",
         "default",
+        "allowed_groups",
     )
-    list_filter = ("api", "enabled")
+    list_filter = ("api", "enabled", "groups")
     search_fields = ("name", "model", "base_url")
     readonly_fields = ("key", "server")
+    filter_horizontal = ("groups",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("groups")
+
+    @admin.display(description="groups")
+    def allowed_groups(self, obj: ModelConfiguration) -> str:
+        return ", ".join(sorted(obj.group_names())) or "everyone"
 
     default = mark("is_default", description="default", shown="default")
 

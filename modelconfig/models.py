@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
@@ -20,6 +21,7 @@ from providers.config import DEFAULT_BASE_URLS, ModelConfig
 from providers.demo import CONNECT_HELP, DEMO_LABEL
 from providers.secrets import origin
 from providers.types import ModelError
+from tools.groups import may_use
 
 log = logging.getLogger("agentweb.modelconfig")
 
@@ -115,6 +117,13 @@ class ModelConfiguration(PinnedSecrets):
         help_text="New threads use it. At most one: making this the default clears the others. "
         "With no default, the model from the AGENTWEB_LLM_* environment variables is the default.",
     )
+    groups = models.ManyToManyField(
+        Group,
+        blank=True,
+        related_name="model_configurations",
+        help_text="Who may pick and run it. None selected: everyone. The default model is everyone's "
+        "(docs/teams.md, Groups).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -148,6 +157,14 @@ class ModelConfiguration(PinnedSecrets):
             if self.is_default:
                 ModelConfiguration.objects.filter(is_default=True).exclude(pk=self.pk).update(is_default=False)
             super().save(*args, **kwargs)
+
+    def group_names(self) -> frozenset[str]:
+        """The names of the groups it allows (none: everyone); prefetch `groups` when reading many."""
+        return frozenset(group.name for group in self.groups.all())
+
+    def may_use(self, groups: frozenset[str]) -> bool:
+        """Whether a person in `groups` may pick and run it (the rule: tools/groups.py)."""
+        return may_use(self.group_names(), groups)
 
     @property
     def is_demo(self) -> bool:

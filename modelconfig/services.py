@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from providers.config import ModelConfig
+from tools.groups import NotPermitted, may_use
 from tools.settings_cache import SETTINGS_CACHE
 
 from .models import ModelConfiguration
@@ -22,7 +23,15 @@ ENTRY_KEYS = ("id", "name", "label", "is_demo", "context_window")
 
 
 class UnknownModel(Exception):
-    """A model id that is not an enabled configuration (nor "default")."""
+    """A model id that is not an enabled configuration (nor "default"), or one the person's groups do not allow: to
+    them it does not exist."""
+
+
+class ModelNotAllowed(NotPermitted):
+    """The model a thread uses (picked before, or its agent's) is one the person's groups do not allow (now)."""
+
+    def __init__(self, label: str):
+        super().__init__(f"The model {label!r} is not available to you; pick another model for this chat.")
 
 
 def env_config() -> ModelConfig:
@@ -46,49 +55,60 @@ def _enabled():
 def _row(model_id: str | None) -> ModelConfiguration | None:
     if not model_id or not model_id.isdigit():
         return None
-    return _enabled().filter(pk=int(model_id)).first()
+    return _enabled().filter(pk=int(model_id)).prefetch_related("groups").first()
 
 
 def default_row() -> ModelConfiguration | None:
-    return _enabled().filter(is_default=True).first()
+    return _enabled().filter(is_default=True).prefetch_related("groups").first()
 
 
-def available_models(*, stamp: str | None = None) -> list[dict[str, Any]]:
-    """The picker's entries: the enabled configurations, and the environment's model while no row is the default.
+def available_models(*, groups: frozenset[str], stamp: str | None = None) -> list[dict[str, Any]]:
+    """The picker's entries for a person in `groups`: the enabled configurations their groups allow, and the
+    environment's model while no row is the default.
 
-    `stamp`: the settings stamp the caller read (every write to the configurations changes it): the entries
-    are then kept in this process while it stays the same, and a page view reads no configuration. None: read now."""
-    return [dict(entry) for entry in SETTINGS_CACHE.get(stamp, "model_list", "entries", _available_models)]
+    `stamp`: the settings stamp the caller read (every write to the configurations or to anyone's groups changes
+    it): the entries are then kept in this process while it stays the same, and a page view reads no configuration.
+    None: read now."""
+    entries = SETTINGS_CACHE.get(stamp, "model_list", "entries", _available_models)
+    return [{key: entry[key] for key in ENTRY_KEYS} for entry in entries if may_use(entry["groups"], groups)]
 
 
 def _available_models() -> list[dict[str, Any]]:
-    rows = list(_enabled())
-    entries = [row.public_info() for row in rows]
+    rows = list(_enabled().prefetch_related("groups"))
+    entries = [{**row.public_info(), "groups": row.group_names()} for row in rows]
     if not any(row.is_default for row in rows):
-        entries.insert(0, env_info())
-    return [{key: entry[key] for key in ENTRY_KEYS} for entry in entries]
+        entries.insert(0, {**env_info(), "groups": frozenset()})
+    return [{key: entry[key] for key in (*ENTRY_KEYS, "groups")} for entry in entries]
 
 
-def config_for(model_id: str | None, *, stamp: str | None = None) -> tuple[ModelConfig, dict[str, Any]]:
+def config_for(
+    model_id: str | None, *, stamp: str | None = None, groups: frozenset[str] | None = None
+) -> tuple[ModelConfig, dict[str, Any]]:
     """The configuration `model_id` names when it is enabled, else the default one; and what a browser may see of it.
 
     `stamp`: the settings stamp the caller read (every write to the configurations changes it, see
     tools/settings_cache.py): the answer is then kept in this process while the stamp stays the same. None: read
-    now."""
-    config, info = SETTINGS_CACHE.get(stamp, "models", model_id, lambda: _config_for(model_id))
+    now. `groups`: the group names of the person who would run it: ModelNotAllowed when theirs do not allow it (a
+    run's start, whatever path it came by); None: what a page shows of a thread's model, no run."""
+    config, info, allowed = SETTINGS_CACHE.get(stamp, "models", model_id, lambda: _config_for(model_id))
+    if groups is not None and not may_use(allowed, groups):
+        raise ModelNotAllowed(info["name"])
     return config, dict(info)
 
 
-def _config_for(model_id: str | None) -> tuple[ModelConfig, dict[str, Any]]:
+def _config_for(model_id: str | None) -> tuple[ModelConfig, dict[str, Any], frozenset[str]]:
     row = (_row(model_id) if model_id != DEFAULT_ID else None) or default_row()
     if row is not None:
-        return row.to_config(), row.public_info()
+        return row.to_config(), row.public_info(), row.group_names()
     config = env_config()
-    return config, env_info(config)
+    return config, env_info(config), frozenset()
 
 
-def check_choice(model_id: str) -> dict[str, Any]:
-    """What a browser may see of the model a person picked; UnknownModel when it cannot be picked."""
-    if model_id != DEFAULT_ID and _row(model_id) is None:
-        raise UnknownModel(model_id)
-    return config_for(model_id)[1]
+def check_choice(model_id: str, *, groups: frozenset[str]) -> dict[str, Any]:
+    """What a browser may see of the model a person in `groups` picked; UnknownModel when it cannot be picked (not
+    an enabled configuration, or one their groups do not allow: the same answer, so a crafted id learns nothing)."""
+    if model_id != DEFAULT_ID:
+        row = _row(model_id)
+        if row is None or not row.may_use(groups):
+            raise UnknownModel(model_id)
+    return config_for(model_id, groups=groups)[1]

@@ -46,6 +46,32 @@ def stranger(db):
 
 
 @pytest.fixture
+def staff(db):
+    """Staff who may look at people in the admin (auth.view_user), and nothing more."""
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.create_user("staff", password="staff-password-1", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_user", content_type__app_label="auth"))
+    return user
+
+
+@pytest.fixture
+def research(db):
+    """A group that things can be kept for (docs/teams.md, Groups)."""
+    from django.contrib.auth.models import Group
+
+    return Group.objects.create(name="research")
+
+
+@pytest.fixture
+def member(db, research):
+    """A person in the research group."""
+    user = get_user_model().objects.create_user("member", password="member-password-1")
+    user.groups.add(research)
+    return user
+
+
+@pytest.fixture
 def model_server(settings):
     """The scripted model server (tests/support/model_server.py), an OpenAI-compatible one, as the default model."""
     with ScriptedModelServer() as server:

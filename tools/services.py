@@ -15,6 +15,7 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 from django.apps import apps
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import transaction
 from jsonschema.exceptions import SchemaError
 
@@ -23,6 +24,7 @@ from tools.approval_rules import decide as decide_by_rules
 from tools.base import Tool
 from tools.context import ToolContext, ToolUser
 from tools.executor import ToolResult, execute_tool
+from tools.groups import may_use
 from tools.http_tool import build_http_tool
 from tools.mcp.config import McpServerConfig
 from tools.mcp.connection import unavailable_message
@@ -225,7 +227,7 @@ def toolset_for_user(*, user, registry: ToolRegistry | None = None, groups: froz
             approval[row.name] = row.approval_config()
 
     # MCP servers' tools: by default each asks before it runs (the server's require_approval, its exempt tools).
-    mcp = mcp_tools(taken=frozenset(tool.name for tool in tools) | frozenset(disabled))
+    mcp = mcp_tools(taken=frozenset(tool.name for tool in tools) | frozenset(disabled), groups=groups)
     for mcp_tool in mcp.tools:
         tools.append(mcp_tool)
         if mcp_tool.requires_approval:
@@ -282,8 +284,20 @@ def toolset_for_page(user, *, stamp: str | None = None) -> ToolSet:
 
 def groups_of(user, *, stamp: str | None) -> frozenset[str]:
     """The names of `user`'s groups, kept in the settings cache under `stamp` (a change of anyone's groups gives a
-    new one: tools/settings_cache.py). None: read now."""
-    return SETTINGS_CACHE.get(stamp, "groups", user.pk, lambda: frozenset(user.groups.values_list("name", flat=True)))
+    new one: tools/settings_cache.py). None: read now. Nobody signed in: no group."""
+    if user is None or not user.is_authenticated:
+        return frozenset()
+    return groups_of_id(user.pk, stamp=stamp)
+
+
+def groups_of_id(user_id: int, *, stamp: str | None) -> frozenset[str]:
+    """groups_of for a person known by id (a run's owner, a budget's person)."""
+    return SETTINGS_CACHE.get(
+        stamp,
+        "groups",
+        user_id,
+        lambda: frozenset(Group.objects.filter(user__id=user_id).values_list("name", flat=True)),
+    )
 
 
 def mcp_connections() -> McpManager:
@@ -297,15 +311,16 @@ def mcp_server_configs() -> list[McpServerConfig]:
     return apps.get_app_config("tools").mcp_servers()
 
 
-def mcp_tools(*, taken: frozenset[str] = frozenset()) -> McpTools:
+def mcp_tools(*, taken: frozenset[str] = frozenset(), groups: frozenset[str] | None = None) -> McpTools:
     """The MCP servers' tools, from the last list each connection saw; the connections are started (not waited for)
-    on the way. ``taken``: names of other tools, which win."""
-    return configured_tools(mcp_server_configs(), mcp_connections(), taken=taken)
+    on the way. ``taken``: names of other tools, which win. ``groups``: the person's group names: the tools of a
+    server their groups do not allow are left out (and called, "disabled"); None: every server's (the admin's
+    checks)."""
+    return configured_tools(mcp_server_configs(), mcp_connections(), taken=taken, groups=groups)
 
 
 def _group_allows(row: ToolSetting | HttpTool, groups: frozenset[str]) -> bool:
-    allowed = {group.name for group in row.groups.all()}  # prefetched
-    return not allowed or bool(allowed & groups)
+    return may_use({group.name for group in row.groups.all()}, groups)  # prefetched; the rule: tools/groups.py
 
 
 def _apply_setting(code_tool: Tool, row: ToolSetting) -> Tool:

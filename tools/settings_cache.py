@@ -2,9 +2,10 @@
 object, and the database triggers that give the stamp a new value whenever what those answers are read from changes.
 
 What is kept, by section (each bounded): the tool sets runs and pages build, each person's groups, the agents runs
-read, each person's agent picker, the model configurations and the picker's models, the people's token budgets. A
-page or a run reads the stamp (one statement, or a column of a statement it makes anyway) and takes its answers from
-here while the stamp stays the same; a new stamp forgets every answer of every section at once.
+read, each person's agent picker, the model configurations and the picker's models (with the groups each allows), the
+people's and the groups' token budgets. A page or a run reads the stamp (one statement, or a column of a statement it
+makes anyway) and takes its answers from here while the stamp stays the same; a new stamp forgets every answer of
+every section at once.
 
 The stamp changes in the database, by a trigger on each table in WATCHED (installed after every `migrate`, for the
 tables of the installed apps): any write to those rows — a save, QuerySet.update(), bulk_create/bulk_update, a
@@ -33,9 +34,13 @@ WATCHED: tuple[tuple[str, ...], ...] = (
     ("auth", "Group"),
     ("auth", "User", "groups"),
     ("modelconfig", "ModelConfiguration"),
+    ("modelconfig", "ModelConfiguration", "groups"),
     ("agents", "Agent"),
+    ("agents", "Agent", "groups"),
     ("mcpservers", "McpServer"),
+    ("mcpservers", "McpServer", "groups"),
     ("chat", "TokenBudget"),
+    ("chat", "GroupTokenBudget"),
 )
 
 #: The sections of the cache and how many answers each keeps under one stamp (a bound, not an eviction policy:
@@ -47,7 +52,7 @@ SECTIONS: dict[str, int] = {
     "pickers": 4096,  # agents.services.agents_for_picker: by user id
     "models": 256,  # modelconfig.services.config_for: by model id
     "model_list": 1,  # modelconfig.services.available_models
-    "budgets": 1,  # chat.usage.overrides
+    "budgets": 2,  # chat.usage.overrides ("all") and group_budgets ("groups")
 }
 
 

@@ -21,6 +21,7 @@ from providers.context_strategy import ContextStrategy
 from providers.structured import AnswerFormat
 from providers.types import ModelError, ToolCallRequest
 from tools.context import ToolContext, ToolUser
+from tools.groups import NotPermitted
 from tools.services import ToolSet, toolset_for_stamp, toolset_for_user
 from tools.store import DatabaseStore
 
@@ -297,7 +298,7 @@ async def execute_run(
         await emit(events.run_cancelled(run.pk))
     except REDIS_GONE:
         await _interrupt_without_redis(recorder)
-    except (ModelError, AgentGaveUp) as error:
+    except (ModelError, AgentGaveUp, NotPermitted) as error:
         await _fail(recorder, str(error))
     except Exception as error:
         log.exception("run %s failed", run.pk)
@@ -351,7 +352,11 @@ def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None 
     granted, groups, stamp = store.grants_groups_and_stamp(thread_id=thread.pk, user_id=owner.pk)
     # The thread's agent, kept in this process per stamp (no statement of its own in the steady state).
     agent = agent_spec(thread.agent_id, stamp=stamp)
-    config, model = config_for(model_choice(thread.model_choice, agent), stamp=stamp)
+    # Every run, whatever path opened it (a turn, a retry, a resumed step, a schedule, a trigger, the APIs), starts
+    # only with an agent and a model the owner's groups allow now (tools/groups.py): NotPermitted fails it.
+    if agent is not None:
+        agent.check(owner.pk, groups)
+    config, model = config_for(model_choice(thread.model_choice, agent), stamp=stamp, groups=groups)
     config = with_sampling(config, agent)
     # The agent's tools, less those the person turned off for this thread: the model is offered what is left.
     turned_off = frozenset(thread.disabled_tools or ())

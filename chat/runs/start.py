@@ -15,6 +15,7 @@ from django.db import transaction
 from agents.services import agent_for_new_thread
 from delivery import RUNS_CHANNEL
 from modelconfig.services import check_choice
+from tools.services import groups_of
 
 from .. import live, store
 from ..access import SignedOut
@@ -101,7 +102,11 @@ def open_turn(
     current = caller.current()
     if current is None or current.pk != user.pk:
         raise SignedOut
-    info = check_choice(model) if model else None
+    # A model or agent the frame names is checked against the person's groups (tools/groups.py) before anything is
+    # written; the thread's own (picked before, or its agent's) is checked as the turn opens (store.start_turn).
+    # A new thread reads the person's groups once here (an existing one's are kept per stamp: store.start_turn).
+    groups = groups_of(current, stamp=None) if model or thread_id is None else None
+    info = check_choice(model, groups=groups) if model else None
     chosen = agent_for_new_thread(current, agent) if thread_id is None else None
     turned_off = None
     if thread_id is None and disabled_tools:
@@ -120,6 +125,7 @@ def open_turn(
             source=caller.source,
             api_key_id=caller.api_key_id,
             history=history if thread_id is None else None,
+            groups=groups if thread_id is None else None,
         )
         here = placement().prepares_in_turn if prepare is None else prepare
         setup = prepare_run(turn.thread, run=turn.run) if here and turn.run is not None else None
@@ -128,10 +134,15 @@ def open_turn(
 
 async def set_model(*, user, thread_id: str, model: str) -> dict[str, Any]:
     """The person picked another model for their thread: store it and tell the thread's group."""
-    info = await db(check_choice)(model)
+    info = await db(checked_choice)(user, model)
     thread = await db(store.set_thread_model)(user=user, thread_id=thread_id, model_choice=model)
     await announce_model(thread.pk, info)
     return info
+
+
+def checked_choice(user, model: str) -> dict[str, Any]:
+    """check_choice for `user`: UnknownModel when their groups do not allow the model (or there is none such)."""
+    return check_choice(model, groups=groups_of(user, stamp=None))
 
 
 async def set_tool(*, user, thread_id: str, tool: str, enabled: bool) -> list[str]:

@@ -16,6 +16,7 @@ from agents.services import model_choice as agent_model_choice
 from agents.services import step_limit as agent_step_limit
 from attachments.services import claim as claim_attachments
 from modelconfig.services import config_for
+from tools.services import groups_of, groups_of_id
 
 from ..access import NotFound, get_thread_for_user
 from ..live.views import AgentView, AllowView, ModelView, SentMessageView
@@ -69,6 +70,7 @@ def start_turn(
     source: str = Source.CHAT,
     api_key_id: int | None = None,
     history: list[tuple[str, str]] | None = None,
+    groups: frozenset[str] | None = None,
 ) -> TurnStart:
     """Store the user's message and open a run. Idempotent by client_msg_id; refuses a second active run.
     `model_choice` (a checked model id) becomes the thread's model; the run is labelled with the thread's model.
@@ -77,7 +79,8 @@ def start_turn(
     message carries (AttachmentNotFound, ImagesNotSupported: nothing written). `disabled_tools`: checked names of the
     tools a new thread starts with turned off (chat/store/thread_tools.py; ignored for an existing thread). `source`
     and `api_key_id`: who asked (chat/caller.py), kept on a new thread (source) and on the run. `history`: (role,
-    content) pairs a new thread holds before the message, as a program sends a conversation (api/openai_*.py)."""
+    content) pairs a new thread holds before the message, as a program sends a conversation (api/openai_*.py).
+    `groups`: the person's group names, when the caller read them (else kept per settings stamp, or read)."""
     if thread_id is not None and (not getattr(user, "is_authenticated", False) or not user.is_active):
         raise NotFound
     # One transaction: whatever fails (the one-active-run constraint refusing a simultaneous turn, a message the
@@ -99,6 +102,7 @@ def start_turn(
                 source=source,
                 api_key_id=api_key_id,
                 history=history,
+                groups=groups,
             )
     except IntegrityError:
         # The one-active-run constraint refused a simultaneous turn's run, or a simultaneous turn wrote its
@@ -121,6 +125,7 @@ def _open_turn(
     source: str = Source.CHAT,
     api_key_id: int | None = None,
     history: list[tuple[str, str]] | None = None,
+    groups: frozenset[str] | None = None,
 ) -> TurnStart:
     created = thread_id is None
     if created:
@@ -146,17 +151,24 @@ def _open_turn(
         # Kept in this process per settings stamp (read with the thread): no statement of its own.
         thread.agent_spec = agent_spec(thread.agent_id, stamp=thread.stamp)
     spec = thread.agent_spec
+    stamp = None if created else thread.stamp
+    # The person's groups, kept per settings stamp (no statement of a turn's own on a thread): the thread's agent and
+    # model must be theirs to use now (tools/groups.py), else nothing of this turn is written.
+    if groups is None:
+        groups = groups_of(user, stamp=stamp)
+    if spec is not None:
+        spec.check(user.pk, groups)
     if step_limit is None:
         step_limit = agent_step_limit(spec)
     # A new run: refused once the person's daily tokens are spent (chat/usage.py).
-    check_budget(user.pk, stamp=None if created else thread.stamp)
+    check_budget(user.pk, stamp=stamp, groups=groups)
     changes: dict[str, Any] = {} if created else {"updated_at": timezone.now()}
     unarchived = not created and thread.archived_at is not None
     if unarchived:  # a chat written in again is current again, as in the chat apps people know
         thread.archived_at = changes["archived_at"] = None
     if model_choice is not None and model_choice != thread.model_choice:
         thread.model_choice = changes["model_choice"] = model_choice
-    _, info = config_for(agent_model_choice(thread.model_choice, spec), stamp=None if created else thread.stamp)
+    _, info = config_for(agent_model_choice(thread.model_choice, spec), stamp=stamp, groups=groups)
     run = Run.objects.create(
         thread=thread,
         model_label=info["label"] if model_label is None else model_label,
@@ -243,6 +255,17 @@ def thread_model_info(thread: Thread | None, *, stamp: str | None = None) -> Mod
     return cast(ModelView, config_for(agent_model_choice(thread.model_choice, thread_agent(thread)), stamp=stamp)[1])
 
 
+def check_may_run(thread: Thread) -> frozenset[str]:
+    """Before a run that follows others on `thread` (retry, continue, a new version): NotPermitted when its owner's
+    groups no longer allow the thread's agent or model (tools/groups.py), so nothing is written. Their groups."""
+    groups = groups_of_id(thread.owner_id, stamp=None)
+    spec = thread_agent(thread)
+    if spec is not None:
+        spec.check(thread.owner_id, groups)
+    config_for(agent_model_choice(thread.model_choice, spec), groups=groups)
+    return groups
+
+
 def thread_agent(thread: Thread) -> AgentSpec | None:
     """The thread's agent as a run reads it (None: none); read once per thread object."""
     if not hasattr(thread, "agent_spec"):
@@ -305,9 +328,10 @@ def start_followup_run(
             raise RunActive
         if not (last.can_retry() if kind == "retry" else last.can_continue()):
             raise NothingToFollowUp
+        groups = check_may_run(thread)
         if model_label is None:
             model_label = thread_model_info(thread)["label"]
-        check_budget(thread.owner_id)
+        check_budget(thread.owner_id, groups=groups)
         if step_limit is None:
             step_limit = agent_step_limit(thread_agent(thread))
         unasked = _stopped_at_approval(last) if last.status == Run.Status.CANCELLED else []

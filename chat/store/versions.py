@@ -29,7 +29,7 @@ from ..access import NotFound, get_thread_for_user
 from ..live.views import MessageView, SummaryView, VersionsView
 from ..models import Message, Run, Thread, ThreadSummary
 from ..usage import check_budget
-from .turns import RunActive, TurnStart, thread_agent, thread_model_info
+from .turns import RunActive, TurnStart, check_may_run, thread_agent, thread_model_info
 
 
 class NothingToRewind(Exception):
@@ -208,7 +208,8 @@ def _refuse_while_running(thread: Thread) -> None:
 def _open_run(thread: Thread) -> Run:
     """The run that answers the new version: refused once the person's daily tokens are spent, or when another run
     became active meanwhile (the one-active-run constraint)."""
-    check_budget(thread.owner_id)
+    groups = check_may_run(thread)
+    check_budget(thread.owner_id, groups=groups)
     try:
         with transaction.atomic():
             return Run.objects.create(

@@ -2,6 +2,7 @@
 sent only with that person's calls."""
 
 import pytest
+from django.contrib.auth.models import Group
 from django.db import connection
 
 from mcpconnect.models import McpConnection
@@ -52,3 +53,18 @@ def test_a_person_without_a_key_is_asked_for_one(oauth_server, people):
     result = call(bob, connect=connect)
     assert asked == [("srv", "header")]
     assert result.status == "error" and "did not connect" in result.content
+
+
+def test_a_server_for_a_group_is_neither_listed_nor_connected_to_by_anyone_else(oauth_server, people):
+    alice, bob = people
+    research = Group.objects.create(name="research")
+    alice.groups.add(research)
+    per_person_row(oauth_server, per_person="header", person_header="Authorization").groups.add(research)
+
+    assert b"srv" in browser(alice).get("/mcp/connections/").content
+    assert b"srv" not in browser(bob).get("/mcp/connections/").content
+    refused = browser(bob).post("/mcp/connections/srv/connect", {"value": "Bearer key-ben"}, follow=True)
+    assert "There is no MCP server 'srv' to connect to." in page_messages(refused)
+    assert not McpConnection.objects.exists()
+    browser(alice).post("/mcp/connections/srv/connect", {"value": "Bearer key-ann"})
+    assert list(McpConnection.objects.values_list("user__username", flat=True)) == ["alice"]

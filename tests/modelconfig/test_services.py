@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_without_rows_the_environment_is_the_one_model(settings):
-    assert available_models() == [
+    assert available_models(groups=frozenset()) == [
         {"id": "default", "name": "Demo model (offline, scripted)", "label": "Demo model (offline, scripted)",
          "is_demo": True, "context_window": None}
     ]  # fmt: skip
@@ -32,7 +32,7 @@ def test_without_rows_the_environment_is_the_one_model(settings):
 
 def test_the_environment_model_is_listed_with_its_label(settings):
     settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "api": "openai", "base_url": "http://h:1/v1", "model": "m"}
-    [entry] = available_models()
+    [entry] = available_models(groups=frozenset())
     assert entry == {
         "id": "default",
         "name": "m · http://h:1/v1",
@@ -45,11 +45,11 @@ def test_the_environment_model_is_listed_with_its_label(settings):
 def test_enabled_rows_are_listed_and_the_default_row_replaces_the_environment(make_row):
     local = make_row(name="Local")
     make_row(name="Off", enabled=False)
-    assert [e["id"] for e in available_models()] == ["default", str(local.pk)]
+    assert [e["id"] for e in available_models(groups=frozenset())] == ["default", str(local.pk)]
     assert config_for(None)[1]["id"] == "default"  # no row is the default yet
 
     claude = make_row(name="Claude", api="anthropic", model="claude-sonnet-4-5", is_default=True)
-    entries = available_models()
+    entries = available_models(groups=frozenset())
     assert [e["name"] for e in entries] == ["Claude", "Local"]
     assert all(set(e) == {"id", "name", "label", "is_demo", "context_window"} for e in entries)
     assert SECRET not in str(entries)
@@ -64,9 +64,9 @@ def test_a_disabled_or_unknown_choice_falls_back_to_the_default_and_cannot_be_pi
     assert config_for(str(off.pk))[1]["id"] == str(default.pk)
     for bad in (str(off.pk), "999", "abc", "-1"):
         with pytest.raises(UnknownModel):
-            check_choice(bad)
-    assert check_choice("default")["id"] == str(default.pk)
-    assert check_choice(str(default.pk))["label"] == "Default"
+            check_choice(bad, groups=frozenset())
+    assert check_choice("default", groups=frozenset())["id"] == str(default.pk)
+    assert check_choice(str(default.pk), groups=frozenset())["label"] == "Default"
 
 
 def test_a_demo_row_is_labelled_as_the_demo(make_row):

@@ -73,7 +73,7 @@ def groups(user) -> frozenset[str]:
 
 
 def model_names(user) -> list[str]:
-    return [entry["name"] for entry in available_models(stamp=settings_stamp())]
+    return [entry["name"] for entry in available_models(groups=frozenset(), stamp=settings_stamp())]
 
 
 def agent_name(user) -> str | None:
@@ -383,7 +383,7 @@ def test_every_table_the_kept_answers_are_read_from_is_watched(owner, admin):
         agent_spec(Agent.objects.get().pk)
         agents_for_picker(owner)
         config_for(str(ModelConfiguration.objects.get().pk))
-        available_models()
+        available_models(groups=frozenset())
         budget_for(owner.pk)
     read = {table for query in queries.captured_queries for table in tables_of(query["sql"])}
     assert read <= set(watched_tables()), read - set(watched_tables())

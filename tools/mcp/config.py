@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tools.groups import may_use
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "SERVER_NAME",
@@ -65,6 +67,8 @@ class McpServerConfig:
     source: Literal["admin", "file"] = "admin"
     per_person: PerPerson = ""
     person_header: str = ""  # per_person "header": the header the person's value is sent as
+    # The names of the groups whose members may use its tools; empty: everyone (the rule: tools/groups.py).
+    groups: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         problems = self.problems()
@@ -115,6 +119,10 @@ class McpServerConfig:
             self.per_person,
             self.person_header,
         )
+
+    def may_use(self, groups: frozenset[str]) -> bool:
+        """Whether a person in `groups` gets this server's tools."""
+        return may_use(self.groups, groups)
 
     def offers(self, tool: str) -> bool:
         return self.offered_tools is None or tool in self.offered_tools
@@ -173,6 +181,7 @@ _KNOWN = {
     "tools",
     "perPerson",
     "personHeader",
+    "groups",
 }
 
 
@@ -241,6 +250,7 @@ def _one(name: Any, entry: Any, source: Literal["admin", "file"]) -> McpServerCo
         "source": source,
         "per_person": entry.get("perPerson", "") or "",
         "person_header": entry.get("personHeader", "") if isinstance(entry.get("personHeader", ""), str) else "",
+        "groups": frozenset(strings("groups")),
     }
     if has_command != has_url:  # else which fields apply is unknown: the checks of the config would only guess
         try:

@@ -44,18 +44,23 @@ class McpTools:
 
 
 def configured_tools(
-    configs: Iterable[McpServerConfig], manager: McpManager, *, taken: frozenset[str] = frozenset()
+    configs: Iterable[McpServerConfig],
+    manager: McpManager,
+    *,
+    taken: frozenset[str] = frozenset(),
+    groups: frozenset[str] | None = None,
 ) -> McpTools:
     """The tools of every enabled server of ``configs`` from the last list its connection saw; ``manager``'s
-    connections are started (not waited for) on the way. ``taken``: names of other tools, which win."""
+    connections are started (not waited for) on the way. ``taken``: names of other tools, which win. ``groups``: the
+    person's group names: a server their groups do not allow is as if disabled for them (None: every server)."""
     configs = list(configs)
-    manager.configure(configs)
+    manager.configure(configs)  # every server: the connections are the process's, not one person's
     states = manager.states()
     tools: list[Tool] = []
     disabled: list[str] = []
     unconnected: list[tuple[str, str]] = []
     for config in configs:
-        if not config.enabled:
+        if not config.enabled or (groups is not None and not config.may_use(groups)):
             disabled.append(server_prefix(config.name))
             continue
         state = states.get(config.name)
