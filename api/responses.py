@@ -11,13 +11,11 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 
+from django.apps import apps
 from django.http import StreamingHttpResponse
 
 #: How long a response's close, on a server's thread, waits for the thread's group to be let go (Redis may be slow).
 RELEASE_WAIT_S = 5.0
-
-#: Releases started on the event loop itself, kept until they end (the loop keeps only a weak reference to a task).
-_releasing: set[asyncio.Task] = set()
 
 
 class Releasing(StreamingHttpResponse):
@@ -39,8 +37,9 @@ class Releasing(StreamingHttpResponse):
             running = None
         if running is self._loop:  # closed on the loop itself: it cannot wait for its own work
             task = self._loop.create_task(release())
-            _releasing.add(task)
-            task.add_done_callback(_releasing.discard)
+            releasing = apps.get_app_config("api").releasing  # kept by the app: the loop holds tasks weakly
+            releasing.add(task)
+            task.add_done_callback(releasing.discard)
             return
         # Closed on a server's thread (Django's and agentweb's handlers both close responses there).
         done = asyncio.run_coroutine_threadsafe(release(), self._loop)
