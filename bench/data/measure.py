@@ -134,6 +134,28 @@ def turn(user, thread_id: str, statements: Statements, repeat: int) -> dict:
     return asyncio.run(ws_turn(user, thread_id, statements, repeat))
 
 
+STALL_S = 60
+
+
+def who_waits() -> list:
+    """On PostgreSQL, the statements of this database that wait, and on what (a fresh connection: the app's may be
+    the ones stuck)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return []
+    import psycopg
+
+    params = connection.get_connection_params()
+    keep = ("dbname", "user", "host", "port", "password")
+    with psycopg.connect(**{k: v for k, v in params.items() if k in keep}) as c:
+        rows = c.execute(
+            """SELECT pid, state, wait_event_type, wait_event, pg_blocking_pids(pid), left(query, 160)
+               FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"""
+        ).fetchall()
+    return [list(map(str, row)) for row in rows]
+
+
 def delete_while_turning(heavy, other, thread_id: str, other_thread: str, statements: Statements) -> dict:
     """Delete the heavy chat (as its owner does, POST /t/<id>/delete) while another person's turns run one after
     another: how long the delete takes, and the other person's slowest turn meanwhile."""
@@ -173,10 +195,16 @@ def delete_while_turning(heavy, other, thread_id: str, other_thread: str, statem
                 n += 1
                 started = time.perf_counter()
                 await client.ask(f"what is {n}*7?", thread=other_thread)
-                events = await client.until("run.completed", "run.failed", "run.cancelled", timeout=120)
+                try:
+                    events = await client.until("run.completed", "run.failed", "run.cancelled", timeout=STALL_S)
+                except TimeoutError:  # the finding itself: what waits on what, then the figures so far
+                    samples.append(time.perf_counter() - started)
+                    result["other_turn_stalled_s"] = STALL_S
+                    result["waiting"] = await asyncio.to_thread(who_waits)
+                    break
                 samples.append(time.perf_counter() - started)
                 result.setdefault("other_statuses", set()).add(events[-1]["type"])
-            await asyncio.to_thread(worker.join)
+            await asyncio.to_thread(worker.join, 4 * STALL_S)
         finally:
             await client.close()
         return samples

@@ -155,3 +155,21 @@ def test_the_index_is_the_vendors_own():
         else:
             cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname = 'chat_message_fts'")
         assert cursor.fetchall() == [("chat_message_fts",)]
+
+
+def test_search_triggers_lost_to_a_table_rebuild_come_back_after_migrate(owner):
+    """Django remakes a SQLite table to alter it, which drops its triggers: after migrate they are made again, and
+    what was written meanwhile is indexed."""
+    from chat.search_index import TRIGGERS, restore_search_triggers
+
+    if connection.vendor != "sqlite":
+        assert restore_search_triggers() is False  # PostgreSQL's index is on the table: nothing to restore
+        return
+    with connection.cursor() as cursor:
+        for name in TRIGGERS:
+            cursor.execute(f"DROP TRIGGER {name}")
+    thread_of(owner, "t", "written while the triggers were gone")
+    assert found(owner, "gone") == []
+    assert restore_search_triggers() is True
+    assert found(owner, "gone") == ["written while the triggers were gone"]
+    assert restore_search_triggers() is False  # once there, nothing to do
