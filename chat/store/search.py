@@ -24,6 +24,8 @@ MAX_TERMS = 8
 MAX_TERM_CHARS = 64
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 50
+# The sidebar's search reads at most this many of the newest matches to find the threads they are in.
+MATCH_SCAN = 1000
 ROLES = (Message.Role.USER, Message.Role.ASSISTANT)
 # The same expression as the index's (chat/migrations/0020), or PostgreSQL does not use it.
 POSTGRES_DOCUMENT = "to_tsvector('simple'::regconfig, left(m.content, 100000))"
@@ -77,8 +79,8 @@ def search_messages(*, user_id: int, query: str, limit: int = 20) -> list[Hit]:
     terms = search_terms(query)
     if not terms:
         return []
-    where, params = _matching(user_id, terms)
-    sql = f"SELECT m.id FROM {where} ORDER BY m.created_at DESC, m.id DESC LIMIT %s"
+    where, params, newest = _matching(user_id, terms)
+    sql = f"SELECT m.id FROM {where} ORDER BY {newest} LIMIT %s"
     return _hits(user_id, _column(sql, [*params, max(1, min(limit, MAX_LIMIT))]))
 
 
@@ -88,28 +90,37 @@ def search_threads(*, user_id: int, query: str, limit: int = MAX_LIMIT) -> dict[
     terms = search_terms(query)
     if not terms:
         return {}
-    where, params = _matching(user_id, terms)
-    # Ids grow with time: a thread's largest matching id is its newest match.
-    sql = f"SELECT max(m.id) FROM {where} GROUP BY m.thread_id ORDER BY max(m.id) DESC LIMIT %s"
-    return {hit.thread: hit for hit in _hits(user_id, _column(sql, [*params, max(1, min(limit, MAX_LIMIT))]))}
+    where, params, newest = _matching(user_id, terms)
+    # The newest MATCH_SCAN matches at most, each thread once (its newest): a word in half of a person's messages
+    # must not cost a read of all of them (bench/data: 2.4 s on SQLite at 100k messages when every match was grouped).
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT m.id, m.thread_id FROM {where} ORDER BY {newest} LIMIT %s", [*params, MATCH_SCAN])
+        newest_of: dict = {}
+        for message_id, thread_id in cursor.fetchall():
+            newest_of.setdefault(thread_id, message_id)
+            if len(newest_of) >= max(1, min(limit, MAX_LIMIT)):
+                break
+    return {hit.thread: hit for hit in _hits(user_id, list(newest_of.values()))}
 
 
-def _matching(user_id: int, terms: list[str]) -> tuple[str, list]:
-    """FROM … WHERE … of the user's matching messages, as `m`, for this database."""
+def _matching(user_id: int, terms: list[str]) -> tuple[str, list, str]:
+    """FROM … WHERE … of the user's matching messages, as `m`, for this database, and its ORDER BY newest first
+    (ids grow with time)."""
     if connection.vendor == "postgresql":
         # Terms hold letters and digits only, so quoting each is enough for to_tsquery; ':*' makes the last a prefix.
         tsquery = " & ".join([*(f"'{t}'" for t in terms[:-1]), f"'{terms[-1]}':*"])
         where = f"""chat_message m JOIN chat_thread t ON t.id = m.thread_id
             WHERE t.owner_id = %s AND m.role IN ('user', 'assistant')
               AND {POSTGRES_DOCUMENT} @@ to_tsquery('simple'::regconfig, %s)"""
-        return where, [user_id, tsquery]
+        return where, [user_id, tsquery], "m.id DESC"
     if connection.vendor == "sqlite":
         # FTS5: a double-quoted string is one term whatever it holds ("" inside is a quote); "…"* is a prefix.
         quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
         match = " ".join([*quoted[:-1], quoted[-1] + "*"])
         where = """chat_message_fts f JOIN chat_message m ON m.id = f.rowid JOIN chat_thread t ON t.id = m.thread_id
             WHERE chat_message_fts MATCH %s AND t.owner_id = %s"""
-        return where, [match, user_id]
+        # FTS5 reads its matches newest (largest rowid) first itself, so a LIMIT stops the reading early.
+        return where, [match, user_id], "f.rowid DESC"
     raise NotImplementedError(f"No full-text search for {connection.vendor}.")  # pragma: no cover
 
 
