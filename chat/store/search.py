@@ -170,7 +170,10 @@ def _versions(messages: list[Message]) -> dict[int, Version]:
     for p in points.values():
         places |= Q(thread_id=p["thread_id"], parent_id=p["parent_id"], role=p["role"])
     siblings: dict[tuple, list[int]] = defaultdict(list)
-    kin = Message.all_versions.filter(places).order_by("pk").values_list("pk", "thread_id", "parent_id", "role")
+    # The threads first, so the database reads their messages by its thread index, not every message for the ORs.
+    threads = {p["thread_id"] for p in points.values()}
+    kin = Message.all_versions.filter(thread_id__in=threads).filter(places)
+    kin = kin.order_by("pk").values_list("pk", "thread_id", "parent_id", "role")
     for pk, thread_id, parent_id, role in kin:
         # A user message's versions share a parent; a run's first answers share the user message they answer.
         if role == Message.Role.USER or parent_id is not None:
