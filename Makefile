@@ -50,7 +50,7 @@ format: install-dev
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 
-.PHONY: bench bench-smoke bench-production bench-production-smoke
+.PHONY: bench bench-smoke bench-production bench-production-smoke bench-data bench-data-smoke
 
 # The benchmark suite (bench/): each figure against a floor measured in the same run; rewrites docs/performance.md.
 bench: install-dev
@@ -69,3 +69,13 @@ bench-production: install-dev
 # Each production benchmark for a moment, to check it still works (no targets judged; CI runs it).
 bench-production-smoke: install-dev
 	$(BIN)/python -m bench.production --smoke
+
+# What data growth costs (bench/data/, issue 42): a team's data at 1k, 10k and 100k messages in PostgreSQL
+# (AGENTWEB_TEST_POSTGRES_URL) and SQLite, each figure timed at each size; rewrites docs/performance.md's "Data
+# growth (issue 42)" section and its charts. `make bench-data ARGS="--sizes 1k,10k,100k,1M"` adds a million.
+bench-data: install-dev
+	nice -n 10 $(BIN)/python -m bench.data $(ARGS)
+
+# 1k messages on both databases, a few repeats: does it still work? (CI; nothing judged or written)
+bench-data-smoke: install-dev
+	nice -n 10 $(BIN)/python -m bench.data --smoke

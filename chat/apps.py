@@ -33,3 +33,8 @@ class ChatConfig(AppConfig):
         #: What a run tells its person off the tabs (chat/notify.py): set by the notifications app as it starts.
         self.notifier = None
         signals.connect()
+        from django.db.models.signals import post_migrate
+
+        from .search_index import restore_search_triggers
+
+        post_migrate.connect(restore_search_triggers, sender=self, dispatch_uid="chat.search_triggers")

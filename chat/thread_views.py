@@ -11,7 +11,7 @@ import json
 
 from asgiref.sync import async_to_sync
 from django.contrib.auth.decorators import login_required
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
@@ -22,11 +22,13 @@ from .access import NotFound, get_thread_for_user, parse_uuid
 from .broadcast import tell_user
 from .live import events
 from .models import Message, Source, Thread, ToolCall
+from .store import search as message_search
 from .text import unstorable_message, unstorable_text
 
 TITLE_MAX = 200
 QUERY_MAX = 200
 SEARCH_LIMIT = 50
+SNIPPET_CHARS = 160
 # The largest artifact sent whole, as compact UTF-8 JSON; a bigger one comes back cut, with a note.
 ARTIFACT_MAX_BYTES = 1024 * 1024
 
@@ -126,7 +128,8 @@ def delete(request: HttpRequest, thread_id) -> JsonResponse:
 @login_required
 @require_GET
 def search(request: HttpRequest) -> JsonResponse:
-    """The user's own threads whose title or any user/assistant message contains `q`, newest first; with `source`
+    """The user's own threads whose title contains `q` or with a user/assistant message (any version) holding its words
+    (chat/store/search.py), newest first; each found by a message says which (`match`). With `source`
     (chat, api, schedule, trigger: Thread.source), only those started that way (the sidebar's origin filter)."""
     query = request.GET.get("q", "").strip()[:QUERY_MAX]
     source = request.GET.get("source", "")
@@ -135,18 +138,29 @@ def search(request: HttpRequest) -> JsonResponse:
     threads = Thread.objects.filter(owner=request.user)
     if source:
         threads = threads.filter(source=source)
+    matches = {}
     if query:
-        in_messages = Message.objects.filter(
-            thread=OuterRef("pk"),
-            role__in=[Message.Role.USER, Message.Role.ASSISTANT],
-            content__icontains=query,
-        )
-        threads = threads.filter(Q(title__icontains=query) | Q(Exists(in_messages)))
-    found = threads.order_by("-updated_at")[:SEARCH_LIMIT]
-    body = {"q": query, "threads": [_thread_json(t) for t in found], "at": timezone.now().isoformat()}
+        # Messages through the full-text index (every version); titles, short and one person's few, as text.
+        matches = message_search.search_threads(user_id=request.user.pk, query=query, limit=SEARCH_LIMIT)
+        threads = threads.filter(Q(title__icontains=query) | Q(pk__in=list(matches)))
+    newest = threads.order_by("-updated_at")[:SEARCH_LIMIT]
+    found = [_thread_json(t) | _match_json(matches.get(str(t.pk))) for t in newest]
+    body = {"q": query, "threads": found, "at": timezone.now().isoformat()}
     if source:
         body["source"] = source
     return JsonResponse(body)
+
+
+def _match_json(hit: message_search.Hit | None) -> dict:
+    """What matched in a thread found by its messages: which message, a snippet, and which version it is when the
+    thread does not show it (an older version, or a branch left) or it has versions."""
+    if hit is None:
+        return {}
+    text = " ".join(hit.content.split())
+    match = {"message": hit.message, "role": hit.role, "snippet": text[:SNIPPET_CHARS], "shown": hit.shown}
+    if hit.version is not None:
+        match["version"] = {"index": hit.version.index, "count": hit.version.count}
+    return {"match": match}
 
 
 @login_required

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,15 +34,23 @@ def export_filename(thread: Thread, extension: str) -> str:
     return f"{slug}.{extension}"
 
 
-def thread_export(thread: Thread) -> dict[str, Any]:
-    """The thread's messages in order (tool results are on their calls, as in the live view), with the runs."""
+# Messages read and written this many at a time by the streamed JSON export: its memory stays flat however long
+# the thread (bench/data: a 10,000-message chat).
+EXPORT_BATCH = 500
+
+
+def _messages(thread: Thread, *, after: int = -1, limit: int | None = None):
     calls = ToolCall.objects.order_by("index").select_related("decision")
     messages = (
-        Message.objects.filter(thread=thread)
+        Message.objects.filter(thread=thread, order__gt=after)
         .exclude(role=Message.Role.TOOL)
         .order_by("order")
         .prefetch_related(Prefetch("tool_calls", queryset=calls))
     )
+    return messages[:limit] if limit is not None else messages
+
+
+def _head(thread: Thread) -> dict[str, Any]:
     return {
         "format": EXPORT_FORMAT,
         "exported_at": _time(timezone.now()),
@@ -54,8 +63,12 @@ def thread_export(thread: Thread) -> dict[str, Any]:
             "updated_at": _time(thread.updated_at),
         },
         "runs": [_run(run) for run in Run.objects.filter(thread=thread).order_by("started_at", "id")],
-        "messages": [_message(message) for message in messages],
     }
+
+
+def thread_export(thread: Thread) -> dict[str, Any]:
+    """The thread's messages in order (tool results are on their calls, as in the live view), with the runs."""
+    return {**_head(thread), "messages": [_message(message) for message in _messages(thread)]}
 
 
 def _run(run: Run) -> dict[str, Any]:
@@ -114,7 +127,24 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
 
 
 def export_json(thread: Thread) -> str:
-    return json.dumps(thread_export(thread), indent=2, ensure_ascii=False) + "\n"
+    return "".join(export_json_chunks(thread))
+
+
+def export_json_chunks(thread: Thread) -> Iterator[str]:
+    """export_json's text, piece by piece: the messages EXPORT_BATCH at a time, so that a long thread's export never
+    holds all of them at once (the same bytes as json.dumps of thread_export, indent 2)."""
+    head = json.dumps({**_head(thread), "messages": [None]}, indent=2, ensure_ascii=False)
+    before, after = head.rsplit("null", 1)  # "messages" is the last key: its placeholder is the last null
+    last, first = -1, True
+    while True:
+        batch = list(_messages(thread, after=last, limit=EXPORT_BATCH))
+        if not batch:
+            break
+        pieces = [json.dumps(_message(m), indent=2, ensure_ascii=False).replace("\n", "\n    ") for m in batch]
+        yield (before if first else ",\n    ") + ",\n    ".join(pieces)
+        first, last = False, batch[-1].order
+    # No message: the empty list as json.dumps writes it.
+    yield before.rstrip() + "]\n}\n" if first else after + "\n"
 
 
 # --- Markdown ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
@@ -154,7 +154,13 @@ def export_markdown(request: HttpRequest, thread_id) -> HttpResponse:
 @require_GET
 def export_json(request: HttpRequest, thread_id) -> HttpResponse:
     thread = _owned_thread(request, thread_id)
-    return _download(export.export_json(thread), "application/json", export.export_filename(thread, "json"))
+    # Streamed: a long thread's export is written as it is read, in batches (sharing/export.py).
+    response = StreamingHttpResponse(export.export_json_chunks(thread), content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = content_disposition_header(
+        as_attachment=True, filename=export.export_filename(thread, "json")
+    )
+    response["Cache-Control"] = "private, no-store"
+    return response
 
 
 def _download(body: str, content_type: str, filename: str) -> HttpResponse:

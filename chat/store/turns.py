@@ -22,6 +22,7 @@ from ..access import NotFound, get_thread_for_user
 from ..live.views import AgentView, AllowView, ModelView, SentMessageView
 from ..models import Message, Run, Source, Thread, ToolCall, ToolCallDecision
 from ..usage import check_budget
+from . import search
 
 TITLE_LENGTH = 60
 
@@ -380,21 +381,6 @@ def _ask_again(calls: list[ToolCall], run: Run) -> None:
 
 
 def search_messages(*, user, query: str, limit: int) -> list[dict[str, Any]]:
-    """The user's own user and assistant messages containing `query`, newest first."""
-    found = (
-        Message.objects.filter(
-            thread__owner=user, role__in=[Message.Role.USER, Message.Role.ASSISTANT], content__icontains=query
-        )
-        .select_related("thread")
-        .order_by("-created_at")[: max(1, min(limit, 50))]
-    )
-    return [
-        {
-            "thread": str(m.thread_id),
-            "thread_title": m.thread.title,
-            "role": m.role,
-            "content": m.content,
-            "created_at": m.created_at.isoformat(),
-        }
-        for m in found
-    ]
+    """The user's own user and assistant messages (every version) with the words of `query`, newest first
+    (chat/store/search.py)."""
+    return [hit.as_dict() for hit in search.search_messages(user_id=user.pk, query=query, limit=limit)]

@@ -319,8 +319,27 @@ export class SidebarActions {
       li.dataset.searchExtra = "1";
       this.list.append(li);
     }
+    this.showMatches(threads);
     this.list.hidden = false;
     this.setStatus(threads.length ? "" : "No chats match.");
+  }
+
+  /** Under each chat found by a message, what matched, and which version when the chat has versions there or no
+   * longer shows it (search covers every version: GET search's `match`). */
+  showMatches(threads) {
+    for (const old of this.list.querySelectorAll(".thread-search-match")) old.remove();
+    for (const t of threads) {
+      const li = this.item(t.id);
+      const match = t.match;
+      if (!li || !match || typeof match.snippet !== "string") continue;
+      const line = el("p", "thread-search-match", match.snippet);
+      const version = match.version;
+      const where = [];
+      if (version && Number.isInteger(version.index)) where.push(`version ${version.index} of ${version.count}`);
+      if (match.shown === false) where.push("not the version shown");
+      if (where.length) line.prepend(el("span", "thread-search-version", `(${where.join(", ")}) `));
+      li.append(line);
+    }
   }
 
   // --- the origin filter: all chats, or those typed in a tab, started from the API, by a schedule, by a trigger ---
@@ -396,6 +415,7 @@ export class SidebarActions {
   }
 
   showAll() {
+    for (const old of this.list.querySelectorAll(".thread-search-match")) old.remove();
     for (const li of [...this.list.children]) {
       if (li.dataset.searchExtra) li.remove();
       else li.hidden = false;

@@ -67,3 +67,27 @@ def test_a_daily_budget_is_given_to_a_person_picked_by_name(admin_client, owner,
     response = admin_client.post("/admin/chat/tokenbudget/add/", {"user": owner.pk, "daily_tokens": 5000})
     assert response.status_code == 302
     assert TokenBudget.objects.get().user == owner
+
+
+def test_the_reports_statements_do_not_grow_with_its_rows(admin_client, owner):
+    """Each row shows its thread and run: read with the rows, not one statement each (bench/data found 183)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from chat.models import Run, Thread
+
+    def add(rows):
+        for n in range(rows):
+            thread = Thread.objects.create(owner=owner, title=f"chat {n}")
+            run = Run.objects.create(thread=thread)
+            Usage.objects.create(user=owner, thread=thread, run=run, model_label="Qwen", input_tokens=1)
+
+    def statements():
+        with CaptureQueriesContext(connection) as captured:
+            assert admin_client.get(LIST).status_code == 200
+        return len(captured.captured_queries)
+
+    add(2)
+    few = statements()
+    add(20)
+    assert statements() == few

@@ -268,7 +268,7 @@ def pages(user, thread):
     http = PageClient()
     http.force_login(user)
     urls = [reverse(name, args=[thread.pk]) for name in ("chat:thread", "sharing:export_json", "sharing:export_md")]
-    return [http.get(url).content.decode() for url in urls]
+    return [http.get(url).getvalue().decode() for url in urls]
 
 
 def cut_before_its_end(api, text):

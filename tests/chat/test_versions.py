@@ -176,7 +176,7 @@ async def test_export_and_share_show_the_branch_shown(connect, owner, model_serv
         thread = Thread.objects.get(pk=thread_id)
         http = DjangoClient()
         http.force_login(owner)
-        exported = json.loads(http.get(reverse("sharing:export_json", args=[thread.pk])).content)
+        exported = json.loads(http.get(reverse("sharing:export_json", args=[thread.pk])).getvalue())
         page = DjangoClient().get(reverse("sharing:shared", args=[create_link(thread=thread).token])).content.decode()
         return [m["content"] for m in exported["messages"]], page
 

@@ -77,6 +77,8 @@ def test_search_filters_the_list_by_title_and_by_content(page, two_threads):
         page, "[...document.querySelectorAll('#thread-list .thread-item')].filter((li) => !li.hidden).length === 1"
     )
     assert visible_titles(page) == [XSS]
+    # What matched shows under the chat found by its messages (the newest matching message).
+    assert "23*19" in page.locator("#thread-list .thread-item:not([hidden]) .thread-search-match").text_content()
     page.fill("#thread-search", "time is")  # the second thread's title
     wait_until(
         page,
@@ -91,6 +93,7 @@ def test_search_filters_the_list_by_title_and_by_content(page, two_threads):
     wait_until(
         page, "[...document.querySelectorAll('#thread-list .thread-item')].filter((li) => !li.hidden).length === 2"
     )
+    assert page.locator(".thread-search-match").count() == 0
 
 
 def test_regenerate_and_edit_the_last_turn(page, two_threads):

@@ -17,7 +17,7 @@ SNIPPET_CHARS = 500
 
 @tool
 async def search_threads(query: str, context: Annotated[ToolContext, InjectedContext], limit: int = 5) -> str:
-    """Search this user's own earlier conversations for messages containing the query.
+    """Search this user's own earlier conversations (every version of each message) for messages with these words.
 
     Args:
         query: Words to look for, e.g. "invoice number" or "trip to Lisbon".
@@ -42,4 +42,13 @@ def _format(number: int, hit: dict[str, Any]) -> str:
     when = hit.get("created_at")
     when_text = when.isoformat(timespec="minutes") if isinstance(when, datetime) else str(when or "")
     header = f'{number}. "{title}" (thread {hit.get("thread")}, {hit.get("role", "?")}'
-    return f"{header}{', ' + when_text if when_text else ''}):\n{content}"
+    return f"{header}{', ' + when_text if when_text else ''}{_version(hit)}):\n{content}"
+
+
+def _version(hit: dict[str, Any]) -> str:
+    """Which version matched, when the message has versions or the thread no longer shows it."""
+    version = hit.get("version")
+    which = f"version {version['index']} of {version['count']}" if isinstance(version, dict) else ""
+    if hit.get("shown", True):
+        return f", {which}" if which else ""
+    return f", {which + ', ' if which else ''}not the version shown"

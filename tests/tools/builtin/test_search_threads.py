@@ -82,3 +82,15 @@ async def test_it_reports_when_search_is_not_available():
     result = await execute_tool(REGISTRY, "search_threads", {"query": "x"})
 
     assert result.status == "error" and "not available" in result.content
+
+
+async def test_it_says_which_version_matched():
+    older = {**HIT, "shown": False, "version": {"index": 1, "count": 2}}
+    edited = {**HIT, "shown": True, "version": {"index": 2, "count": 2}}
+
+    content = (await call(FakeSearch([older, edited]), query="Lisbon")).content
+
+    first, second = content.split("\n\n")
+    assert first.startswith('1. "Trip planning" (thread t-1, user, 2026-05-01T09:30+00:00, version 1 of 2, not the')
+    assert "version 1 of 2, not the version shown):" in first
+    assert second.startswith('2. "Trip planning" (thread t-1, user, 2026-05-01T09:30+00:00, version 2 of 2):')

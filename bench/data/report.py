@@ -1,0 +1,246 @@
+"""The "Data growth (issue 42)" section of docs/performance.md and its charts (hand-written SVG, no plotting
+library): each figure's p99 against the number of messages, per database, next to its ideal curve drawn from the
+1k figure: flat for what a page shows, logarithmic for what an index serves, linear for what must read every row."""
+
+from __future__ import annotations
+
+import math
+
+from ..common import ROOT
+
+DOC = ROOT / "docs" / "performance.md"
+CHARTS = ROOT / "docs" / "performance"
+TITLE = "## Data growth (issue 42)"
+COLOURS = {"postgresql": "#1f5fa8", "sqlite": "#c0541a"}
+
+# (key, label, unit, ideal, value from a result)
+FIGURES = [
+    ("first_page", "First page (sidebar + empty chat), p99", "ms", "flat", lambda r: _p99(r, "first_page")),
+    (
+        "open_heavy_chat",
+        "Opening the heavy chat (page + snapshot), p99",
+        "ms",
+        "flat",
+        lambda r: _p99(r, "open_heavy_chat"),
+    ),
+    ("sidebar_search", "Sidebar search, p99 of the slowest query", "ms", "log", lambda r: _worst(r, "sidebar_search_")),
+    ("tool_search", "search_threads tool, p99 of the slowest query", "ms", "log", lambda r: _worst(r, "tool_search_")),
+    ("turn", "Sending a turn (small chat), p99", "ms", "flat", lambda r: _p99(r, "turn_small_chat")),
+    ("turn_heavy", "Sending a turn in the heavy chat, p99", "ms", "flat", lambda r: _p99(r, "turn_heavy_chat")),
+    ("usage_report", "Admin usage report for a month, p99", "ms", "log", lambda r: _p99(r, "usage_report_month")),
+    ("export_memory", "Export of the heavy chat, peak memory", "MiB", "flat", lambda r: r["export"]["peak_mib"]),
+    (
+        "delete_other_turn",
+        "Another person's slowest turn while the heavy chat is deleted",
+        "ms",
+        "flat",
+        lambda r: r["delete"].get("other_turn_max_ms"),
+    ),
+    ("migrate_search", "Migration 0020 (full-text index) on the data", "s", "linear", lambda r: r["migrate_search_s"]),
+    ("disk", "Database on disk", "MiB", "linear", lambda r: r["size"]["bytes"] / 2**20),
+]
+
+
+def _p99(result: dict, key: str):
+    figure = result["figures"].get(key)
+    return figure["p99_ms"] if figure else None
+
+
+def _worst(result: dict, prefix: str):
+    values = [f["p99_ms"] for k, f in result["figures"].items() if k.startswith(prefix)]
+    return max(values) if values else None
+
+
+def one_line(result: dict) -> str:
+    f = result["figures"]
+    return (
+        f"  {result['vendor']} {result.get('label', '')}: {sum(result['rows'].values())} rows"
+        f" in {result['generate_s']} s;"
+        f" first page p99 {f['first_page']['p99_ms']} ms, heavy chat {f['open_heavy_chat']['p99_ms']} ms,"
+        f" search {_worst(result, 'sidebar_search_')} ms, tool {_worst(result, 'tool_search_')} ms,"
+        f" turn {f['turn_small_chat']['p99_ms']} ms / {f['turn_small_chat']['statements']} statements,"
+        f" usage {f['usage_report_month']['p99_ms']} ms, export {result['export']['peak_mib']} MiB,"
+        f" delete {result['delete'].get('delete_ms')} ms (other turn {result['delete'].get('other_turn_max_ms')} ms),"
+        f" migrate 0020 {result['migrate_search_s']} s, {result['size']['bytes'] / 2**20:.0f} MiB"
+    )
+
+
+def _ideal(kind: str, first: float, n0: int, n: int) -> float:
+    if kind == "flat":
+        return first
+    if kind == "log":
+        return first * math.log(n) / math.log(n0)
+    return first * n / n0
+
+
+def chart(key: str, label: str, unit: str, ideal: str, value, results: list[dict]) -> str:
+    width, height, left, right, top, bottom = 560, 280, 64, 150, 30, 40
+    series: dict[str, list[tuple[int, float]]] = {}
+    for r in results:
+        v = value(r)
+        if v is not None and v > 0:
+            series.setdefault(r["vendor"], []).append((r["messages_asked"], float(v)))
+    for points in series.values():
+        points.sort()
+    ideals = {}
+    for vendor, points in series.items():
+        n0, first = points[0]
+        ideals[vendor] = [(n, _ideal(ideal, first, n0, n)) for n, _ in points]
+    xs = [n for pts in series.values() for n, _ in pts] or [1000, 1_000_000]
+    ys = [v for pts in [*series.values(), *ideals.values()] for _, v in pts] or [1, 10]
+    x0, x1 = math.log10(min(xs)), math.log10(max(xs)) + 1e-9
+    y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)) + 1e-9)
+    if y1 == y0:
+        y1 += 1
+
+    def px(n):
+        return left + (math.log10(n) - x0) / max(x1 - x0, 1e-9) * (width - left - right)
+
+    def py(v):
+        return top + (1 - (math.log10(v) - y0) / (y1 - y0)) * (height - top - bottom)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{left}" y="18" font-size="13" font-weight="bold">{_escape(label)} ({unit})</text>',
+    ]
+    for e in range(y0, y1 + 1):
+        y = py(10**e)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{width - right}" y2="{y:.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_number(10**e)}</text>')
+    for n in sorted(set(xs)):
+        x = px(n)
+        out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{height - bottom}" stroke="#eee"/>')
+        out.append(f'<text x="{x:.1f}" y="{height - bottom + 16}" text-anchor="middle">{_number(n)}</text>')
+    out.append(f'<text x="{(left + width - right) / 2}" y="{height - 6}" text-anchor="middle">messages</text>')
+    legend_y = top + 10
+    for vendor, points in series.items():
+        colour = COLOURS.get(vendor, "#333")
+        path = " ".join(f"{px(n):.1f},{py(v):.1f}" for n, v in points)
+        ideal_path = " ".join(f"{px(n):.1f},{py(v):.1f}" for n, v in ideals[vendor])
+        out.append(
+            f'<polyline points="{ideal_path}" fill="none" stroke="{colour}" stroke-dasharray="4 3" opacity="0.6"/>'
+        )
+        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for n, v in points:
+            out.append(f'<circle cx="{px(n):.1f}" cy="{py(v):.1f}" r="3" fill="{colour}"/>')
+        lx = width - right + 10
+        out.append(
+            f'<line x1="{lx}" y1="{legend_y}" x2="{lx + 18}" y2="{legend_y}" stroke="{colour}" stroke-width="2"/>'
+        )
+        out.append(f'<text x="{lx + 22}" y="{legend_y + 4}">{vendor}</text>')
+        legend_y += 16
+        out.append(
+            f'<line x1="{lx}" y1="{legend_y}" x2="{lx + 18}" y2="{legend_y}" stroke="{colour}" stroke-dasharray="4 3"/>'
+        )
+        out.append(f'<text x="{lx + 22}" y="{legend_y + 4}">ideal ({ideal})</text>')
+        legend_y += 20
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _number(v: float) -> str:
+    if v >= 1_000_000:
+        return f"{v / 1_000_000:g}M"
+    if v >= 1000:
+        return f"{v / 1000:g}k"
+    return f"{v:g}"
+
+
+def section(run: dict) -> str:
+    results = sorted(run["results"], key=lambda r: (r["vendor"], r["messages_asked"]))
+    lines = [
+        TITLE,
+        "",
+        "`make bench-data` (bench/data/): a team's data generated at growing sizes into fresh PostgreSQL and SQLite",
+        "databases, then what a person does, timed in-process (server time: Django's test client, the real consumer",
+        "under channels' communicator, the demo model answering a calculator question). The shape: a team of 100, one",
+        "heavy person with up to 10,000 chats and one chat of up to 10,000 messages (below 100k messages each is a",
+        "tenth of the total), tool calls every fifth turn, a Usage row per model call, an attachment row every",
+        "twentieth user message, an edited (hidden) version every fiftieth. Generated by COPY on PostgreSQL and",
+        "executemany in one transaction on SQLite, the indexes and FTS triggers maintained as the app's own writes",
+        "would. p99 is over the run's repeats (with few repeats it is their largest). `make bench-data-smoke` (CI)",
+        "runs 1k only.",
+        "",
+        f"Run {run['at']} on {run['machine'].get('cpu', run['machine'])}; load was shared with other work "
+        f"(load average before each size in the table).",
+        "",
+    ]
+    for key, label, _unit, _ideal_kind, _value in FIGURES:
+        lines.append(f"![{label}](performance/data-{key}.svg)")
+    lines += ["", "| figure | " + " | ".join(f"{r['vendor']} {_number(r['messages_asked'])}" for r in results) + " |"]
+    lines.append("|---|" + "---|" * len(results))
+
+    def row(name, cell):
+        lines.append(f"| {name} | " + " | ".join(cell(r) for r in results) + " |")
+
+    def ms(key):
+        return lambda r: (
+            f"{r['figures'][key]['p50_ms']:g} / {r['figures'][key]['p99_ms']:g}" if key in r["figures"] else "–"
+        )
+
+    row("messages (rows of chat_message)", lambda r: str(r["rows"].get("chat.Message", 0)))
+    row("load average before", lambda r: r.get("loadavg_before", "?").split()[0])
+    row("first page p50 / p99 ms", ms("first_page"))
+    row("first page statements", lambda r: str(r["figures"]["first_page"]["statements"]))
+    row("open heavy chat p50 / p99 ms", ms("open_heavy_chat"))
+    row("heavy chat's messages sent in its snapshot", lambda r: str(r["figures"]["open_heavy_chat"]["messages_shown"]))
+    for name in ("rare", "in_every_chat", "prefix", "nowhere"):
+        row(f"sidebar search ({name}) ms", ms(f"sidebar_search_{name}"))
+    for name in ("rare", "in_every_chat", "prefix", "nowhere"):
+        row(f"search_threads ({name}) ms", ms(f"tool_search_{name}"))
+    row("turn, small chat ms", ms("turn_small_chat"))
+    row("turn, heavy chat ms", ms("turn_heavy_chat"))
+    row(
+        "turn statements (small / heavy chat)",
+        lambda r: f"{r['figures']['turn_small_chat']['statements']} / {r['figures']['turn_heavy_chat']['statements']}",
+    )
+    row("usage report, one month ms", ms("usage_report_month"))
+    row("usage report statements", lambda r: str(r["figures"]["usage_report_month"]["statements"]))
+    row(
+        "export heavy chat: ms / peak MiB / MiB out",
+        lambda r: f"{r['export']['ms']:g} / {r['export']['peak_mib']:g} / {r['export']['bytes'] / 2**20:.1f}",
+    )
+    row("delete heavy chat ms", lambda r: str(r["delete"].get("delete_ms", r["delete"].get("delete_error"))))
+    row("other person's slowest turn during it ms", lambda r: str(r["delete"].get("other_turn_max_ms")))
+    row("migrate (empty database) s", lambda r: f"{r['migrate_empty_s']:g}")
+    row("migration 0020 on the data s", lambda r: f"{r['migrate_search_s']:g}")
+    row("generate s", lambda r: f"{r['generate_s']:g}")
+    row("database on disk MiB", lambda r: f"{r['size']['bytes'] / 2**20:.1f}")
+    row("chat_message (table + its indexes) MiB", lambda r: _table(r, "chat_message"))
+    row("full-text index MiB", lambda r: _fts(r))
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _table(result: dict, name: str) -> str:
+    entry = result["size"]["largest"].get(name)
+    return f"{entry['total'] / 2**20:.1f}" if entry else "–"
+
+
+def _fts(result: dict) -> str:
+    largest = result["size"]["largest"]
+    total = sum(v["own"] for k, v in largest.items() if k.startswith("chat_message_fts"))
+    return f"{total / 2**20:.1f}" if total else "–"
+
+
+def write(run: dict) -> None:
+    CHARTS.mkdir(exist_ok=True)
+    for key, label, unit, ideal, value in FIGURES:
+        (CHARTS / f"data-{key}.svg").write_text(chart(key, label, unit, ideal, value, run["results"]))
+    text = DOC.read_text()
+    new = section(run)
+    if TITLE in text:
+        start = text.index(TITLE)
+        end = text.find("\n## ", start + len(TITLE))
+        text = text[:start] + new + (text[end + 1 :] if end != -1 else "")
+    else:
+        marker = "\n## Not done"
+        at = text.find(marker)
+        text = text[: at + 1] + new + "\n" + text[at + 1 :] if at != -1 else text.rstrip() + "\n\n" + new
+    DOC.write_text(text)
