@@ -58,7 +58,7 @@ def _run(statements_by_vendor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("chat", "0019_inbox_open_input_requests")]
+    dependencies = [("chat", "0020_group_token_budget")]
 
     operations = [
         migrations.RunPython(
