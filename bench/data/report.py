@@ -36,7 +36,7 @@ FIGURES = [
         "flat",
         lambda r: r["delete"].get("other_turn_max_ms"),
     ),
-    ("migrate_search", "Migration 0020 (full-text index) on the data", "s", "linear", lambda r: r["migrate_search_s"]),
+    ("migrate_search", "Migration 0021 (full-text index) on the data", "s", "linear", lambda r: r["migrate_search_s"]),
     ("disk", "Database on disk", "MiB", "linear", lambda r: r["size"]["bytes"] / 2**20),
 ]
 
@@ -61,7 +61,7 @@ def one_line(result: dict) -> str:
         f" turn {f['turn_small_chat']['p99_ms']} ms / {f['turn_small_chat']['statements']} statements,"
         f" usage {f['usage_report_month']['p99_ms']} ms, export {result['export']['peak_mib']} MiB,"
         f" delete {result['delete'].get('delete_ms')} ms (other turn {result['delete'].get('other_turn_max_ms')} ms),"
-        f" migrate 0020 {result['migrate_search_s']} s, {result['size']['bytes'] / 2**20:.0f} MiB"
+        f" migrate 0021 {result['migrate_search_s']} s, {result['size']['bytes'] / 2**20:.0f} MiB"
     )
 
 
@@ -209,7 +209,7 @@ def section(run: dict) -> str:
     row("delete heavy chat ms", lambda r: str(r["delete"].get("delete_ms", r["delete"].get("delete_error"))))
     row("other person's slowest turn during it ms", lambda r: str(r["delete"].get("other_turn_max_ms")))
     row("migrate (empty database) s", lambda r: f"{r['migrate_empty_s']:g}")
-    row("migration 0020 on the data s", lambda r: f"{r['migrate_search_s']:g}")
+    row("migration 0021 on the data s", lambda r: f"{r['migrate_search_s']:g}")
     row("generate s", lambda r: f"{r['generate_s']:g}")
     row("database on disk MiB", lambda r: f"{r['size']['bytes'] / 2**20:.1f}")
     row("chat_message (table + its indexes) MiB", lambda r: _table(r, "chat_message"))
