@@ -453,3 +453,6 @@ AGENTWEB_VAPID_SUBJECT = env_str("AGENTWEB_VAPID_SUBJECT", f"mailto:{DEFAULT_FRO
 # how long a firing may stay claimed with no run started before another process starts it (its process died).
 AGENTWEB_SCHEDULE_TICK = env_float("AGENTWEB_SCHEDULE_TICK", 5.0)
 AGENTWEB_SCHEDULE_CLAIM_STALE_SECONDS = env_float("AGENTWEB_SCHEDULE_CLAIM_STALE_SECONDS", 60.0)
+# A run worker lowers its own CPU priority by this much as it starts (os.nice; docs/deploy.md): on machines where
+# workers and Daphne processes share cores, a burst of runs (a schedule slot) then slows pages less. 0: unchanged.
+AGENTWEB_WORKER_NICE = env_int("AGENTWEB_WORKER_NICE", 0)
