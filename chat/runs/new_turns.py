@@ -18,10 +18,10 @@ from typing import Any
 from django.contrib.auth.models import Group
 
 from agents.services import (
-    UnknownAgent,
     agent_for_new_thread,
     agent_spec,
     model_choice,
+    pick_many_by_slug,
     restrict_toolset,
     step_limit,
     system_prompt,
@@ -53,21 +53,20 @@ def open_new_turns(asked: list[Asked], *, source: str, taken_by: str = "") -> di
     `taken_by`: the inbox address the runs are taken with (placement().inbox_address()), "" for none. Call it inside
     no transaction of the caller's: the writes are one transaction of their own."""
     stamp = settings_stamp()
-    agents: dict[tuple[int, str], Any] = {}
+    # Each person's agent of each slug, for all of them in one statement (agent_for_new_thread one by one).
+    agents: dict[tuple[int, str], Any] = pick_many_by_slug({(one.user.pk, one.agent) for one in asked if one.agent})
+    without = [one.user for one in asked if not one.agent]
+    if without:  # the default agent, the same for everyone
+        default = agent_for_new_thread(without[0], "")
+        agents.update({(user.pk, ""): default for user in without})
     batch: list[tuple[int, NewTurn]] = []
     for index, one in enumerate(asked):
         user = one.user
         if not user.is_active or budget_for(user.pk, stamp) is not None:
             continue  # open_turn refuses the one, and locks and counts the other's budget
-        key = (user.pk, one.agent)
-        if key not in agents:
-            try:
-                agents[key] = agent_for_new_thread(user, one.agent)
-            except UnknownAgent:
-                agents[key] = UnknownAgent
-        agent = agents[key]
-        if agent is UnknownAgent:
-            continue
+        agent = agents[(user.pk, one.agent)]
+        if agent is None and one.agent:
+            continue  # not one they may pick: open_turn says so (UnknownAgent)
         spec = _spec(agent, stamp)
         _, info = config_for(model_choice("", spec), stamp=stamp)
         batch.append((index, NewTurn(user, one.content, one.client_msg_id, agent, step_limit(spec), info["label"])))
@@ -77,10 +76,16 @@ def open_new_turns(asked: list[Asked], *, source: str, taken_by: str = "") -> di
         return {}
     turns = start_new_turns([turn for _, turn in batch], source=source, taken_by=taken_by)
     groups = _groups([turn.user.pk for _, turn in batch])
+    # {date} is today for the whole batch: each prompt is filled once per agent and person.
+    prompts: dict[tuple[int | None, str], str] = {}
     opened = {}
     for (index, _), turn in zip(batch, turns, strict=True):
         person = groups.get(turn.thread.owner_id, frozenset())
-        opened[index] = (turn, new_thread_setup(turn, asked[index].content, person, stamp))
+        agent = turn.thread.agent_spec
+        key = (agent.id if agent is not None else None, turn.thread.owner.get_username())
+        if key not in prompts:
+            prompts[key] = system_prompt(agent, username=key[1])
+        opened[index] = (turn, new_thread_setup(turn, asked[index].content, person, stamp, prompts[key]))
     return opened
 
 
@@ -97,10 +102,12 @@ def _groups(user_ids: list[int]) -> dict[int, frozenset[str]]:
     return {user_id: frozenset(names) for user_id, names in found.items()}
 
 
-def new_thread_setup(turn: TurnStart, content: str, groups: frozenset[str], stamp: str | None) -> RunSetup:
+def new_thread_setup(
+    turn: TurnStart, content: str, groups: frozenset[str], stamp: str | None, prompt: str | None = None
+) -> RunSetup:
     """What prepare_run reads for the run of a thread just opened with one message (`content`), without reading it:
     no tool is granted yet, none turned off, and the history is the system prompt and that message. The first answer
-    is the one start_new_turns reserved (order 2)."""
+    is the one start_new_turns reserved (order 2). `prompt`: the system prompt, filled already."""
     thread = turn.thread
     owner = thread.owner
     agent = thread.agent_spec
@@ -108,7 +115,8 @@ def new_thread_setup(turn: TurnStart, content: str, groups: frozenset[str], stam
     config = with_sampling(config, agent)
     toolset = restrict_toolset(toolset_for_stamp(user=owner, groups=groups, stamp=stamp), agent)
     options = run_options(thread, agent)
-    prompt = system_prompt(agent, username=owner.get_username())
+    if prompt is None:
+        prompt = system_prompt(agent, username=owner.get_username())
     history = [ChatMessage(role="system", content=prompt)] if prompt else []
     orders: list[int | None] = [None] * len(history)
     history.append(ChatMessage(role="user", content=content, tool_calls=[]))
