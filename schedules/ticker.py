@@ -30,7 +30,11 @@ LEAST_SLEEP_S = 0.05
 #: The most firings a ticker has claimed and not yet started: it claims more only as they start. A burst is then
 #: shared among the processes as each can start them; with a claim of 50 whenever one was due, one worker took 150
 #: of 200 and the other started the rest and sat idle (bench schedules, docs/performance.md P35).
-AHEAD = 16
+AHEAD = 48
+#: The most firings of one claim. A claim's firings are opened together (firing.py open_firings), so a ticker may
+#: claim the next while the last is being opened and started: with one claim of 16 at a time, 1,000 due at once were
+#: claimed 26 s after their slot while the workers had CPU to spare (docs/performance.md P36).
+TOGETHER = 16
 
 
 async def claim(now: datetime | None = None, limit: int = CLAIM_BATCH) -> list[int]:
@@ -74,7 +78,7 @@ class Ticker:
     async def run(self) -> None:
         while True:
             try:
-                jobs = await claim(limit=min(CLAIM_BATCH, AHEAD - sum(self.firing.values())))
+                jobs = await claim(limit=min(CLAIM_BATCH, TOGETHER, AHEAD - sum(self.firing.values())))
                 if jobs:
                     firing = fire_claim_safely(jobs)
                     task = asyncio.get_running_loop().create_task(firing, name=f"schedule-runs-{jobs[0]}")
