@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from channels.db import database_sync_to_async
+from django.apps import apps
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Case, DateTimeField, IntegerField, Q, UUIDField, Value, When
@@ -306,19 +307,16 @@ def _per_row(values: dict, field) -> Case:
     return Case(*(When(pk=pk, then=Value(value)) for pk, value in values.items()), output_field=field)
 
 
-#: The threads firings open their turns on, not the one database thread every run of the process queues its reads
-#: and writes on: 200 firings at once queued there behind each other's trips and the started runs' (prepare, open,
-#: finish, then the run's own), and the last run's model request came 20 to 24 s after its slot (docs/performance.md,
-#: P-S1). A few, each a connection of the process's pool while it works; one on SQLite, whose writes take turns.
-_firing_threads: ThreadPoolExecutor | None = None
-
-
 def firing_threads() -> ThreadPoolExecutor:
-    global _firing_threads
-    if _firing_threads is None:
-        count = 1 if connection.vendor == "sqlite" else FIRING_THREADS
-        _firing_threads = ThreadPoolExecutor(max_workers=count, thread_name_prefix="schedule-firing")
-    return _firing_threads
+    """The thread firings open their turns on, not the one database thread every run of the process queues its reads
+    and writes on: 200 firings at once queued there behind each other's trips and the started runs' (prepare, open,
+    finish, then the run's own), and the last run's model request came 20 to 24 s after its slot (docs/performance.md,
+    P35). One (FIRING_THREADS), a connection of the process's pool while it works; made on first use and kept by the
+    schedules app for the process's lifetime."""
+    config = apps.get_app_config("schedules")
+    if config.firing_executor is None:
+        config.firing_executor = ThreadPoolExecutor(max_workers=FIRING_THREADS, thread_name_prefix="schedule-firing")
+    return config.firing_executor
 
 
 async def fire(job_id: int) -> str:
