@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from providers.config import ModelConfig
@@ -126,6 +126,18 @@ def own_first(agents):
 def pick_by_slug(user, slug: str) -> Agent | None:
     """The agent `slug` names for `user`: their own of that slug, else the shared one, else None."""
     return own_first(visible_to(user).filter(slug=slug)).first()
+
+
+def pick_many_by_slug(pairs: set[tuple[int, str]]) -> dict[tuple[int, str], Agent | None]:
+    """pick_by_slug for many (person's id, slug) pairs in one statement (a claim of scheduled firings, for many
+    people at once): for each, the person's own agent of that slug, else the shared one, else None."""
+    slugs = {slug for _, slug in pairs}
+    people = {user_id for user_id, _ in pairs}
+    found: dict[tuple[int | None, str], Agent] = {
+        (agent.owner_id, agent.slug): agent
+        for agent in Agent.objects.filter(Q(owner__isnull=True) | Q(owner_id__in=people), slug__in=slugs)
+    }
+    return {(user_id, slug): found.get((user_id, slug)) or found.get((None, slug)) for user_id, slug in pairs}
 
 
 def agents_for_picker(user, *, stamp: str | None = None) -> list[dict[str, Any]]:

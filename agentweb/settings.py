@@ -467,3 +467,6 @@ AGENTWEB_SCHEDULE_CLAIM_STALE_SECONDS = env_float("AGENTWEB_SCHEDULE_CLAIM_STALE
 # Events older than this many days are removed (by `manage.py audit prune`, and hourly by the processes that fire
 # schedules); 0 keeps them forever.
 AGENTWEB_AUDIT_RETENTION_DAYS = env_int("AGENTWEB_AUDIT_RETENTION_DAYS", 365)
+# A run worker lowers its own CPU priority by this much as it starts (os.nice; docs/deploy.md): on machines where
+# workers and Daphne processes share cores, a burst of runs (a schedule slot) then slows pages less. 0: unchanged.
+AGENTWEB_WORKER_NICE = env_int("AGENTWEB_WORKER_NICE", 0)

@@ -11,3 +11,5 @@ class SchedulesConfig(AppConfig):
         #: The process's one loop that fires due schedules, started by the process that fires them: a run worker
         #: (chat/management/commands/runworker.py) with AGENTWEB_RUN_WORKERS, else a Daphne process (agentweb/serve.py).
         self.ticker = Ticker()
+        #: The thread firings open their turns on (firing.py firing_threads), made on first use.
+        self.firing_executor = None

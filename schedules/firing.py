@@ -14,20 +14,23 @@ a second one. A run started whose process then died is the run layer's to recove
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from channels.db import database_sync_to_async
+from django.apps import apps
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, DateTimeField, Q, Value, When
+from django.db.models import Case, DateTimeField, IntegerField, Q, UUIDField, Value, When
 from django.utils import timezone
 
 from agents.models import visible_to
-from agents.services import own_first, pick_by_slug
+from agents.services import own_first, pick_by_slug, pick_many_by_slug
 from chat import runs
 from chat.broadcast import tell_user
 from chat.caller import Caller
@@ -35,10 +38,11 @@ from chat.error_codes import REFUSED, client_error
 from chat.live import events
 from chat.models import Message, Source
 from chat.runs.execute import start_here
+from chat.runs.new_turns import Asked, groups_of_people, open_new_turns
 from chat.runs.placement import placement
 from chat.runs.start import announce_waiting, open_turn
 from chat.store import run_claims
-from tools.services import toolset_for_page
+from tools.services import settings_stamp, toolset_for_page, toolset_for_stamp
 
 from .models import REASON_CHARS, Schedule, ScheduleRun
 from .timing import BadTiming, next_slot, zone_of
@@ -50,8 +54,9 @@ db = database_sync_to_async
 #: until the soonest due), or meanwhile by another process: SKIP LOCKED shares a burst out among the claimers.
 CLAIM_BATCH = 50
 #: Threads a process opens firings' turns on at once (schedules/firing.py firing_threads); each holds a connection
-#: of the process's pool (AGENTWEB_DB_POOL_SIZE, 10) while it works.
-FIRING_THREADS = 4
+#: of the process's pool (AGENTWEB_DB_POOL_SIZE, 10) while it works. A claim's firings are opened together in one
+#: trip (open_firings), so one thread is enough: more only took the GIL from the event loop that runs the runs.
+FIRING_THREADS = 1
 #: Refusals of begin_turn that pause the schedule (what its owner must change); others fail the one firing.
 PAUSING_CODES = ("budget_exhausted", "not_found", "unknown_tool", "not_allowed", "images_not_supported")
 
@@ -189,6 +194,27 @@ def lost_tools(schedule: Schedule) -> list[str]:
     return [name for name in names if isinstance(name, str) and name in disabled]
 
 
+def owners_losing_tools(owners: dict[tuple[int, str], Any]) -> set[tuple[int, str]]:
+    """lost_tools for a claim's (owner's id, agent's slug) pairs at once (each to its owner), in two statements
+    however many: the pairs whose agent lists a tool its owner may no longer use. An agent they cannot pick is left
+    to the turn's opening (agent_lost)."""
+    named = {pair for pair in owners if pair[1]}
+    if not named:
+        return set()
+    agents = pick_many_by_slug(named)
+    groups = groups_of_people([user_id for user_id, _ in named])
+    stamp = settings_stamp()
+    losing = set()
+    for (user_id, slug), agent in agents.items():
+        if agent is None or agent.all_tools or not agent.tools:
+            continue
+        person = groups.get(user_id, frozenset())
+        disabled = toolset_for_stamp(user=owners[(user_id, slug)], groups=person, stamp=stamp).disabled
+        if any(isinstance(name, str) and name in disabled for name in agent.tools):
+            losing.add((user_id, slug))
+    return losing
+
+
 def grows(schedule: Schedule) -> bool:
     """Its firings go to the one thread it made already."""
     return schedule.target == Schedule.Target.ONE and schedule.thread_id is not None
@@ -287,19 +313,58 @@ def open_firing(job_id: int, inbox: str = "") -> Opened:
     return Opened(ScheduleRun.Status.STARTED, turn, setup)
 
 
-#: The threads firings open their turns on, not the one database thread every run of the process queues its reads
-#: and writes on: 200 firings at once queued there behind each other's trips and the started runs' (prepare, open,
-#: finish, then the run's own), and the last run's model request came 20 to 24 s after its slot (docs/performance.md,
-#: P-S1). A few, each a connection of the process's pool while it works; one on SQLite, whose writes take turns.
-_firing_threads: ThreadPoolExecutor | None = None
+def open_firings(job_ids: list[int], inbox: str = "") -> list[tuple[int, Opened]]:
+    """open_firing for a claim's firings together, in one trip: the firings that open a new thread each time, of
+    active owners, are read in one statement, opened together (chat.runs.new_turns: one INSERT per table, the agent,
+    groups, toolset and model read once per person and agent rather than per firing) and their ScheduleRuns written
+    in one UPDATE; every other firing (a thread that grows, an owner deactivated or with a daily budget, an agent lost
+    or one that lists tools its owner may no longer use, a turn opened before by a process that died) goes through
+    open_firing, one by one, as before. Each firing's outcome, by id, in `job_ids`' order."""
+    jobs = ScheduleRun.objects.select_related("schedule", "schedule__owner").filter(pk__in=job_ids)
+    new = [job for job in jobs if job.schedule.target == Schedule.Target.NEW and job.schedule.owner.is_active]
+    # A firing whose agent lists tools its owner lost goes through open_firing, which pauses its schedule naming them.
+    losing = owners_losing_tools({(job.schedule.owner_id, job.schedule.agent): job.schedule.owner for job in new})
+    new = [job for job in new if (job.schedule.owner_id, job.schedule.agent) not in losing]
+    asked = [
+        Asked(
+            user=job.schedule.owner,
+            agent=job.schedule.agent,
+            content=fill(job.schedule.prompt, job.slot, job.schedule.time_zone),
+            client_msg_id=job.client_msg_id,
+        )
+        for job in new
+    ]
+    opened: dict[int, Opened] = {}
+    if asked:
+        turns = open_new_turns(asked, source=Source.SCHEDULE, taken_by=inbox)
+        started = {new[index].pk: turn for index, (turn, _) in turns.items()}
+        if started:
+            ScheduleRun.objects.filter(pk__in=list(started)).update(
+                status=ScheduleRun.Status.STARTED,
+                error="",
+                thread_id=_per_row({pk: t.thread.pk for pk, t in started.items()}, UUIDField()),
+                run_id=_per_row({pk: t.run.pk for pk, t in started.items()}, IntegerField()),
+            )
+        for index, (turn, setup) in turns.items():
+            opened[new[index].pk] = Opened(ScheduleRun.Status.STARTED, turn, setup)
+    return [(job_id, opened[job_id] if job_id in opened else open_firing(job_id, inbox)) for job_id in job_ids]
+
+
+def _per_row(values: dict, field) -> Case:
+    """A column's value per row of one UPDATE, by primary key."""
+    return Case(*(When(pk=pk, then=Value(value)) for pk, value in values.items()), output_field=field)
 
 
 def firing_threads() -> ThreadPoolExecutor:
-    global _firing_threads
-    if _firing_threads is None:
-        count = 1 if connection.vendor == "sqlite" else FIRING_THREADS
-        _firing_threads = ThreadPoolExecutor(max_workers=count, thread_name_prefix="schedule-firing")
-    return _firing_threads
+    """The thread firings open their turns on, not the one database thread every run of the process queues its reads
+    and writes on: 200 firings at once queued there behind each other's trips and the started runs' (prepare, open,
+    finish, then the run's own), and the last run's model request came 20 to 24 s after its slot (docs/performance.md,
+    P35). One (FIRING_THREADS), a connection of the process's pool while it works; made on first use and kept by the
+    schedules app for the process's lifetime."""
+    config = apps.get_app_config("schedules")
+    if config.firing_executor is None:
+        config.firing_executor = ThreadPoolExecutor(max_workers=FIRING_THREADS, thread_name_prefix="schedule-firing")
+    return config.firing_executor
 
 
 async def fire(job_id: int) -> str:
@@ -310,6 +375,32 @@ async def fire(job_id: int) -> str:
     inbox = await placement().inbox_address()
     trip = database_sync_to_async(open_firing, thread_sensitive=False, executor=firing_threads())
     opened = await trip(job_id, inbox)
+    await start_opened(opened, inbox)
+    return opened.status
+
+
+async def fire_claim(job_ids: list[int]) -> list[str]:
+    """fire for a claim's firings together: their turns opened in one trip (open_firings), then their runs started
+    here one after another, the event loop let go between two, so that the runs started first stream meanwhile (and
+    this process's sockets are served). Each firing's status, in order."""
+    await runs.ensure_recovered()
+    inbox = await placement().inbox_address()
+    trip = database_sync_to_async(open_firings, thread_sensitive=False, executor=firing_threads())
+    statuses = []
+    for job_id, opened in await trip(job_ids, inbox):
+        try:
+            await start_opened(opened, inbox)
+        except Exception as error:
+            log.exception("schedule run %s could not be started", job_id)
+            await _failed(job_id, error)
+            statuses.append(ScheduleRun.Status.FAILED)
+            continue
+        statuses.append(opened.status)
+        await asyncio.sleep(0)
+    return statuses
+
+
+async def start_opened(opened: Opened, inbox: str) -> None:
     if opened.turn is not None:
         turn = opened.turn
         if turn.unarchived:
@@ -318,7 +409,23 @@ async def fire(job_id: int) -> str:
             await announce_waiting(turn)
         else:
             await start_here(turn, setup=opened.setup, taken_as=inbox)
-    return opened.status
+
+
+async def fire_claim_safely(job_ids: list[int]) -> list[str]:
+    """fire_claim; when the claim's trip itself fails, each firing is tried alone (fire_safely), so that one bad
+    firing fails alone."""
+    try:
+        return await fire_claim(job_ids)
+    except Exception:
+        log.exception("schedule runs %s could not be opened together; tried one by one", job_ids)
+        return [await fire_safely(job_id) for job_id in job_ids]
+
+
+async def _failed(job_id: int, error: Exception) -> None:
+    try:
+        await db(finish)(job_id, ScheduleRun.Status.FAILED, error=f"Could not start: {type(error).__name__}")
+    except Exception:
+        log.exception("schedule run %s: its failure could not be written", job_id)
 
 
 async def fire_safely(job_id: int) -> str:
@@ -326,8 +433,5 @@ async def fire_safely(job_id: int) -> str:
         return await fire(job_id)
     except Exception as error:
         log.exception("schedule run %s could not be started", job_id)
-        try:
-            await db(finish)(job_id, ScheduleRun.Status.FAILED, error=f"Could not start: {type(error).__name__}")
-        except Exception:
-            log.exception("schedule run %s: its failure could not be written", job_id)
+        await _failed(job_id, error)
         return ScheduleRun.Status.FAILED

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db.models import Min
 from django.utils import timezone
 
-from .firing import CLAIM_BATCH, claim_due, fire_safely, reclaim_stale
+from .firing import CLAIM_BATCH, claim_due, fire_claim_safely, reclaim_stale
 from .models import Schedule
 
 log = logging.getLogger("agentweb.schedules")
@@ -30,7 +30,11 @@ LEAST_SLEEP_S = 0.05
 #: The most firings a ticker has claimed and not yet started: it claims more only as they start. A burst is then
 #: shared among the processes as each can start them; with a claim of 50 whenever one was due, one worker took 150
 #: of 200 and the other started the rest and sat idle (bench schedules, docs/performance.md P35).
-AHEAD = 16
+AHEAD = 48
+#: The most firings of one claim. A claim's firings are opened together (firing.py open_firings), so a ticker may
+#: claim the next while the last is being opened and started: with one claim of 16 at a time, 1,000 due at once were
+#: claimed 26 s after their slot while the workers had CPU to spare (docs/performance.md P36).
+TOGETHER = 16
 
 
 async def claim(now: datetime | None = None, limit: int = CLAIM_BATCH) -> list[int]:
@@ -44,7 +48,7 @@ async def tick(now: datetime | None = None) -> list[int]:
     """Claim what is due and start it, to the last: the ScheduleRuns fired (their ids)."""
     jobs = await claim(now)
     if jobs:
-        await asyncio.gather(*(fire_safely(job) for job in jobs))
+        await fire_claim_safely(jobs)
     return jobs
 
 
@@ -58,22 +62,28 @@ class Ticker:
 
     def __init__(self):
         self.task: asyncio.Task | None = None
-        #: The firings being started (kept, so that none is collected before it ends). The ticker claims on
-        #: meanwhile, up to AHEAD of them at a time: the rest of a burst goes to whichever process has room first.
-        self.firing: set[asyncio.Task] = set()
+        #: The claims being started, each a task (kept, so that none is collected before it ends), with its number of
+        #: firings. The ticker claims on meanwhile, up to AHEAD firings at a time: the rest of a burst goes to
+        #: whichever process has room first.
+        self.firing: dict[asyncio.Task, int] = {}
 
     def start(self) -> None:
         """Once per process, on the running (or about to run) event loop."""
         if self.task is None:
             self.task = asyncio.get_event_loop().create_task(self.run(), name="schedules-ticker")
 
+    def forget(self, task: asyncio.Task) -> None:
+        self.firing.pop(task, None)
+
     async def run(self) -> None:
         while True:
             try:
-                for job in await claim(limit=min(CLAIM_BATCH, AHEAD - len(self.firing))):
-                    task = asyncio.get_running_loop().create_task(fire_safely(job), name=f"schedule-run-{job}")
-                    self.firing.add(task)
-                    task.add_done_callback(self.firing.discard)
+                jobs = await claim(limit=min(CLAIM_BATCH, TOGETHER, AHEAD - sum(self.firing.values())))
+                if jobs:
+                    firing = fire_claim_safely(jobs)
+                    task = asyncio.get_running_loop().create_task(firing, name=f"schedule-runs-{jobs[0]}")
+                    self.firing[task] = len(jobs)
+                    task.add_done_callback(self.forget)
                 soonest = await claim_db(next_due)()
             except Exception:  # the database out of reach for a moment: the next tick tries again
                 log.exception("due schedules could not be claimed")

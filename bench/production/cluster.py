@@ -128,6 +128,8 @@ class ProductionApp:
             AGENTWEB_DB_POOL_SIZE=str(POOL_SIZE),
             BENCH_TOOL_LOG=str(self.tool_log),
             BENCH_TOOL_RELEASE=str(self.tool_release),
+            # The workers' priority below the Daphne processes' (docs/deploy.md), to measure it: BENCH_WORKER_NICE=5.
+            AGENTWEB_WORKER_NICE=os.environ.get("BENCH_WORKER_NICE", "0"),
         )
         manage(self.env, "migrate", "--noinput")
         os.environ["REDIS_URL"] = self.env["REDIS_URL"]  # setup_django copies only AGENTWEB_*, DJANGO_*, DATABASE_URL
