@@ -7,12 +7,16 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import pytest
 from asgiref.sync import sync_to_async
 
 from api.follow import Following
 from api.responses import Releasing, SettledLater
 from chat import live
 from delivery import group_name
+
+# Closing a response sends Django's request_finished, whose receiver closes old database connections.
+pytestmark = pytest.mark.django_db
 
 
 def members(thread_id: uuid.UUID) -> dict:

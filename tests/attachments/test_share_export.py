@@ -40,7 +40,7 @@ def owner_client(user) -> Client:
 
 def test_exports_name_the_files_with_their_sizes(owner, thread_with_files):
     thread, rows = thread_with_files
-    data = json.loads(owner_client(owner).get(f"/t/{thread.pk}/export.json").content)
+    data = json.loads(owner_client(owner).get(f"/t/{thread.pk}/export.json").getvalue())  # streamed
     user = next(m for m in data["messages"] if m["role"] == "user")
     assert user["attachments"] == [
         {"name": "red.png", "content_type": "image/png", "size": rows[0].size, "capped_at": None},
