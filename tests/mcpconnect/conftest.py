@@ -2,37 +2,21 @@ import asyncio
 from urllib.parse import urlsplit
 
 import pytest
-from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from mcpservers import services
 from mcpservers.models import McpServer
+
+# The MCP tests' own: this process's connections with quick retries, closed after each test; a tool call record.
+from tests.mcpservers.conftest import connections, record  # noqa: F401
 from tests.support.mcp_servers.running import OAuthServer
 from tools.context import ToolContext, ToolUser
 from tools.executor import execute_tool
-from tools.mcp.connection import Backoff
-from tools.services import mcp_connections, mcp_tools, toolset_for_user
-
-
-@pytest.fixture(autouse=True)
-def connections(monkeypatch):
-    manager = mcp_connections()
-    manager.backoff = Backoff(first=0.2, most=1.0, ping_interval=0.5)
-    monkeypatch.setattr(apps.get_app_config("mcpservers"), "config_file", services.ConfigFile())
-    yield manager
-    manager.shutdown()
+from tools.services import mcp_tools, toolset_for_user
 
 
 @pytest.fixture
-def record(tmp_path):
-    path = tmp_path / "record.txt"
-    path.touch()
-    return path
-
-
-@pytest.fixture
-def oauth_server(record):
+def oauth_server(record):  # noqa: F811 (the fixture imported above)
     server = OAuthServer(record).start()
     yield server
     server.stop()
