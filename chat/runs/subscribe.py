@@ -44,7 +44,10 @@ async def snapshot_and_tail(thread: Thread) -> list[str]:
     carries the whole text, replaces it (docs/protocol.md, "Reconnecting")."""
     seq = await live.last_seq(thread.pk)
     snapshot = await db(_snapshot)(thread, seq)
-    if not await _streams(thread, snapshot):
+    streams = await _streams(thread, snapshot)
+    if streams is None:  # it ended meanwhile, or was interrupted just now: the snapshot read before is out of date
+        snapshot = await db(_snapshot)(thread, await live.last_seq(thread.pk))
+    if not streams:
         return [json.dumps(snapshot, ensure_ascii=False)]
     tail = await live.read_from_last(thread.pk, "message.started")
     if tail is None:
@@ -52,16 +55,18 @@ async def snapshot_and_tail(thread: Thread) -> list[str]:
     return rebuild(await db(_snapshot)(thread, 0), tail)
 
 
-async def _streams(thread: Thread, snapshot: SnapshotView) -> bool:
-    """Whether the snapshot's run is running. A run no task of this process runs is asked after in the database
-    (live_run): one whose process died (no heartbeat) becomes interrupted there, and its tabs are told, so that this
-    tab sees it as such from the events that follow."""
+async def _streams(thread: Thread, snapshot: SnapshotView) -> bool | None:
+    """Whether the snapshot's run is running; None when it was, and is not now (it ended meanwhile, or its process had
+    died). A run no task of this process runs is asked after in the database (live_run): one whose process died (no
+    heartbeat) becomes interrupted there, with the text its tabs were shown, and they are told; the caller then reads
+    the snapshot again, so that this tab is shown the run as interrupted, with that text (the events that told the
+    others are behind its seq)."""
     run = snapshot["run"]
     if run is None or run["status"] != Run.Status.RUNNING:
         return False
     if thread.pk in runs_here().active:
         return True
-    return await live_run(thread.pk) is not None
+    return True if await live_run(thread.pk) is not None else None
 
 
 def _snapshot(thread: Thread, seq: int) -> SnapshotView:
