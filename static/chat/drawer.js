@@ -28,7 +28,8 @@ export class SidebarDrawer {
     this.shade.addEventListener("click", () => this.close());
     sidebar.after(this.shade);
     toggle.addEventListener("click", () => (this.isOpen ? this.close() : this.open()));
-    sidebar.addEventListener("keydown", (e) => this.keydown(e));
+    // Capturing: an Escape is judged before the search box clears itself with it (sidebar.js).
+    sidebar.addEventListener("keydown", (e) => this.keydown(e), true);
     // Growing the window past a phone's width with the drawer open: the sidebar is a column again.
     this.narrow.addEventListener("change", () => { if (!this.narrow.matches && this.isOpen) this.close(false); });
     this.swipes();
@@ -68,8 +69,8 @@ export class SidebarDrawer {
   keydown(e) {
     if (!this.isOpen) return;
     if (e.key === "Escape") {
-      // An open rename field or search takes its own Escape first (sidebar.js).
-      if (e.defaultPrevented || e.target.matches("input, textarea")) return;
+      // A rename field, or a search with words in it, takes its own Escape (sidebar.js): cancel, clear.
+      if (e.target.matches(".thread-rename-input") || (e.target.matches(".thread-search-input") && e.target.value)) return;
       e.preventDefault();
       this.close();
       return;
