@@ -34,10 +34,14 @@ export class JumpToLatest {
   }
 
   update() {
+    // Following the bottom (the usual case while an answer streams): nothing to show, and no layout to read.
+    if (this.follower.stick) {
+      if (!this.button.hidden) this.button.hidden = true;
+      return;
+    }
     const { scrollTop, scrollHeight, clientHeight } = this.scroller;
     const below = scrollHeight - scrollTop - clientHeight > SLACK;
-    const show = below && !this.follower.stick;
-    if (this.button.hidden === show) this.button.hidden = !show;
+    if (this.button.hidden === below) this.button.hidden = !below;
   }
 
   jump() {
