@@ -448,3 +448,21 @@ class GroupTokenBudget(models.Model):
 
     def __str__(self):
         return f"{self.group}: {self.daily_tokens if self.daily_tokens is not None else 'no budget'}"
+
+
+class ChatDefaults(models.Model):
+    """What a person's new chats start with unless they pick otherwise on the empty chat (the settings page): an
+    agent and a model, each by what the pickers send (an agent's slug, a model configuration's id). Kept as text:
+    one no longer offered to the person (deleted, disabled, or their groups changed) is simply not applied
+    (chat/home.py defaults_for), so removing an agent or a model never touches this row."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_defaults")
+    agent = models.CharField(max_length=100, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        verbose_name = "person's chat defaults"
+        verbose_name_plural = "people's chat defaults"
+
+    def __str__(self):
+        return f"{self.user}: agent {self.agent or '—'}, model {self.model or '—'}"

@@ -15,6 +15,7 @@ import { AgentChoice, AgentFilter, AgentLabel } from "./agents.js";
 import { AttachmentTray } from "./attachments.js";
 import { Starters } from "./starters.js";
 import { refreshCount } from "../inbox/count.js";
+import { setUpPage } from "./page.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -104,7 +105,8 @@ const toolsPanel = $("tools-toggle")
     switches: toolSwitches,
   })
   : null;
-const sidebar = new Sidebar($("sidebar"), $("thread-list"), $("sidebar-toggle"), threadUrl);
+const sidebar = new Sidebar($("sidebar"), $("thread-list"), null, threadUrl); // its toggle: page.js (a drawer)
+setUpPage(view);
 const sidebarActions = new SidebarActions({
   root: $("sidebar"),
   list: $("thread-list"),
@@ -118,12 +120,13 @@ const starters = new Starters({
   prompts: readJson("starter-prompts", null),
   onPick: (text) => sendMessage(text),
 });
+const agentLabel = new AgentLabel($("agent-label"));
 const agentChoice = new AgentChoice($("agent-choices"), (slug) => {
+  agentLabel.show(agentChoice.info); // the empty chat names its agent at once, as a stored chat does
   picker.follow(agentChoice.model); // its onShow shows the agent's starting prompts too
   starters.show({ agent: slug, isDemo: picker.isDemo });
   toolCatalog.setAgent(slug || "");
 });
-const agentLabel = new AgentLabel($("agent-label"));
 const agentFilter = new AgentFilter($("agent-filter"), $("thread-list"));
 // A new thread's agent goes with its first message (used only when the message creates the thread).
 const newThreadAgent = () => (state.threadId ? undefined : agentChoice.value);
@@ -193,10 +196,11 @@ const picker = new ModelPicker({
 if (!state.threadId) {
   toolCatalog.setAgent(agentChoice.value || "");
   picker.follow(agentChoice.model); // the default agent's model
+  agentLabel.show(agentChoice.info);
 }
 // A new thread's model goes with its first message when the person picked one (else the thread takes its agent's,
 // or the default), and so do the tools switched off in its panel.
-const newThreadModel = () => (state.threadId || !picker.chosen ? undefined : picker.value);
+const newThreadModel = () => (state.threadId || !picker.sendsChoice ? undefined : picker.value);
 const newThreadTools = () => (state.threadId ? [] : toolSwitches.names);
 
 function updateBusy() {
