@@ -27,11 +27,14 @@ export function insertOlder(view, messages) {
   }
   view.messages = new Map([...built, ...view.messages]); // kept in the conversation's order
   const scroller = view.container;
-  const { scrollTop, scrollHeight } = scroller;
+  const { scrollTop, scrollHeight, clientHeight } = scroller;
+  // Following the bottom only when there: a keyboard's focus on the bar scrolls up without unsticking it.
+  const follow = view.scroll.stick && scrollHeight - scrollTop - clientHeight <= view.scroll.slack;
+  if (!follow) view.scroll.stick = false;
   const bar = scroller.firstElementChild?.classList.contains("earlier-pages") ? scroller.firstElementChild : null;
   if (bar) bar.after(fragment);
   else scroller.prepend(fragment);
-  if (view.scroll.stick) view.scroll.changed();
+  if (follow) view.scroll.changed();
   else if (scroller.scrollTop === scrollTop) scroller.scrollTop = scrollTop + (scroller.scrollHeight - scrollHeight);
   return built.size;
 }

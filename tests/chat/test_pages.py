@@ -6,6 +6,7 @@ thread only. Run on SQLite by default and on PostgreSQL with DATABASE_URL=postgr
 import uuid
 
 import pytest
+from channels.db import database_sync_to_async
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -227,3 +228,43 @@ def test_on_postgresql_every_statement_of_a_page_can_use_an_index(owner, thread)
             plan = "\n".join(row[0] for row in db.fetchall())
             assert "Seq Scan on chat_message" not in plan, (query["sql"], plan)
         db.execute("RESET enable_seqscan")
+
+
+# --- through the socket ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_paged_subscribe_gets_the_newest_page_and_an_old_client_every_message(connect, owner):
+    thread = await Thread.objects.acreate(owner=owner, title="long")
+    shown = await database_sync_to_async(add_turns)(thread, 60)
+    paged, old = await connect(owner), await connect(owner)
+    await paged.send(type="thread.subscribe", thread=str(thread.pk), after_seq=None, paged=True)
+    await old.send(type="thread.subscribe", thread=str(thread.pk), after_seq=None)
+    newest, whole = await paged.receive(), await old.receive()
+
+    assert newest["type"] == whole["type"] == "thread.snapshot"
+    assert [m["id"] for m in whole["messages"]] == [m.pk for m in shown] and "earlier" not in whole
+    assert [m["id"] for m in newest["messages"]] == [m.pk for m in shown[-len(newest["messages"]) :]]
+    assert newest["earlier"] == newest["messages"][0]["id"] and len(newest["messages"]) <= PAGE_MESSAGES
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_paged_tab_that_reconnects_gets_the_same_tail_and_a_fresh_snapshot_is_the_newest_page(
+    connect, owner, settings
+):
+    settings.AGENTWEB_DEMO_DELAY = 0
+    first = await connect(owner)
+    await first.ask("what is 23*19?")
+    events = await first.run_to_end()
+    thread = await Thread.objects.aget(pk=events[0]["thread"])
+    added = await database_sync_to_async(add_turns)(thread, 40, start=100)
+    middle = events[len(events) // 2]["seq"]
+    tab = await connect(owner)
+    await tab.send(type="thread.subscribe", thread=str(thread.pk), after_seq=middle, paged=True)
+    tail = await tab.until(events[-1]["type"])
+    assert tail == [e for e in events if e.get("seq", -1) > middle]  # the events after its number, as before
+
+    await tab.send(type="thread.subscribe", thread=str(thread.pk), after_seq=None, paged=True)
+    fresh = await tab.receive()
+    assert fresh["type"] == "thread.snapshot" and fresh["earlier"] is not None
+    assert fresh["messages"][-1]["id"] == added[-1].pk
