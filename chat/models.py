@@ -99,6 +99,8 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["started_at", "id"]
+        # A snapshot's "the thread's latest run" in one index step, however many runs a year of turns left (issue 42).
+        indexes = [models.Index(fields=["thread", "-started_at", "-id"], name="run_latest_in_thread")]
 
     # The database, not a lock in one process, guarantees one active run per thread. Set here rather than in Meta,
     # whose body cannot see the class's own names.
@@ -196,6 +198,13 @@ class Message(models.Model):
                 condition=Q(client_msg_id__isnull=False),
                 name="client_msg_id_unique_in_thread",
             ),
+        ]
+        # The versions of a thread's first question (no parent: chat/store/versions.py versions_of) without reading
+        # the thread's other parentless messages (its tool results, its later model calls) (issue 42).
+        indexes = [
+            models.Index(
+                fields=["thread", "order"], condition=Q(parent__isnull=True, role="user"), name="message_first_question"
+            )
         ]
 
     def __str__(self):

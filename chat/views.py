@@ -18,7 +18,8 @@ from .models import Message, ToolCall
 from .starters import empty_chat_starters
 
 # How many of a thread's last messages the page carries as HTML: its first paint shows the conversation's end
-# without waiting for the websocket's snapshot (which then replaces them with the live view, all messages).
+# without waiting for the websocket's snapshot (which then replaces them with the live view: the newest page of
+# messages, earlier pages loading as the person scrolls up, static/chat/pages.js).
 FIRST_SCREEN_MESSAGES = 20
 # Set by the page when the person dismisses the demo model's notice.
 DEMO_NOTICE_COOKIE = "agentweb_demo_notice"
@@ -140,15 +141,18 @@ def _first_screen(thread) -> dict:
     Markdown goes through the sharing page's sanitising renderer (its `markdown` filter, in templates/chat/thread.html).
     Tool calls show as their names and states only."""
     if thread is None:
-        return {"first_screen": [], "earlier_messages": 0}
+        return {"first_screen": [], "earlier_messages": False}
     shown = Message.objects.filter(thread=thread).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM])
+    # One more than shown, newest first through the thread's order index: whether earlier ones exist, without
+    # counting a long thread's messages.
     last = list(
         shown.order_by("-order").prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("index")))[
-            :FIRST_SCREEN_MESSAGES
+            : FIRST_SCREEN_MESSAGES + 1
         ]
     )
+    earlier = len(last) > FIRST_SCREEN_MESSAGES
+    last = last[:FIRST_SCREEN_MESSAGES]
     last.reverse()
-    earlier = shown.count() - len(last) if len(last) == FIRST_SCREEN_MESSAGES else 0
     first_screen = []
     for message in last:
         item = {"id": message.pk, "role": message.role, "status": message.status, "content": message.content}

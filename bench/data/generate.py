@@ -149,6 +149,7 @@ def generate(messages: int, seed: int = 42) -> Made:
             step = timedelta(seconds=30)
             written = 0
             turn = 0
+            before = None  # the branch's last message: a question's parent, as the app sets it (versions)
             while written < length:
                 turn += 1
                 run = Run(id=next_id("run"), thread_id=thread.id, status="completed", steps=1, model_label="bench")
@@ -160,10 +161,11 @@ def generate(messages: int, seed: int = 42) -> Made:
                     body = f"{MARKER} {body}"
                 asked = Message(id=next_id("message"), thread_id=thread.id, run_id=run.id, order=order, role="user")
                 asked.content, asked.created_at, asked.updated_at = body, when, when
+                asked.parent_id = before
                 if turn % 50 == 0:  # an older version of this question, edited since: hidden with its answer
                     old = Message(id=next_id("message"), thread_id=thread.id, order=order, role="user", active=False)
                     old.content, old.created_at, old.updated_at = text(4, 40), when, when
-                    old.hidden_under = old.id
+                    old.hidden_under, old.parent_id = old.id, before
                     older = Message(id=next_id("message"), thread_id=thread.id, order=order + 1, role="assistant")
                     older.content, older.created_at, older.updated_at = text(20, 120), when, when
                     older.active, older.hidden_under, older.parent_id = False, old.id, old.id
@@ -199,6 +201,7 @@ def generate(messages: int, seed: int = 42) -> Made:
                     answer.content = text(20, 120) if last else ""
                     answer.usage = {"input_tokens": 800 + 40 * order, "output_tokens": 200}
                     writer.add(answer)
+                    before = answer.id
                     writer.add(
                         Usage(
                             id=next_id("usage"),

@@ -68,6 +68,26 @@ def timed(fn, repeat: int, statements: Statements, warm: int = 1) -> dict:
     return {**percentiles(samples), "statements": max(counts)}
 
 
+def page_plans(fn) -> list[str]:
+    """On PostgreSQL, the plan's nodes (EXPLAIN ANALYZE) of each SELECT `fn` makes: whether a page's reads go through
+    an index (issue 42)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "postgresql":
+        return []
+    with CaptureQueriesContext(connection) as read:
+        fn()
+    plans = []
+    with connection.cursor() as cursor:
+        for query in read.captured_queries:
+            if query["sql"].lstrip().upper().startswith("SELECT"):
+                cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + query["sql"])
+                nodes = [row[0].strip() for row in cursor.fetchall()]
+                plans.append(" | ".join(n for n in nodes if "Scan" in n or "Sort" in n or "Execution" in n))
+    return plans
+
+
 def client_for(user):
     from django.test import Client
 
@@ -253,6 +273,7 @@ def main() -> int:
     from chat import store
     from chat.models import Thread
     from chat.store import search
+    from chat.store.pages import PAGE_MESSAGES
 
     from .generate import MARKER, NEVER, generate
 
@@ -282,11 +303,20 @@ def main() -> int:
     def open_heavy():
         get_ok(client, f"/t/{made.heavy_thread}/")
         thread = Thread.objects.get(pk=made.heavy_thread)
-        snapshot = store.build_snapshot(thread=thread, seq=thread.last_seq, model=store.thread_model_info(thread))
+        # As the page asks for it (thread.subscribe with `paged`, issue 42): the newest page and its cursor.
+        model = store.thread_model_info(thread)
+        snapshot = store.build_snapshot(thread=thread, seq=thread.last_seq, model=model, page=PAGE_MESSAGES)
         json.dumps(snapshot)
+        return snapshot
 
     figures["open_heavy_chat"] = timed(open_heavy, max(3, repeat // 3), statements)
-    figures["open_heavy_chat"]["messages_shown"] = heavy_thread.messages.count()
+    figures["open_heavy_chat"]["messages_shown"] = len(open_heavy()["messages"])
+    # A page from the middle of the heavy chat, as scrolling up reads it (GET /t/<id>/messages?before=).
+    middle = heavy_thread.messages.filter(role="user").order_by("order").values_list("pk", flat=True)
+    middle = middle[middle.count() // 2]
+    earlier = lambda: get_ok(client, f"/t/{made.heavy_thread}/messages", {"before": middle})  # noqa: E731
+    figures["earlier_page"] = timed(earlier, repeat, statements)
+    figures["earlier_page"]["plans"] = page_plans(lambda: (open_heavy(), earlier()))
 
     # A rare word of the heavy chat's, a word in one message of each of the heavy person's chats, a word in none.
     rare = next(w for w in search.search_terms(heavy_thread.messages.order_by("-order")[3].content) if len(w) > 5)

@@ -190,6 +190,7 @@ def section(run: dict) -> str:
     row("first page statements", lambda r: str(r["figures"]["first_page"]["statements"]))
     row("open heavy chat p50 / p99 ms", ms("open_heavy_chat"))
     row("heavy chat's messages sent in its snapshot", lambda r: str(r["figures"]["open_heavy_chat"]["messages_shown"]))
+    row("earlier page of the heavy chat (scrolling up) p50 / p99 ms", ms("earlier_page"))
     for name in ("rare", "in_every_chat", "prefix", "nowhere"):
         row(f"sidebar search ({name}) ms", ms(f"sidebar_search_{name}"))
     for name in ("rare", "in_every_chat", "prefix", "nowhere"):
