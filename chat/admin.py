@@ -95,7 +95,7 @@ class RunAdmin(RecordAdmin):
 @admin.register(Usage)
 class UsageAdmin(admin.ModelAdmin):
     """Every model call's tokens and cost, read-only, with the report of what the filters select: totals, and the same
-    by user, agent (empty until agents exist), model and day (chat/usage.py, docs/usage.md).
+    by user, agent, model and day, and a chart of each day (chat/usage_report.py, docs/usage.md).
 
     Nobody adds, changes or deletes a row, superusers included: the rows are what was spent, and today's count
     against the daily budget (deleting one would give its tokens back)."""
