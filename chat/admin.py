@@ -1,4 +1,6 @@
 from django.contrib import admin
+from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from agentweb.admin_display import cut, cut_text, flag, money
@@ -101,7 +103,7 @@ class UsageAdmin(admin.ModelAdmin):
     against the daily budget (deleting one would give its tokens back)."""
 
     list_display = [
-        "created_at",
+        "when",
         "user",
         "model_cut",
         "agent_cut",
@@ -147,17 +149,24 @@ class UsageAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.display(description=_("input tokens"), ordering="input_tokens")
+    @admin.display(description=_("when"), ordering="created_at")
+    def when(self, obj: Usage) -> str:
+        """The minute, short enough for a list of eleven columns; the second and the zone on hover."""
+        moment = timezone.localtime(obj.created_at)
+        exact = moment.isoformat(timespec="seconds")
+        return format_html('<span title="{}">{}</span>', exact, f"{moment:%Y-%m-%d %H:%M}")
+
+    @admin.display(description=_("input"), ordering="input_tokens")
     def tokens_in(self, obj: Usage) -> str:
         return f"{obj.input_tokens:,}"
 
-    @admin.display(description=_("output tokens"), ordering="output_tokens")
+    @admin.display(description=_("output"), ordering="output_tokens")
     def tokens_out(self, obj: Usage) -> str:
         return f"{obj.output_tokens:,}"
 
     @admin.display(description=_("cost"), ordering="cost")
     def cost_shown(self, obj: Usage) -> str:
-        return money(obj.cost)
+        return money(obj.cost) if obj.cost is not None else self.get_empty_value_display()
 
     @admin.display(description=_("via"), ordering="source")
     def via(self, obj: Usage) -> str:

@@ -121,7 +121,7 @@ def test_the_usage_list_fits_the_screen_one_line_a_call_and_its_costs_are_money(
     assert len(heights) == 5 and max(heights) <= two_lines
     assert fits(page)
     costs = page.locator("#result_list td.field-cost_shown").all_text_contents()
-    assert costs == ["$0.0042", "$12.30", "$0.085", "—", "$0.00093"]
+    assert costs == ["$0.0042", "$12.30", "$0.085", "-", "$0.00093"]
     model = page.locator("#result_list td.field-model_cut .agentweb-cut").first
     assert model.get_attribute("title") == LONG_MODEL
     total = page.locator("#usage-report .usage-total td").nth(4)
