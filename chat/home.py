@@ -12,8 +12,10 @@ from typing import Any
 from django.db.models import Sum
 from django.db.models.functions import TruncDate
 
+from agentweb.admin_display import money
+
 from .models import ChatDefaults, Usage
-from .usage import money, start_of_day
+from .usage import start_of_day
 
 USAGE_DAYS = 30
 # The chart's drawing, in SVG units (it scales to the page's width).

@@ -65,14 +65,14 @@ def test_the_usage_chart_has_one_bar_per_day_used_and_a_table_with_the_numbers(o
     assert len(usage["days"]) == 30
     assert [(d.input_tokens, d.output_tokens) for d in usage["used"]] == [(40, 2), (1500, 300)]
     assert usage["total_tokens"] == 1842
-    assert usage["used"][-1].cost_text == "0.01"
+    assert usage["used"][-1].cost_text == "$0.01"
     assert usage["used"][0].height < usage["used"][-1].height == usage["height"] - 12
 
     page = login(owner).get("/settings/").content.decode()
     today = now.astimezone(datetime.UTC).date().isoformat()
     assert f'<rect class="usage-bar" data-date="{today}"' in page
     assert f'<tr data-date="{today}">' in page
-    assert "<td>1500</td><td>300</td><td>0.01</td>" in page
+    assert "<td>1500</td><td>300</td><td>$0.01</td>" in page
     assert "7777" not in page and "9999" not in page
 
 
