@@ -94,3 +94,19 @@ def grants_groups_and_stamp(thread_id: uuid.UUID, user_id: int) -> tuple[set[str
         frozenset(value for value, which in rows if which == "u"),
         next((value for value, which in rows if which == "s"), None),
     )
+
+
+def delete_rows(queryset) -> int:
+    """DELETE the rows of `queryset` in one statement, reading none of them into Python; the number deleted. For a
+    table whose rows others point at, the caller has dealt with those first (chat/store/deletion.py), and the model
+    has no delete signal receivers (what Django's collector would load every row for: a thread's delete read its
+    10,000 messages, runs and tool calls to delete them one batch of ids at a time).
+
+    ORM twin: queryset.delete(), which gives the same rows gone (tests/chat/test_store_deletion.py compares a
+    thread's delete both ways)."""
+    model = queryset.model
+    sql, params = queryset.order_by().values("pk").query.sql_with_params()
+    q = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {q(model._meta.db_table)} WHERE {q(model._meta.pk.column)} IN ({sql})", params)
+        return cursor.rowcount
