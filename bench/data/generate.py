@@ -79,14 +79,9 @@ class Table:
         self.fields = list(model._meta.concrete_fields)
         self.index = {f.attname: i for i, f in enumerate(self.fields)}
         now = datetime.now(UTC)
-        self.defaults = [
-            now
-            if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)
-            else f.get_default()
-            if f.has_default()
-            else None
-            for f in self.fields
-        ]
+        # get_default: the field's default, else "" for text that takes it, else None.
+        auto = [getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) for f in self.fields]
+        self.defaults = [now if is_auto else f.get_default() for f, is_auto in zip(self.fields, auto, strict=True)]
         self.convert = [_converter(f) for f in self.fields]
 
     def row(self, values: dict) -> tuple:
