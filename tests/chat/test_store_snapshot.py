@@ -66,3 +66,24 @@ def test_a_long_chat_reads_its_newest_part_and_the_model_is_sent_the_same(owner,
     assert budget.fit(newest).messages == budget.fit(whole).messages
     # The last_n strategy cuts the history it is given, and the budget trims what is left, the same way.
     assert budget.fit(last_turns(newest, 30)).messages == budget.fit(last_turns(whole, 30)).messages
+
+
+def test_a_run_reads_what_its_models_window_can_hold(owner, settings):
+    """prepare_run gives the history four characters per token of the model's window; the budget it runs with then
+    sends what it would send of the whole history, and its note does not count what was not read."""
+    from chat.runs.execute import context_budget, prepare_run
+    from tools.settings_cache import SETTINGS_CACHE
+
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "context_window": 300}
+    thread = long_chat(owner, turns=80)
+    setup = prepare_run(thread)
+    whole = store.history_and_last_order(thread_id=thread.pk, system_prompt=setup.history[0].content)[0]
+    budget = context_budget(setup.config)
+
+    assert setup.unread and len(setup.history) < len(whole)
+    assert budget.fit(setup.history).messages == budget.fit(whole).messages
+
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "context_window": None}
+    SETTINGS_CACHE.clear()  # the model is kept per tool settings' stamp
+    unknown = prepare_run(Thread.objects.get(pk=thread.pk))
+    assert not unknown.unread and unknown.history == whole
