@@ -24,6 +24,7 @@ from .live import events
 from .models import Message, Source, Thread, ToolCall
 from .store import pages
 from .store import search as message_search
+from .store.deletion import delete_thread
 from .store.snapshot import earlier_page
 from .text import unstorable_message, unstorable_text
 
@@ -122,7 +123,8 @@ def archive(request: HttpRequest, thread_id) -> JsonResponse:
 def delete(request: HttpRequest, thread_id) -> JsonResponse:
     thread = _owned(request, thread_id)
     thread_key = str(thread.pk)
-    thread.delete()  # messages, runs, tool calls, decisions and grants go with it (CASCADE)
+    # Everything that goes with it, by statements on the thread, in batches (chat/store/deletion.py).
+    delete_thread(thread.pk)
     async_to_sync(tell_user)(request.user.pk, events.thread_deleted(thread_key))
     return JsonResponse({"deleted": thread_key})
 

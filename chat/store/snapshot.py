@@ -29,6 +29,7 @@ from ..live.views import (
     ToolCallView,
 )
 from ..models import Message, Run, Thread, ToolCall, ToolCallDecision
+from ..queries import history_start
 from .pages import cursor_order, page_bounds
 
 # --- reading -----------------------------------------------------------------------------
@@ -54,6 +55,7 @@ def history_and_last_order(
     orders: list[int | None] | None = None,
     tool_attachments: list | None = None,
     last_message: list | None = None,
+    newest_chars: int | None = None,
 ) -> tuple[list[ChatMessage], int]:
     """load_history, and the order of the thread's last message (0 for none): one statement, the messages joined
     with their calls (a row per call, one for a message without any); one more when a user message has attachments
@@ -68,7 +70,13 @@ def history_and_last_order(
     parent (chat/store/versions.py); a retry's first answer that fails too is not kept after a failed one.
 
     An answer with no text and no calls that is still streaming is left out: the message a regenerate inserted for
-    the run's first answer (chat/store/versions.py), which the run fills."""
+    the run's first answer (chat/store/versions.py), which the run fills.
+
+    `newest_chars` (without a summary): only the newest messages are read, from the newest user message from which
+    their text passes that many characters (chat/queries.py history_start, in the same statement). A run gives four
+    times the model's context window in tokens: more than the context budget keeps (providers/budget.py counts at
+    least a token per four characters), so the budget sends the model what it would send of the whole history, and
+    a long chat's turn does not read all of it. A thread whose messages hold fewer characters is read whole."""
     history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
     if summary and summary_through is not None:
         history.append(summary_message(summary))
@@ -79,6 +87,8 @@ def history_and_last_order(
     queryset = Message.objects.filter(thread_id=thread_id)
     if summary_through is not None:
         queryset = queryset.filter(order__gt=summary_through)
+    elif newest_chars is not None:
+        queryset = queryset.filter(order__gte=history_start(thread_id, newest_chars))
     rows = queryset.order_by("order", "tool_calls__index").values_list(
         "pk",
         "order",
