@@ -44,7 +44,7 @@ def backoff(attempt: int) -> float:
 
 
 class Dispatcher:
-    def __init__(self, *, window: float | None = None, workers: int | None = None):
+    def __init__(self, *, window: float | None = None, workers: int | None = None, audience: Audience | None = None):
         self._window = window
         if workers is None:  # SQLite takes one writer at a time: one thread here, rather than "table is locked"
             workers = 1 if connection.vendor == "sqlite" else 2
@@ -53,7 +53,7 @@ class Dispatcher:
         self._timers: dict[int, threading.Timer] = {}  # per person: the window that is open
         self._pending: set[Future] = set()
         self._retries: set[threading.Timer] = set()  # webhook deliveries to try again
-        self._audience = Audience()  # who has a channel on, per kind of event
+        self._audience = audience or Audience()  # who has a channel on, per kind of event
 
     @property
     def window(self) -> float:
