@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -173,6 +174,10 @@ async def due_schedules(app: ProductionApp, result: Result, smoke: bool) -> None
             stress = Case("one slot", [slot] * count, new_id("burst"))
             await run_case(app, running, cookie, stress, timeout=60 if smoke else 600)
             cases.append(stress)
+        if "profile" in app.variant.split(","):  # --variant profile: each process writes its profile now
+            for pid in running.pids().values():
+                os.kill(pid, signal.SIGUSR1)
+            await asyncio.sleep(2)
     idle99 = percentile(idle["latencies_ms"], 99)
     result.details.update(
         schedules=count,
