@@ -166,6 +166,7 @@ async def start_here(
         flush_interval=settings.AGENTWEB_FLUSH_INTERVAL,
         window=settings.AGENTWEB_COALESCE_WINDOW,
         steps=run.steps,
+        owner_id=thread.owner_id,
     )
     interaction = for_recorder(recorder)
     task = asyncio.get_running_loop().create_task(
@@ -288,7 +289,7 @@ async def execute_run(
             await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
             await emit(events.run_completed(run.pk, outcome.reason, recorder.steps, recorder.meter.totals))
             if run.source in (Source.SCHEDULE, Source.TRIGGER):  # nobody watched it start: its owner is told
-                notify.run_finished(thread.pk, run.pk)
+                notify.run_finished(thread.pk, run.pk, owner_id=thread.owner_id)
     except asyncio.CancelledError:
         await interaction.close()  # open requests for input are cancelled (their forms close), before the calls
         if runs_here().stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
@@ -453,7 +454,7 @@ async def _fail(recorder: RunRecorder, message: str) -> None:
         log.exception("run %s: its partial answer could not be written", recorder.run_id)
     await _finish(recorder, Run.Status.FAILED, error=message)
     await recorder.emit(events.run_failed(recorder.run_id, message))
-    notify.run_failed(recorder.thread_id, recorder.run_id)
+    notify.run_failed(recorder.thread_id, recorder.run_id, owner_id=recorder.owner_id)
 
 
 async def _interrupt_without_redis(recorder: RunRecorder) -> None:
