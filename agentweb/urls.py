@@ -2,14 +2,15 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.utils.translation import gettext_lazy as _
 
 from agentweb.health import healthz
 from sso import views as sso_views
 
 # The admin says whose it is (Django's default is "Django administration").
-admin.site.site_header = "agentweb administration"
-admin.site.site_title = "agentweb admin"
-admin.site.index_title = "Models, agents, tools and chats"
+admin.site.site_header = _("agentweb administration")
+admin.site.site_title = _("agentweb admin")
+admin.site.index_title = _("Models, agents, tools and chats")
 
 urlpatterns = [
     # Sign-in (issue 40, sso/): the login page with the provider's button, and sign-out that also ends the
@@ -55,4 +56,6 @@ urlpatterns += [
     path("hooks/", include("hooks.urls")),
     # Each person's own accounts at the MCP servers each person connects to (docs/mcp.md), and the OAuth callback.
     path("mcp/connections/", include("mcpconnect.urls")),
+    # The person's language (the settings page's Language section) and the page's JavaScript catalogue (docs/ui.md).
+    path("", include("languages.views")),
 ]
