@@ -6,6 +6,7 @@
 
 import { button, el } from "./dom.js";
 import { answerUsage } from "./usage.js";
+import { _ } from "./i18n.js";
 
 const views = new WeakMap(); // answer element → AnswerView
 
@@ -49,17 +50,17 @@ export class AnswerView {
     this.root.dataset.status = "complete";
     views.set(this.root, this);
     const meta = el("div", "message-meta");
-    meta.append(el("span", "message-role", "Assistant"));
+    meta.append(el("span", "message-role", _("Assistant")));
     if (isDemo) {
-      const badge = el("span", "badge demo-badge", "demo");
-      badge.title = "Written by the offline demo model, not an AI";
+      const badge = el("span", "badge demo-badge", _("demo"));
+      badge.title = _("Written by the offline demo model, not an AI");
       meta.append(badge);
     }
     this.body = el("div", "answer-body");
     this.actions = el("div", "answer-actions");
-    this.copyButton = button("Copy", "button subtle small answer-copy", () => this.copy());
-    this.copyButton.setAttribute("aria-label", "Copy the answer");
-    this.copyButton.title = "Copy the answer's text (Markdown; tool calls left out)";
+    this.copyButton = button(_("Copy"), "button subtle small answer-copy", () => this.copy());
+    this.copyButton.setAttribute("aria-label", _("Copy the answer"));
+    this.copyButton.title = _("Copy the answer's text (Markdown; tool calls left out)");
     this.usageEl = null;
     this.actions.append(this.copyButton);
     this.root.append(meta, this.body, this.actions);
@@ -117,11 +118,11 @@ export class AnswerView {
   async copy() {
     const copied = await copyToClipboard(this.text());
     const node = this.copyButton;
-    node.textContent = copied ? "Copied" : "Copy failed";
+    node.textContent = copied ? _("Copied") : _("Copy failed");
     node.dataset.copied = copied ? "true" : "false";
     clearTimeout(this.copyTimer);
     this.copyTimer = setTimeout(() => {
-      node.textContent = "Copy";
+      node.textContent = _("Copy");
       delete node.dataset.copied;
     }, 2000);
   }

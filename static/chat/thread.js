@@ -8,6 +8,7 @@ import { RunNotices } from "./notices.js";
 import { decisionText } from "./approval.js";
 import { showMessageUsage } from "./usage.js";
 import { summaryNote } from "./structured.js";
+import { _ } from "./i18n.js";
 
 const key = (id) => String(id);
 /** Events name a message / tool call / run either by id or by an object with an `id`. */
@@ -136,7 +137,7 @@ export class ThreadView {
 
   makeEmptyState() {
     const node = el("div", "empty-state");
-    node.append(el("p", "", "Start a conversation by typing below."));
+    node.append(el("p", "", _("Start a conversation by typing below.")));
     return node;
   }
 
@@ -328,7 +329,7 @@ export class ThreadView {
     if (!this.startingEl) {
       this.startingEl = el("div", "answer-starting");
       this.startingEl.setAttribute("role", "status");
-      this.startingEl.append(typingDots(), el("span", "visually-hidden", "Waiting for the answer…"));
+      this.startingEl.append(typingDots(), el("span", "visually-hidden", _("Waiting for the answer…")));
     }
     if (this.container.lastElementChild !== this.startingEl) this.append(this.startingEl);
   }

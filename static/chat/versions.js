@@ -6,6 +6,7 @@
 // (TurnControls.update): nothing here builds or reorders messages except through the ThreadView.
 
 import { el, button } from "./dom.js";
+import { _, format } from "./i18n.js";
 
 const key = (id) => String(id);
 
@@ -105,14 +106,14 @@ export class TurnControls {
       const versions = this.versions.get(node.dataset.messageId);
       if (versions) bar(article).append(this.switcher(node.dataset.messageId, versions));
       if (!busy && node === article) {
-        bar(article).append(button("Edit", "button subtle turn-edit", () => this.startEdit(article)));
+        bar(article).append(button(_("Edit"), "button subtle turn-edit", () => this.startEdit(article)));
       }
     }
     const all = [...this.container.querySelectorAll(":scope > .message")];
     const lastUser = all.findLastIndex((m) => m.classList.contains("user"));
     const answers = lastUser < 0 ? [] : all.slice(lastUser + 1).filter((m) => m.classList.contains("assistant"));
     if (!busy && answers.length && all[lastUser].dataset.messageId) {
-      bar(answers[answers.length - 1]).append(button("Regenerate", "button subtle turn-regenerate", () => {
+      bar(answers[answers.length - 1]).append(button(_("Regenerate"), "button subtle turn-regenerate", () => {
         if (this.onRegenerate()) this.update(true);
       }));
     }
@@ -129,17 +130,17 @@ export class TurnControls {
     const group = el("div", "versions");
     group.dataset.message = key(messageId);
     group.setAttribute("role", "group");
-    group.setAttribute("aria-label", `Version ${index} of ${count}`);
+    group.setAttribute("aria-label", format(_("Version %(index)s of %(count)s"), { index, count }));
     const go = (to, which) => {
       if (this.busy || to === undefined) return;
       this.focusAfter = { id: key(to), which };
       if (this.onSwitch(Number(messageId), to)) this.update(true);
     };
     const prev = button("‹", "button subtle version-prev", () => go(ids[index - 2], "prev"));
-    prev.setAttribute("aria-label", "Previous version");
+    prev.setAttribute("aria-label", _("Previous version"));
     prev.disabled = this.busy || index <= 1;
     const next = button("›", "button subtle version-next", () => go(ids[index], "next"));
-    next.setAttribute("aria-label", "Next version");
+    next.setAttribute("aria-label", _("Next version"));
     next.disabled = this.busy || index >= count;
     group.append(prev, el("span", "version-count", `${index} / ${count}`), next);
     return group;
@@ -163,11 +164,11 @@ export class TurnControls {
     const input = el("textarea", "turn-edit-input");
     input.value = textEl ? textEl.textContent : "";
     input.rows = Math.min(10, Math.max(2, input.value.split("\n").length));
-    input.setAttribute("aria-label", "Edit your message");
+    input.setAttribute("aria-label", _("Edit your message"));
     const row = el("div", "turn-edit-buttons");
     row.append(
-      button("Cancel", "button subtle turn-edit-cancel", () => this.cancelEdit()),
-      Object.assign(el("button", "button primary turn-edit-send", "Save and send"), { type: "submit" }),
+      button(_("Cancel"), "button subtle turn-edit-cancel", () => this.cancelEdit()),
+      Object.assign(el("button", "button primary turn-edit-send", _("Save and send")), { type: "submit" }),
     );
     form.append(input, row);
     for (const node of article.querySelectorAll(".turn-actions")) node.remove();
