@@ -37,7 +37,7 @@ def read(path: Path) -> list[Entry]:
     """The entries of the .po file at `path`, the header (msgid "") included."""
     entries: list[Entry] = []
     entry, part = None, None
-    for raw in Path(path).read_text(encoding="utf-8").splitlines() + [""]:
+    for raw in [*Path(path).read_text(encoding="utf-8").splitlines(), ""]:
         line = raw.strip()
         obsolete = line.startswith("#~")
         if obsolete:
