@@ -19,7 +19,20 @@ sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
 USERS = {"ada": "lovelace-1815", "grace": "hopper-1906", "rtl": "right-to-left-1"}
-GERMAN_MONTHS = ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"]
+GERMAN_MONTHS = [
+    "Januar",
+    "Februar",
+    "März",
+    "April",
+    "Mai",
+    "Juni",
+    "Juli",
+    "August",
+    "September",
+    "Oktober",
+    "November",
+    "Dezember",
+]
 DESKTOP, PHONE = {"width": 1280, "height": 800}, {"width": 390, "height": 844}
 
 
