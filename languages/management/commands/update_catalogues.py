@@ -9,7 +9,16 @@ from django.core.management.base import BaseCommand
 from django.utils.translation import to_locale
 
 #: What makemessages leaves alone: the tests, the benchmarks, the docs and built files, and vendored libraries.
-IGNORED = ["tests/*", "bench/*", "docs/*", "staticfiles/*", "media/*", "locale/*", "static/chat/vendor/*", "*/node_modules/*"]
+IGNORED = [
+    "tests/*",
+    "bench/*",
+    "docs/*",
+    "staticfiles/*",
+    "media/*",
+    "locale/*",
+    "static/chat/vendor/*",
+    "*/node_modules/*",
+]
 
 
 def translated_locales() -> list[str]:
