@@ -3,6 +3,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect
 from django.urls import path, reverse
+from django.utils import translation
+from django.utils.cache import patch_cache_control
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 from django.views.i18n import JavaScriptCatalog
@@ -25,9 +27,24 @@ def choose(request: HttpRequest) -> HttpResponse:
     return response
 
 
+class Catalogue(JavaScriptCatalog):
+    """Django's JavaScript catalogue in the language its address names (`?l=`, the page's), else the request's: the
+    address then says everything the answer depends on (with `v`, the catalogues' version: templatetags), so a
+    browser keeps it rather than asking again on every page."""
+
+    def get(self, request, *args, **kwargs):
+        code = request.GET.get("l", "")
+        if code in dict(settings.LANGUAGES):
+            translation.activate(code)
+        response = super().get(request, *args, **kwargs)
+        if "v" in request.GET:
+            patch_cache_control(response, public=True, max_age=365 * 86400, immutable=True)
+        return response
+
+
 app_name = "languages"
 urlpatterns = [
     path("settings/language/", choose, name="choose"),
     # The page's JavaScript strings in the page's language (window.gettext; static/chat/i18n.js reads them).
-    path("jsi18n/", JavaScriptCatalog.as_view(), name="catalog"),
+    path("jsi18n/", Catalogue.as_view(), name="catalog"),
 ]

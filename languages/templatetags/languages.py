@@ -1,5 +1,10 @@
+from urllib.parse import urlencode
+
 from django import template
+from django.apps import apps
 from django.conf import settings
+from django.urls import reverse
+from django.utils import translation
 
 from ..middleware import chosen_language
 
@@ -11,3 +16,11 @@ def language_choices(request) -> dict:
     """What the settings page's Language section offers: the languages (each named in itself), and the person's
     choice ("" for the browser's)."""
     return {"languages": settings.LANGUAGES, "chosen": chosen_language(request)}
+
+
+@register.simple_tag
+def catalogue_url() -> str:
+    """The JavaScript catalogue of the page's language, at an address that changes when the catalogues are rebuilt."""
+    code = translation.get_language() or settings.LANGUAGE_CODE
+    version = apps.get_app_config("languages").catalogue_version
+    return f"{reverse('languages:catalog')}?{urlencode({'l': code, 'v': version})}"
