@@ -84,6 +84,18 @@ def test_the_javascript_catalogue_is_in_the_pages_language(client):
     assert "Neu generieren" not in english
 
 
+def test_the_catalogue_named_in_the_pages_address_is_that_language_and_is_kept_by_the_browser(client):
+    page = client.get("/accounts/login/", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    address = page.split('<script src="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
+    assert address.startswith("/jsi18n/?l=fr&v=")
+    response = client.get(address, HTTP_ACCEPT_LANGUAGE="de")  # the address, not the header, decides
+    assert (
+        '"Regenerate": "R\\u00e9g\\u00e9n\\u00e9rer"' in response.content.decode()
+        or "Régénérer" in response.content.decode()
+    )
+    assert "immutable" in response["Cache-Control"]
+
+
 def test_dates_are_written_as_the_language_writes_them(owner):
     issue(owner, "editor", expires_in_days=None, by=owner, ip=None, via="settings")
     client = signed_in(owner)
