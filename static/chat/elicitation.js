@@ -206,9 +206,9 @@ function readNumber(text, prop, required) {
   if (text === "") return required ? { error: _("Fill this in.") } : { value: undefined };
   const value = Number(text);
   if (!Number.isFinite(value)) return { error: _("Enter a number.") };
-  if (prop.type === "integer" && !Number.isInteger(value)) return { error: "Enter a whole number." };
-  if (typeof prop.minimum === "number" && value < prop.minimum) return { error: `At least ${prop.minimum}.` };
-  if (typeof prop.maximum === "number" && value > prop.maximum) return { error: `At most ${prop.maximum}.` };
+  if (prop.type === "integer" && !Number.isInteger(value)) return { error: _("Enter a whole number.") };
+  if (typeof prop.minimum === "number" && value < prop.minimum) return { error: fill(_("At least %(n)s."), { n: prop.minimum }) };
+  if (typeof prop.maximum === "number" && value > prop.maximum) return { error: fill(_("At most %(n)s."), { n: prop.maximum }) };
   return { value };
 }
 
@@ -224,7 +224,7 @@ function readText(input, prop, format, required) {
   if (Number.isInteger(prop.maxLength) && [...value].length > prop.maxLength) {
     return { error: fill(_("At most %(n)s characters."), { n: prop.maxLength }) };
   }
-  if (format === "email" && !/^[^@\s]+@[^@\s.][^@\s]*$/.test(value)) return { error: "Enter an email address." };
+  if (format === "email" && !/^[^@\s]+@[^@\s.][^@\s]*$/.test(value)) return { error: _("Enter an email address.") };
   if (format === "uri") {
     try {
       new URL(value);

@@ -68,7 +68,7 @@ export class RunNotices {
   }
 
   failed(error) {
-    this.show("failed", typeof error === "string" && error ? error : "The run failed.", this.retryAction());
+    this.show("failed", typeof error === "string" && error ? error : _("The run failed."), this.retryAction());
   }
 
   interrupted() {

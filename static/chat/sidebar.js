@@ -466,8 +466,8 @@ export class SidebarActions {
     const remove = iconButton("trash", "thread-delete", [_("Delete"), _("Delete chat")], () => this.remove(li));
     actions.append(pin, archive, rename, remove);
     const title = () => li.querySelector(".thread-title")?.textContent || _("this chat");
-    rename.addEventListener("focus", () => rename.setAttribute("aria-label", `Rename “${title()}”`));
-    remove.addEventListener("focus", () => remove.setAttribute("aria-label", `Delete “${title()}”`));
+    rename.addEventListener("focus", () => rename.setAttribute("aria-label", format(_("Rename “%(title)s”"), { title: title() })));
+    remove.addEventListener("focus", () => remove.setAttribute("aria-label", format(_("Delete “%(title)s”"), { title: title() })));
     li.append(actions);
     this.refreshButtons(li);
   }

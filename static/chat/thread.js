@@ -247,7 +247,7 @@ export class ThreadView {
     if (m.id !== null && m.id !== undefined) into.set(key(m.id), view);
     if (Array.isArray(m.attachments) && m.attachments.length) view.showAttachments(attachmentList(m.attachments));
     if (typeof m.reasoning === "string") view.appendReasoning(m.reasoning);
-    if (m.finish_reason === "length") view.setNote("Cut off by the model's output limit.", "message-note");
+    if (m.finish_reason === "length") view.setNote(_("Cut off by the model's output limit."), "message-note");
     if (m.usage) showMessageUsage(view, m.usage);
     if (m.structured !== undefined) view.setStructured(m.structured);
     for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
