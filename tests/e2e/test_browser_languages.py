@@ -141,11 +141,10 @@ LAYOUT_PROBLEMS = """
   const problems = [];
   const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
     + (el.classList.length ? "." + [...el.classList].join(".") : "");
+  // Drawn: not hidden by display, visibility, opacity or a closed <details> (content-visibility), and not 1px.
   const shown = (el) => {
-    for (let e = el; e; e = e.parentElement) {
-      const s = getComputedStyle(e);
-      if (s.display === "none" || s.visibility === "hidden" || s.opacity === "0") return false;
-    }
+    const seen = { opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true };
+    if (!el.checkVisibility(seen)) return false;
     const r = el.getBoundingClientRect();
     return r.width > 1 && r.height > 1;
   };
@@ -211,9 +210,14 @@ def check_layout(browser, base_url: str, locale: str, viewport: dict, username: 
     return {where: problems for where, problems in found.items() if problems}
 
 
+def report(problems: dict[str, list[str]]) -> str:
+    return "\n".join(f"{where}: {problem}" for where, found in problems.items() for problem in found)
+
+
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_the_layout_holds_in_german(app, browser, viewport):
-    assert check_layout(browser, app, "de-DE", viewport, "ada") == {}
+    problems = check_layout(browser, app, "de-DE", viewport, "ada")
+    assert problems == {}, report(problems)
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -226,4 +230,5 @@ def test_the_layout_holds_right_to_left(rtl_app, browser, viewport):
     brand = page.locator(".brand").bounding_box()
     assert brand["x"] + brand["width"] > viewport["width"] / 2
     context.close()
-    assert check_layout(browser, rtl_app, PSEUDO_RTL, viewport, "rtl") == {}
+    problems = check_layout(browser, rtl_app, PSEUDO_RTL, viewport, "rtl")
+    assert problems == {}, report(problems)
