@@ -37,5 +37,6 @@ class Command(BaseCommand):
                 locale=translated_locales(),
                 ignore_patterns=IGNORED,
                 no_location=True,
+                no_obsolete=True,
                 verbosity=options["verbosity"],
             )
