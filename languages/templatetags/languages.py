@@ -3,7 +3,7 @@ from urllib.parse import urlencode
 from django import template
 from django.apps import apps
 from django.conf import settings
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
 from ..middleware import chosen_language
@@ -23,4 +23,8 @@ def catalogue_url() -> str:
     """The JavaScript catalogue of the page's language, at an address that changes when the catalogues are rebuilt."""
     code = translation.get_language() or settings.LANGUAGE_CODE
     version = apps.get_app_config("languages").catalogue_version
-    return f"{reverse('languages:catalog')}?{urlencode({'l': code, 'v': version})}"
+    try:
+        address = reverse("languages:catalog")
+    except NoReverseMatch:  # a URLconf without it (an error page drawn while the app is half there): no catalogue
+        return ""
+    return f"{address}?{urlencode({'l': code, 'v': version})}"
