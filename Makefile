@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-real-model lint format install install-dev migrate clean
+.PHONY: run test test-real-model lint format install install-dev migrate clean messages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +19,14 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $(VENV)/.installed $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed messages
 
-install-dev: $(VENV)/.installed-dev
+install-dev: $(VENV)/.installed-dev messages
+
+# The translations' catalogues built from locale/*/LC_MESSAGES/*.po (GNU gettext's msgfmt; docs/ui.md, Languages):
+# the .mo files are built, never committed. Run from locale/ so that only it is searched, not the whole tree.
+messages: $(VENV)/.installed
+	cd locale && ../$(BIN)/python ../manage.py compilemessages -v 0
 
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
@@ -31,7 +36,7 @@ run: migrate
 	@echo "agentweb on http://$(HOST):$(PORT)/  (Ctrl+C stops it)"
 	$(BIN)/python -m agentweb.serve -b $(HOST) -p $(PORT) agentweb.asgi:application
 
-test: install-dev
+test: install-dev messages
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest

@@ -1,5 +1,7 @@
 from django import forms
 from django.conf import settings
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from .models import MAX_STARTER_PROMPTS, Agent
 
@@ -12,11 +14,16 @@ class StarterPromptsField(forms.CharField):
 
     def __init__(self, **kwargs):
         kwargs.setdefault("required", False)
-        kwargs.setdefault("label", "Starting prompts")
+        kwargs.setdefault("label", _("Starting prompts"))
         kwargs.setdefault(
             "help_text",
-            f"Up to {MAX_STARTER_PROMPTS}, one per line: the empty chat offers them as buttons when this agent is "
-            "picked. Blank: the page's own suggestions.",
+            format_lazy(
+                _(
+                    "Up to {n}, one per line: the empty chat offers them as buttons when this agent is picked. "
+                    "Blank: the page's own suggestions."
+                ),
+                n=MAX_STARTER_PROMPTS,
+            ),
         )
         super().__init__(strip=False, **kwargs)
 
@@ -43,18 +50,35 @@ class OwnAgentForm(forms.ModelForm):
 
     starter_prompts = StarterPromptsField()
     tool_names = forms.MultipleChoiceField(
-        label="Tools", required=False, widget=forms.CheckboxSelectMultiple, help_text="None ticked: all your tools."
+        label=_("Tools"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("None ticked: all your tools."),
     )
 
     class Meta:
         model = Agent
         fields = ["name", "description", "system_prompt", "starter_prompts", "step_limit"]
         widgets = {"description": forms.TextInput(), "system_prompt": forms.Textarea(attrs={"rows": 5})}
+        labels = {
+            "name": _("Name"),
+            "description": _("Description"),
+            "system_prompt": _("System prompt"),
+            "step_limit": _("Step limit"),
+        }
+        help_texts = {
+            "description": _("Shown on the empty chat, under the name."),
+            "system_prompt": _(
+                "{date}, {user} and {agent} are filled in at each run. Blank: the global AGENTWEB_SYSTEM_PROMPT."
+            ),
+        }
 
     def __init__(self, *args, tools: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["tool_names"].choices = [(name, name) for name in tools]
-        self.fields["step_limit"].help_text = f"Model calls per answer. Blank: {settings.AGENTWEB_MAX_STEPS}."
+        self.fields["step_limit"].help_text = _("Model calls per answer. Blank: %(n)s.") % {
+            "n": settings.AGENTWEB_MAX_STEPS
+        }
         if self.instance.pk and not self.instance.all_tools:
             self.initial["tool_names"] = [n for n in self.instance.tools if n in tools]
 

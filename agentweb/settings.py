@@ -80,14 +80,19 @@ INSTALLED_APPS = [
     "schedules",
     "sso",  # issue 40: sign-in with the organisation's OpenID Connect provider (docs/teams.md)
     "audit",  # issue 40: the audit log (docs/teams.md)
+    "languages",  # issue 41: the page's language, chosen by the browser or the person (docs/ui.md, Languages)
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The language: the cookie, else the browser's Accept-Language; a signed-in person's own choice overrides both
+    # (languages.middleware, after the authentication).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "languages.middleware.PersonLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "agentweb.security.ContentSecurityPolicyMiddleware",
@@ -221,7 +226,22 @@ OIDC_AUTHENTICATION_CALLBACK_URL = "sso:callback"
 OIDC_STORE_ID_TOKEN = True
 OIDC_OP_LOGOUT_URL_METHOD = "sso.views.provider_logout_url"
 
-LANGUAGE_CODE = "en-us"
+# The languages of the pages (docs/ui.md, Languages): each named in itself, as a picker shows them. The catalogues are
+# in locale/ (the .po files; the .mo files are built by `make install`: manage.py compilemessages).
+LANGUAGE_CODE = "en"
+LANGUAGES = [
+    ("en", "English"),
+    ("de", "Deutsch"),
+    ("fr", "Français"),
+    ("es", "Español"),
+    ("zh-hans", "简体中文"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# English dates as the pages always wrote them ("6 Dec 2026"); the other languages use Django's own formats.
+FORMAT_MODULE_PATH = ["agentweb.formats"]
+LANGUAGE_COOKIE_NAME = "agentweb_language"
+LANGUAGE_COOKIE_AGE = 365 * 86400
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

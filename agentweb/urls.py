@@ -1,13 +1,14 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.utils.translation import gettext_lazy as _
 
 from agentweb.health import healthz
 
 # The admin says whose it is (Django's default is "Django administration").
-admin.site.site_header = "agentweb administration"
-admin.site.site_title = "agentweb admin"
-admin.site.index_title = "Models, agents, tools and chats"
+admin.site.site_header = _("agentweb administration")
+admin.site.site_title = _("agentweb admin")
+admin.site.index_title = _("Models, agents, tools and chats")
 # No list of every model beside each page: at 1280 pixels it took a quarter of the width from the lists (which then
 # scrolled sideways); the home page and the breadcrumbs lead to every model (docs/tools-admin.md).
 admin.site.enable_nav_sidebar = False
@@ -52,4 +53,6 @@ urlpatterns = [
     path("hooks/", include("hooks.urls")),
     # Each person's own accounts at the MCP servers each person connects to (docs/mcp.md), and the OAuth callback.
     path("mcp/connections/", include("mcpconnect.urls")),
+    # The person's language (the settings page's Language section) and the page's JavaScript catalogue (docs/ui.md).
+    path("", include("languages.views")),
 ]

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.utils.functional import lazy
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from . import keys
 from .keys import MAX_DAYS, MIN_DAYS, NAME_LENGTH, days_problem, owner_problem
@@ -12,9 +15,10 @@ from .models import ApiKey
 
 #: Said next to the field, in the app's words rather than Django's.
 DAYS_ERRORS = {
-    "invalid": "Days: a whole number, or nothing for a key that does not expire.",
-    "min_value": days_problem(0),
-    "max_value": days_problem(MAX_DAYS + 1),
+    "invalid": _("Days: a whole number, or nothing for a key that does not expire."),
+    # Lazy: said in the language of the request that shows them.
+    "min_value": lazy(days_problem, str)(0),
+    "max_value": lazy(days_problem, str)(MAX_DAYS + 1),
 }
 
 
@@ -24,18 +28,19 @@ class KeyForm(forms.Form):
     name = forms.CharField(
         max_length=NAME_LENGTH,
         strip=True,
-        help_text="What the key is for: a script, an editor…",
+        label=_("Name"),
+        help_text=_("What the key is for: a script, an editor…"),
         error_messages={
-            "required": "Give the key a name: what it is for.",
-            "max_length": f"A name of at most {NAME_LENGTH} characters.",
+            "required": _("Give the key a name: what it is for."),
+            "max_length": format_lazy(_("A name of at most {n} characters."), n=NAME_LENGTH),
         },
     )
     expires_in_days = forms.IntegerField(
-        label="Expires after (days)",
+        label=_("Expires after (days)"),
         required=False,
         min_value=MIN_DAYS,
         max_value=MAX_DAYS,
-        help_text=f"{MIN_DAYS}–{MAX_DAYS} days; empty: the key does not expire.",
+        help_text=format_lazy(_("{min}–{max} days; empty: the key does not expire."), min=MIN_DAYS, max=MAX_DAYS),
         error_messages=DAYS_ERRORS,
     )
 
@@ -66,11 +71,11 @@ class AdminKeyForm(forms.ModelForm):
     once on the page that follows."""
 
     expires_in_days = forms.IntegerField(
-        label="Expires after (days)",
+        label=_("Expires after (days)"),
         required=False,
         min_value=MIN_DAYS,
         max_value=MAX_DAYS,
-        help_text=f"{MIN_DAYS}–{MAX_DAYS} days; empty: the key does not expire.",
+        help_text=format_lazy(_("{min}–{max} days; empty: the key does not expire."), min=MIN_DAYS, max=MAX_DAYS),
         error_messages=DAYS_ERRORS,
     )
 

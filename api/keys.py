@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 import audit
 
@@ -92,14 +93,20 @@ def key_of(user, key_id) -> ApiKey:
 def days_problem(days: int | None) -> str | None:
     """Why a key may not expire after `days`, or None (None days: it does not expire)."""
     if days is not None and not MIN_DAYS <= days <= MAX_DAYS:
-        return f"A key expires after {MIN_DAYS} to {MAX_DAYS} days (or never: leave it out)."
+        return _("A key expires after %(min)s to %(max)s days (or never: leave it out).") % {
+            "min": MIN_DAYS,
+            "max": MAX_DAYS,
+        }
     return None
 
 
 def owner_problem(user) -> str | None:
     """Why `user` may not be given a new key now, or None."""
     if not user.is_active:
-        return f"The account {user.get_username()} is deactivated: a key of theirs would not work."
+        return _("The account %(name)s is deactivated: a key of theirs would not work.") % {"name": user.get_username()}
     if live_keys(user).count() >= MAX_LIVE_KEYS:
-        return f"{user.get_username()} has {MAX_LIVE_KEYS} keys in use already: revoke one first."
+        return _("%(name)s has %(n)s keys in use already: revoke one first.") % {
+            "name": user.get_username(),
+            "n": MAX_LIVE_KEYS,
+        }
     return None

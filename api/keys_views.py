@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from audit.recording import client_ip
@@ -50,5 +51,8 @@ def revoke(request: HttpRequest, key_id: int) -> HttpResponse:
             return redirect(_settings_section())
         return render(request, "api/key_revoke.html", {"row": row})
     keys.revoke([row], by=request.user, ip=client_ip(request), via="settings")
-    messages.success(request, f"The key “{row.name}” ({row.shown}) is revoked: it no longer works.")
+    messages.success(
+        request,
+        _("The key “%(name)s” (%(shown)s) is revoked: it no longer works.") % {"name": row.name, "shown": row.shown},
+    )
     return redirect(_settings_section())

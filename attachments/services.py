@@ -19,6 +19,8 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from agentweb.locks import lock_person
 from agentweb.sizes import human_size
@@ -55,7 +57,15 @@ ALLOWED = "images (PNG, JPEG, GIF, WebP), PDFs and text files (txt, md, csv, jso
 
 
 class Refused(Exception):
-    """The upload is not stored; the message is shown in the composer as it is."""
+    """The upload is not stored; the message is shown in the composer as it is (in the request's language)."""
+
+
+def too_big(name: str, size: int, limit: int) -> str:
+    return _("%(name)s is %(size)s; a file may be at most %(limit)s.") % {
+        "name": name,
+        "size": human_size(size),
+        "limit": human_size(limit),
+    }
 
 
 class AttachmentNotFound(Exception):
@@ -100,11 +110,16 @@ def sniff(name: str, data: bytes) -> tuple[str, str, str | None]:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
-            raise Refused(f"{name} is not UTF-8 text, so it cannot be read as a .{ext} file.") from None
+            raise Refused(
+                _("%(name)s is not UTF-8 text, so it cannot be read as a .%(ext)s file.") % {"name": name, "ext": ext}
+            ) from None
         if "\x00" in text:
-            raise Refused(f"{name} is not text (it holds binary data).")
+            raise Refused(_("%(name)s is not text (it holds binary data).") % {"name": name})
         return Attachment.Kind.TEXT, content_type, text
-    raise Refused(f"{name}: this type of file is not accepted. You can attach {ALLOWED}.")
+    raise Refused(
+        _("%(name)s: this type of file is not accepted. You can attach %(allowed)s.")
+        % {"name": name, "allowed": ALLOWED}
+    )
 
 
 def pdf_text(name: str, data: bytes) -> str:
@@ -115,15 +130,19 @@ def pdf_text(name: str, data: bytes) -> str:
         return pdf_reader.read_text(data)
     except pdf_reader.PdfNotRead as not_read:
         log.info("Unreadable PDF %r: %s", name, not_read.reason)
-        raise Refused(PDF_NOT_READ[not_read.reason].format(name=name)) from None
+        raise Refused(_(PDF_NOT_READ[not_read.reason]).format(name=name)) from None
 
 
 PDF_NOT_READ = {
-    "encrypted": "{name} is a password-protected PDF; its text cannot be read.",
-    "damaged": "{name} could not be read as a PDF (the file is damaged or not really a PDF).",
-    "empty": "{name} could not be read as a PDF (it has no pages).",
-    "limits": "This PDF could not be read: {name} took more time or memory to read than the server allows a file.",
-    "busy": "{name} was not read: the server is reading as many PDFs as it can at once. Try again in a moment.",
+    "encrypted": gettext_noop("{name} is a password-protected PDF; its text cannot be read."),
+    "damaged": gettext_noop("{name} could not be read as a PDF (the file is damaged or not really a PDF)."),
+    "empty": gettext_noop("{name} could not be read as a PDF (it has no pages)."),
+    "limits": gettext_noop(
+        "This PDF could not be read: {name} took more time or memory to read than the server allows a file."
+    ),
+    "busy": gettext_noop(
+        "{name} was not read: the server is reading as many PDFs as it can at once. Try again in a moment."
+    ),
 }
 
 
@@ -146,9 +165,9 @@ def store_upload(*, owner, name: str, data: bytes) -> Attachment:
     name = clean_name(name)
     limit = settings.AGENTWEB_ATTACHMENT_MAX_BYTES
     if len(data) > limit:
-        raise Refused(f"{name} is {human_size(len(data))}; a file may be at most {human_size(limit)}.")
+        raise Refused(too_big(name, len(data), limit))
     if not data:
-        raise Refused(f"{name} is empty.")
+        raise Refused(_("%(name)s is empty.") % {"name": name})
     kind, content_type, text = sniff(name, data)
     remove_unsent(owner=owner)
     quota = settings.AGENTWEB_ATTACHMENT_QUOTA_BYTES
@@ -175,8 +194,11 @@ def refuse_over_quota(owner, name: str, size: int, quota: int) -> None:
     used = Attachment.objects.filter(owner=owner).aggregate(total=Sum("size"))["total"] or 0
     if used + size > quota:
         raise Refused(
-            f"{name} would take your attachments past your quota of {human_size(quota)} "
-            f"({human_size(used)} used); delete chats with attachments you no longer need."
+            _(
+                "%(name)s would take your attachments past your quota of %(quota)s (%(used)s used); delete chats "
+                "with attachments you no longer need."
+            )
+            % {"name": name, "quota": human_size(quota), "used": human_size(used)}
         )
 
 

@@ -10,9 +10,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, JsonResponse
 from django.urls import path
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
-
-from agentweb.sizes import human_size
 
 from . import services
 from .models import Attachment
@@ -23,12 +22,11 @@ from .models import Attachment
 def upload(request: HttpRequest) -> JsonResponse:
     upload = request.FILES.get("file")
     if upload is None:
-        return JsonResponse({"error": "No file was sent (a multipart form with a 'file' field)."}, status=400)
+        return JsonResponse({"error": _("No file was sent (a multipart form with a 'file' field).")}, status=400)
     name = services.clean_name(upload.name)
     limit = settings.AGENTWEB_ATTACHMENT_MAX_BYTES
     if upload.size > limit:  # before reading it
-        message = f"{name} is {human_size(upload.size)}; a file may be at most {human_size(limit)}."
-        return JsonResponse({"error": message}, status=413)
+        return JsonResponse({"error": services.too_big(name, upload.size, limit)}, status=413)
     try:
         row = services.store_upload(owner=request.user, name=upload.name, data=upload.read(limit + 1))
     except services.Refused as refused:
@@ -72,7 +70,9 @@ def remove(request: HttpRequest, attachment_id) -> JsonResponse:
     """A chip's ✕: an unsent upload only (a sent one goes with its message or thread)."""
     row = _owned(request, attachment_id)
     if row.message_id is not None:
-        return JsonResponse({"error": "This file was sent with a message; delete the chat to remove it."}, status=400)
+        return JsonResponse(
+            {"error": _("This file was sent with a message; delete the chat to remove it.")}, status=400
+        )
     row.delete()
     return JsonResponse({"ok": True})
 

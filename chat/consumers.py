@@ -11,11 +11,13 @@ from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from audit.recording import socket_ip
 from delivery import REDIS_GONE, group_name, person_group
 from delivery.dispatch import ReceivesInBatches
 from delivery.take_now import SEND_NOW
+from languages.sockets import said_in, socket_language
 
 from . import live, rewind, runs
 from .access import current_user, get_thread_for_user
@@ -34,7 +36,7 @@ PONG_TEXT = json.dumps({"type": events.pong()[0], **events.pong()[1]})
 #: Close code of a socket opened while Redis is out of reach (1013, "try again later", is not one a server may send
 #: through Daphne): the page reconnects, as after any other close.
 TRY_AGAIN_LATER = 4503
-REDIS_UNAVAILABLE = "The server cannot reach Redis right now; try again in a moment."
+REDIS_UNAVAILABLE = gettext_noop("The server cannot reach Redis right now; try again in a moment.")
 log = logging.getLogger("agentweb.sockets")
 
 
@@ -50,6 +52,8 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         # Per thread, the last seq a subscribe sent: events of the thread's group up to it were sent already.
         self.sent_up_to: dict[str, int] = {}
         self.send_now = self.scope.get("extensions", {}).get(SEND_NOW)
+        # The page's language: the `error` messages a person reads are said in it (languages/sockets.py).
+        self.language = socket_language(self.scope)
         await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
@@ -70,6 +74,9 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             await super().__call__(scope, receive, send)
         finally:  # however the consumer ends (a disconnect, a cancelled task), its socket is no longer counted
             self.uncount()
+
+    def said(self, text: str) -> str:
+        return said_in(getattr(self, "language", settings.LANGUAGE_CODE), text)
 
     def uncount(self) -> None:
         counted_for = getattr(self, "counted_for", None)
@@ -99,12 +106,12 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
             except REFUSED as refused:  # the run layer's refusals, each told as chat/error_codes.py's table says
                 raise client_error(refused, frame) from None
         except ClientError as error:
-            await self.send_event(events.error(error.code, error.message, frame_ref(text_data)))
+            await self.send_event(events.error(error.code, self.said(error.message), frame_ref(text_data)))
         except REDIS_GONE as gone:
             # Redis restarting or out of reach (its traceback says nothing more): the tab is told, its socket stays.
             kind = frame["type"] if frame else "?"
             log.warning("a %s frame was refused: the server cannot reach Redis (%s)", kind, gone)
-            await self.send_event(events.error("unavailable", REDIS_UNAVAILABLE, frame_ref(text_data)))
+            await self.send_event(events.error("unavailable", self.said(REDIS_UNAVAILABLE), frame_ref(text_data)))
 
     async def dispatch(self, message):
         # channels closes stale database connections before every handler: a hop to the one database thread, queued
@@ -247,7 +254,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
     async def cancel(self, frame):
         thread = await self.get_thread(frame["thread"])
         if not await runs.cancel(thread.pk):
-            raise ClientError("no_active_run", "This thread has no running answer to stop.")
+            raise ClientError("no_active_run", gettext_noop("This thread has no running answer to stop."))
 
     async def decide(self, frame):
         # The decision that completes a paused step resumes the run (a model request): it takes a send token, given
@@ -284,7 +291,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
 
     async def input_refused(self, message):
         """The process running the run refused an answer this socket sent (answer_input)."""
-        await self.send_event(events.error(message["code"], message["message"], message.get("ref")))
+        await self.send_event(events.error(message["code"], self.said(message["message"]), message.get("ref")))
 
     async def retry(self, frame):
         await self.follow_up(frame, "retry")
@@ -372,7 +379,7 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
     async def take_send_token(self) -> None:
         """Every frame that makes a model request takes a token of the person's send limit (chat/ratelimit.py)."""
         if not await send_limit().aallow(self.scope["user"].pk):
-            raise ClientError("rate_limited", "Too many messages at once; wait a moment and send again.")
+            raise ClientError("rate_limited", gettext_noop("Too many messages at once; wait a moment and send again."))
 
     def refuse_while_redis_is_gone(self) -> None:
         """Before a frame writes what only Redis can then announce and hand on (a message, a run): while this
@@ -417,7 +424,7 @@ def message_fields(frame: dict) -> tuple[str, uuid.UUID]:
     """The text and the client_msg_id of a frame that carries a person's message, checked."""
     content = frame["content"].strip()
     if not content and not frame.get("attachments"):  # files alone make a message (message.send)
-        raise ClientError("bad_frame", "content: the message is empty.")
+        raise ClientError("bad_frame", gettext_noop("content: the message is empty."))
     try:
         return content, uuid.UUID(frame["client_msg_id"])
     except ValueError:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.utils.translation import gettext_noop
+
 from attachments.services import AttachmentNotFound, ImagesNotSupported
 from tools.groups import NotPermitted
 
@@ -14,7 +16,8 @@ from .access import NotFound
 from .frames import ClientError
 from .usage import BudgetExhausted
 
-STILL_ANSWERING = "This thread is still answering; wait for it or stop it."
+# Marked, not translated here: the consumer says each message in its page's language (languages/sockets.py).
+STILL_ANSWERING = gettext_noop("This thread is still answering; wait for it or stop it.")
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,11 @@ ERROR_CODES: dict[type[Exception], Refusal] = {
     NotFound: Refusal(
         "not_found",
         _by_frame(
-            {"tool_call.decide": "No such tool call.", **dict.fromkeys(_BRANCH_CHANGES, "No such thread or message.")},
-            "No such thread.",
+            {
+                "tool_call.decide": gettext_noop("No such tool call."),
+                **dict.fromkeys(_BRANCH_CHANGES, gettext_noop("No such thread or message.")),
+            },
+            gettext_noop("No such thread."),
         ),
     ),
     runs.UnknownModel: Refusal("not_found", lambda error, frame: unknown_model_text(frame["model"])),
@@ -58,12 +64,14 @@ ERROR_CODES: dict[type[Exception], Refusal] = {
         lambda error, frame: f"agent: {frame['agent'][:100]!r} is not an agent you can pick; reload the page.",
     ),
     AttachmentNotFound: Refusal(
-        "not_found", _text("attachments: a file is not one of your unsent uploads (sent already, or removed).")
+        "not_found",
+        _text(gettext_noop("attachments: a file is not one of your unsent uploads (sent already, or removed).")),
     ),
     store.RunActive: Refusal(
         "run_active",
         _by_frame(
-            {"thread.set_tool": "Tools can be turned on or off once this answer is done (or stopped)."}, STILL_ANSWERING
+            {"thread.set_tool": gettext_noop("Tools can be turned on or off once this answer is done (or stopped).")},
+            STILL_ANSWERING,
         ),
     ),
     ImagesNotSupported: Refusal("images_not_supported", _said),
@@ -72,7 +80,7 @@ ERROR_CODES: dict[type[Exception], Refusal] = {
     # The thread's agent or model is not one the person's groups allow (any more): tools/groups.py.
     NotPermitted: Refusal("forbidden", _said),
     store.AlreadyDecided: Refusal(
-        "already_decided", _text("This tool call was already decided or is no longer waiting.")
+        "already_decided", _text(gettext_noop("This tool call was already decided or is no longer waiting."))
     ),
     store.DecisionNotOffered: Refusal(
         "bad_frame", lambda error, frame: f"decision: '{frame['decision']}' is not offered for this call."
@@ -84,11 +92,13 @@ ERROR_CODES: dict[type[Exception], Refusal] = {
     store.NothingToFollowUp: Refusal(
         "not_allowed",
         _by_frame(
-            {"run.retry": "Only a failed, interrupted or stopped run can be retried."},
-            "Only a run that stopped at its step limit can be continued.",
+            {"run.retry": gettext_noop("Only a failed, interrupted or stopped run can be retried.")},
+            gettext_noop("Only a run that stopped at its step limit can be continued."),
         ),
     ),
-    rewind.NothingToRewind: Refusal("not_allowed", _text("This thread has no message of yours to answer again.")),
+    rewind.NothingToRewind: Refusal(
+        "not_allowed", _text(gettext_noop("This thread has no message of yours to answer again."))
+    ),
     runs.InputRefused: Refusal(None, lambda error, frame: error.message),
 }
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db.models import Sum
 from django.db.models.functions import TruncDate
+from django.utils.translation import gettext as _
 
 from agentweb.admin_display import money
 
@@ -39,9 +40,9 @@ def save_defaults(user, *, agent: str, model: str, agents: list[dict[str, Any]],
     """Stores the person's defaults; "" for either means none (the site's default). Returns an error to show
     (nothing stored) when either is not one the person may pick."""
     if agent and not any(a["slug"] == agent for a in agents):
-        return "That agent is not one you can pick."
+        return _("That agent is not one you can pick.")
     if model and not any(m["id"] == model for m in models):
-        return "That model is not one you can pick."
+        return _("That model is not one you can pick.")
     ChatDefaults.objects.update_or_create(user=user, defaults={"agent": agent, "model": model})
     return ""
 

@@ -4,6 +4,7 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext_lazy as _
 
 from agents.services import agents_for_picker, sees_prompt
 from agents.services import step_limit as agent_step_limit
@@ -27,7 +28,7 @@ DEMO_NOTICE_COOKIE = "agentweb_demo_notice"
 
 #: The page's theme, from the settings page: a cookie, so every page (login included) is drawn in it at once.
 THEME_COOKIE = "agentweb_theme"
-THEMES = (("system", "Same as the system"), ("light", "Light"), ("dark", "Dark"))
+THEMES = (("system", _("Same as the system")), ("light", _("Light")), ("dark", _("Dark")))
 
 
 @login_required

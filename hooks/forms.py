@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from agents.services import agents_for_picker
 
@@ -8,18 +9,21 @@ from . import template
 
 
 class TriggerForm(forms.Form):
-    name = forms.CharField(max_length=100, required=False, help_text="For you: tells your triggers apart.")
-    agent = forms.ChoiceField(required=False)
+    name = forms.CharField(
+        max_length=100, required=False, label=_("Name"), help_text=_("For you: tells your triggers apart.")
+    )
+    agent = forms.ChoiceField(required=False, label=_("Agent"))
     prompt = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4}),
         max_length=template.MAX_TEMPLATE_CHARS,
-        help_text="{field} and {field.sub} are filled from the posted JSON; {{ and }} write a brace.",
+        label=_("Prompt"),
+        help_text=_("{field} and {field.sub} are filled from the posted JSON; {{ and }} write a brace."),
     )
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.user = user
-        choices = [("", "The default agent")]
+        choices = [("", _("The default agent"))]
         choices += [(entry["slug"], entry["name"]) for entry in agents_for_picker(user)]
         self.fields["agent"].choices = choices
 

@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -73,7 +74,9 @@ def remove(request: HttpRequest, trigger_id: str) -> HttpResponse:
     except NoSuchTrigger:
         raise Http404("No such trigger.") from None
     row.delete()
-    messages.success(request, f"The trigger “{row}” is removed: its address no longer takes deliveries.")
+    messages.success(
+        request, _("The trigger “%(name)s” is removed: its address no longer takes deliveries.") % {"name": row}
+    )
     return redirect("hooks:list")
 
 

@@ -19,10 +19,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import IntegrityError, close_old_connections, connection, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from chat.models import Thread
 from chat.notify import RunEvent
+from languages.models import LanguageChoice
 
 from . import channels
 from .audience import Audience
@@ -163,12 +164,15 @@ class Dispatcher:
         if preference is None:
             return
         composed: dict[frozenset[str], Notification | None] = {}
+        # Said in the person's language: their choice in settings, else the site's (no browser is asking here).
+        language = LanguageChoice.of(preference.user) or settings.LANGUAGE_CODE
 
         def notification_for(channel: str) -> Notification | None:
             kinds = preference.kinds_of(channel)
             if kinds not in composed:
                 told = [event for event in events if event.kind in kinds]
-                composed[kinds] = compose(told, settings.AGENTWEB_PUBLIC_URL) if told else None
+                with translation.override(language):
+                    composed[kinds] = compose(told, settings.AGENTWEB_PUBLIC_URL) if told else None
             return composed[kinds]
 
         if preference.email and (notification := notification_for("email")):

@@ -4,6 +4,7 @@ webhook."""
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from .models import CHANNELS, EVENT_KINDS, Preference
 
@@ -11,19 +12,19 @@ SECRET_MIN = 16
 
 
 class PreferenceForm(forms.Form):
-    push = forms.BooleanField(required=False, label="Push notifications in this browser and your others")
-    email = forms.BooleanField(required=False, label="Email")
-    email_address = forms.EmailField(required=False, label="Your email address", max_length=254)
-    webhook = forms.BooleanField(required=False, label="A webhook of yours")
-    webhook_url = forms.URLField(required=False, label="Webhook URL", max_length=500, assume_scheme="https")
+    push = forms.BooleanField(required=False, label=_("Push notifications in this browser and your others"))
+    email = forms.BooleanField(required=False, label=_("Email"))
+    email_address = forms.EmailField(required=False, label=_("Your email address"), max_length=254)
+    webhook = forms.BooleanField(required=False, label=_("A webhook of yours"))
+    webhook_url = forms.URLField(required=False, label=_("Webhook URL"), max_length=500, assume_scheme="https")
     # Never shown back: empty keeps the secret already set.
     webhook_secret = forms.CharField(
         required=False,
-        label="Webhook secret",
+        label=_("Webhook secret"),
         max_length=200,
         strip=True,
         widget=forms.PasswordInput(render_value=False),
-        help_text="Signs each delivery (X-Agentweb-Signature). Empty keeps the one set.",
+        help_text=_("Signs each delivery (X-Agentweb-Signature). Empty keeps the one set."),
     )
 
     # The page's table of events by channel: `<channel>_events` holds the ticked events of each. A post without
@@ -56,20 +57,23 @@ class PreferenceForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("email") and not cleaned.get("email_address"):
-            self.add_error("email_address", "Email needs your address.")
+            self.add_error("email_address", _("Email needs your address."))
         if cleaned.get("webhook"):
             if not cleaned.get("webhook_url"):
-                self.add_error("webhook_url", "The webhook needs its URL.")
+                self.add_error("webhook_url", _("The webhook needs its URL."))
             secret = cleaned.get("webhook_secret") or self.preference.webhook_secret
             if not secret:
-                self.add_error("webhook_secret", "The webhook needs a secret to sign with.")
+                self.add_error("webhook_secret", _("The webhook needs a secret to sign with."))
         if cleaned.get("events_shown"):
             for channel in CHANNELS:
                 if cleaned.get(channel) and not cleaned.get(f"{channel}_events"):
-                    self.add_error(f"{channel}_events", f"Tick an event for {channel}, or turn {channel} off.")
+                    self.add_error(
+                        f"{channel}_events",
+                        _("Tick an event for %(channel)s, or turn %(channel)s off.") % {"channel": channel},
+                    )
         secret = cleaned.get("webhook_secret")
         if secret and len(secret) < SECRET_MIN:
-            self.add_error("webhook_secret", f"A secret of at least {SECRET_MIN} characters.")
+            self.add_error("webhook_secret", _("A secret of at least %(n)s characters.") % {"n": SECRET_MIN})
         return cleaned
 
     def save(self, user) -> Preference:

@@ -8,22 +8,27 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
 from chat.notify import APPROVAL, FAILED, FINISHED, INPUT
 
 #: The events a notification lists one by one (a burst is counted, not listed).
 MAX_LISTED = 10
 
+# Marked here, said in the person's language where a notification is composed (notifications/dispatch.py). The
+# counted ones are for two or more, the same form in each language offered (docs/ui.md, Languages).
 _ONE = {
-    APPROVAL: "{tool} waits for your approval",
-    INPUT: "{tool} asks for your input",
-    FAILED: "A run failed",
-    FINISHED: "A scheduled or triggered run finished",
+    APPROVAL: gettext_noop("{tool} waits for your approval"),
+    INPUT: gettext_noop("{tool} asks for your input"),
+    FAILED: gettext_noop("A run failed"),
+    FINISHED: gettext_noop("A scheduled or triggered run finished"),
 }
 _MANY = {
-    APPROVAL: "{n} tool calls wait for your approval",
-    INPUT: "{n} tools ask for your input",
-    FAILED: "{n} runs failed",
-    FINISHED: "{n} scheduled or triggered runs finished",
+    APPROVAL: gettext_noop("{n} tool calls wait for your approval"),
+    INPUT: gettext_noop("{n} tools ask for your input"),
+    FAILED: gettext_noop("{n} runs failed"),
+    FINISHED: gettext_noop("{n} scheduled or triggered runs finished"),
 }
 
 
@@ -53,12 +58,12 @@ def compose(events: list, base_url: str) -> Notification:
     count = len(events)
     if len(kinds) == 1:
         kind = next(iter(kinds))
-        subject = _ONE[kind].format(tool=_tool(events[0])) if count == 1 else _MANY[kind].format(n=count)
+        subject = _(_ONE[kind]).format(tool=_tool(events[0])) if count == 1 else _(_MANY[kind]).format(n=count)
     else:
         parts = []
         for kind, n in kinds.items():
             first = next(e for e in events if e.kind == kind)
-            parts.append(_MANY[kind].format(n=n) if n > 1 else _ONE[kind].format(tool=_tool(first)))
+            parts.append(_(_MANY[kind]).format(n=n) if n > 1 else _(_ONE[kind]).format(tool=_tool(first)))
         subject = "; ".join(parts)
     threads = {e.thread_id for e in events}
     if kinds.keys() & {APPROVAL, INPUT}:
@@ -69,29 +74,31 @@ def compose(events: list, base_url: str) -> Notification:
         path = "/"
     lines = [_line(e) for e in events[:MAX_LISTED]]
     if count > MAX_LISTED:
-        lines.append(f"… and {count - MAX_LISTED} more.")
+        lines.append(_("… and %(n)s more.") % {"n": count - MAX_LISTED})
     body = "\n".join(lines)
     items = [_item(e) for e in events[:MAX_LISTED]]
-    text = f"{subject}.\n\n{body}\n\nOpen: {base_url}{path}\n(You will be asked to sign in if you are not.)\n"
+    opening = _("Open: %(url)s") % {"url": base_url + path}
+    sign_in = _("(You will be asked to sign in if you are not.)")
+    text = f"{subject}.\n\n{body}\n\n{opening}\n{sign_in}\n"
     return Notification(subject=subject, body=text, path=path, count=count, items=items)
 
 
 def _tool(event) -> str:
-    return event.tool or "A tool"
+    return event.tool or _("A tool")
 
 
 def _line(event) -> str:
     agent = f"{event.agent}: " if event.agent else ""
-    title = event.thread_title or "Untitled"
+    title = event.thread_title or _("Untitled")
     if event.kind == APPROVAL:
-        what = f"{event.tool} waits for approval"
+        what = _("%(tool)s waits for approval in “%(title)s”")
     elif event.kind == INPUT:
-        what = f"{event.tool} asks for input"
+        what = _("%(tool)s asks for input in “%(title)s”")
     elif event.kind == FAILED:
-        what = "the run failed"
+        what = _("the run failed in “%(title)s”")
     else:
-        what = "the run finished"
-    return f"- {agent}{what} in “{title}”"
+        what = _("the run finished in “%(title)s”")
+    return f"- {agent}{what % {'tool': event.tool, 'title': title}}"
 
 
 def _item(event) -> dict[str, Any]:

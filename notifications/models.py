@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from agentweb.fields import EncryptedTextField
 
 #: The channels, and the events a person may be told of on each (chat/notify.py's kinds), in the page's order.
 CHANNELS = ("push", "email", "webhook")
 EVENT_KINDS = (
-    ("approval", "A call waits for my approval"),
-    ("input", "A tool asks for my input"),
-    ("failed", "A run failed"),
-    ("finished", "A scheduled or triggered run finished"),
+    ("approval", _("A call waits for my approval")),
+    ("input", _("A tool asks for my input")),
+    ("failed", _("A run failed")),
+    ("finished", _("A scheduled or triggered run finished")),
 )
-KINDS = tuple(kind for kind, _ in EVENT_KINDS)
+KINDS = tuple(kind for kind, _label in EVENT_KINDS)
 
 
 class Preference(models.Model):

@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from .forms import PreferenceForm
@@ -40,7 +41,7 @@ def save(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return render(request, "notifications/settings_invalid.html", {"form": form}, status=400)
     form.save(request.user)
-    messages.success(request, "Your notifications are saved.")
+    messages.success(request, _("Your notifications are saved."))
     return redirect(_section())
 
 
@@ -62,13 +63,15 @@ def subscribe(request: HttpRequest) -> HttpResponse:
     endpoint = data.get("endpoint") if isinstance(data, dict) else None
     schemes = ("https://", "http://") if settings.DEBUG else ("https://",)
     if not isinstance(endpoint, str) or not endpoint.startswith(schemes):
-        return JsonResponse({"error": "A push endpoint is an https:// URL."}, status=400)
+        return JsonResponse({"error": _("A push endpoint is an https:// URL.")}, status=400)
     if not isinstance(keys, dict) or not all(isinstance(keys.get(k), str) for k in ("p256dh", "auth")):
-        return JsonResponse({"error": "A subscription carries keys.p256dh and keys.auth."}, status=400)
+        return JsonResponse({"error": _("A subscription carries keys.p256dh and keys.auth.")}, status=400)
     if len(endpoint) > 1000 or len(keys["p256dh"]) > 200 or len(keys["auth"]) > 100:
-        return JsonResponse({"error": "The subscription is too long."}, status=400)
+        return JsonResponse({"error": _("The subscription is too long.")}, status=400)
     if PushSubscription.objects.filter(user=request.user).exclude(endpoint=endpoint).count() >= MAX_SUBSCRIPTIONS:
-        return JsonResponse({"error": f"At most {MAX_SUBSCRIPTIONS} browsers; remove one first."}, status=400)
+        return JsonResponse(
+            {"error": _("At most %(n)s browsers; remove one first.") % {"n": MAX_SUBSCRIPTIONS}}, status=400
+        )
     PushSubscription.objects.update_or_create(
         endpoint=endpoint, defaults={"user": request.user, "p256dh": keys["p256dh"], "auth": keys["auth"]}
     )

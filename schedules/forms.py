@@ -1,4 +1,5 @@
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from .models import Schedule
 
@@ -13,12 +14,14 @@ class ScheduleForm(forms.ModelForm):
             "target": forms.RadioSelect,
         }
         labels = {
-            "kind": "When",
-            "cron": "Cron expression",
-            "every_minutes": "Every N minutes",
-            "target": "Answers go to",
+            "prompt": _("Prompt"),
+            "kind": _("When"),
+            "cron": _("Cron expression"),
+            "time_zone": _("Time zone"),
+            "every_minutes": _("Every N minutes"),
+            "target": _("Answers go to"),
         }
 
     def __init__(self, *args, agents=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["agent"] = forms.ChoiceField(choices=[(a["slug"], a["name"]) for a in agents], label="Agent")
+        self.fields["agent"] = forms.ChoiceField(choices=[(a["slug"], a["name"]) for a in agents], label=_("Agent"))

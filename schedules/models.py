@@ -7,6 +7,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 #: What a prompt may hold, and a pause reason.
 PROMPT_CHARS = 10_000
@@ -15,20 +16,20 @@ REASON_CHARS = 300
 
 class Schedule(models.Model):
     class Kind(models.TextChoices):
-        CRON = "cron", "A cron expression"
-        EVERY = "every", "Every N minutes"
+        CRON = "cron", _("A cron expression")
+        EVERY = "every", _("Every N minutes")
 
     class Target(models.TextChoices):
-        NEW = "new", "A new thread each time"
-        ONE = "one", "One thread that grows"
+        NEW = "new", _("A new thread each time")
+        ONE = "one", _("One thread that grows")
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="schedules")
     # A slug, read again at each firing: the agent the owner may pick by that name then (their own first).
     agent = models.SlugField(max_length=60)
-    prompt = models.TextField(max_length=PROMPT_CHARS, help_text="{date} and {time} are filled in at each firing.")
+    prompt = models.TextField(max_length=PROMPT_CHARS, help_text=_("{date} and {time} are filled in at each firing."))
     kind = models.CharField(max_length=5, choices=Kind.choices, default=Kind.CRON)
-    cron = models.CharField(max_length=100, blank=True, help_text="Five fields: minute hour day month weekday.")
-    time_zone = models.CharField(max_length=64, default="UTC", help_text="An IANA zone, such as Europe/Berlin.")
+    cron = models.CharField(max_length=100, blank=True, help_text=_("Five fields: minute hour day month weekday."))
+    time_zone = models.CharField(max_length=64, default="UTC", help_text=_("An IANA zone, such as Europe/Berlin."))
     every_minutes = models.PositiveIntegerField(null=True, blank=True)
     target = models.CharField(max_length=3, choices=Target.choices, default=Target.NEW)
     # The thread that grows (Target.ONE): made by the first firing, and again if it is deleted.
@@ -50,11 +51,11 @@ class Schedule(models.Model):
 
 class ScheduleRun(models.Model):
     class Status(models.TextChoices):
-        CLAIMED = "claimed", "Starting"
-        STARTED = "started", "Started"
-        SKIPPED = "skipped", "Skipped"
-        PAUSED = "paused", "Paused the schedule"
-        FAILED = "failed", "Failed"
+        CLAIMED = "claimed", _("Starting")
+        STARTED = "started", _("Started")
+        SKIPPED = "skipped", _("Skipped")
+        PAUSED = "paused", _("Paused the schedule")
+        FAILED = "failed", _("Failed")
 
     schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="runs")
     # The slot fired (the time it was due), or the moment of a "Run now".

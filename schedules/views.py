@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from agents.services import agents_for_picker
@@ -47,7 +48,7 @@ def edit_page(request, editing: Schedule | None):
     form = ScheduleForm(request.POST or None, instance=schedule, agents=agents)
     if request.method == "POST" and form.is_valid():
         if editing is None and Schedule.objects.filter(owner=request.user).count() >= MOST_SCHEDULES:
-            form.add_error(None, f"You have {MOST_SCHEDULES} schedules, the most one person may keep.")
+            form.add_error(None, _("You have %(n)s schedules, the most one person may keep.") % {"n": MOST_SCHEDULES})
         else:
             try:
                 services.save(form.instance, timing_before=before)

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from audit.recording import client_ip
@@ -87,7 +88,10 @@ def revoke(request: HttpRequest, link_id) -> HttpResponse:
             raise Http404("No such link.")
         return render(request, "sharing/revoke.html", {"link": link})
     services.revoke_link(link, by=request.user, ip=client_ip(request))
-    messages.success(request, f"Link to “{link.snapshot.get('title') or 'Untitled'}” revoked: it no longer opens.")
+    messages.success(
+        request,
+        _("Link to “%(title)s” revoked: it no longer opens.") % {"title": link.snapshot.get("title") or _("Untitled")},
+    )
     return redirect("sharing:list")
 
 
@@ -98,7 +102,11 @@ def update(request: HttpRequest, link_id) -> HttpResponse:
     if not link.is_active:
         raise Http404("No such link.")
     services.update_snapshot(link)
-    messages.success(request, f"Link to “{link.snapshot.get('title') or 'Untitled'}” now shows the thread as it is.")
+    messages.success(
+        request,
+        _("Link to “%(title)s” now shows the thread as it is.")
+        % {"title": link.snapshot.get("title") or _("Untitled")},
+    )
     return redirect("sharing:list")
 
 

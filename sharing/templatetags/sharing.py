@@ -7,6 +7,7 @@ import json
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_lazy as _
 
 from sharing.markdown import render_markdown
 from sharing.services import list_links
@@ -14,15 +15,15 @@ from sharing.services import list_links
 register = template.Library()
 
 TOOL_STATUS_LABELS = {
-    "streaming": "preparing",
-    "requested": "queued",
-    "awaiting_approval": "needs approval",
-    "running": "running",
-    "success": "success",
-    "error": "error",
-    "rejected": "rejected",
-    "replied": "replied",
-    "cancelled": "cancelled",
+    "streaming": _("preparing"),
+    "requested": _("queued"),
+    "awaiting_approval": _("needs approval"),
+    "running": _("running"),
+    "success": _("success"),
+    "error": _("error"),
+    "rejected": _("rejected"),
+    "replied": _("replied"),
+    "cancelled": _("cancelled"),
 }
 
 
@@ -45,7 +46,7 @@ def markdown(value) -> SafeString:
 
 @register.filter
 def tool_status(value) -> str:
-    return TOOL_STATUS_LABELS.get(str(value), str(value))
+    return str(TOOL_STATUS_LABELS.get(str(value), str(value)))
 
 
 @register.filter

@@ -1,6 +1,8 @@
 // The new API key's page (templates/api/key_created.html): a Copy button beside the key, shown once. Without
 // JavaScript the key is still there to select and copy by hand.
 
+import { _ } from "../chat/i18n.js";
+
 const input = document.getElementById("api-key-value");
 const button = document.getElementById("api-key-copy");
 const said = document.getElementById("api-key-copied");
@@ -13,11 +15,11 @@ if (input && button && said) {
     } catch {
       input.select();
       if (!document.execCommand("copy")) {
-        said.textContent = "Select the key and copy it.";
+        said.textContent = _("Select the key and copy it.");
         return;
       }
     }
-    said.textContent = "Copied.";
+    said.textContent = _("Copied.");
   });
   input.addEventListener("focus", () => input.select());
   input.focus();

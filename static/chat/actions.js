@@ -3,9 +3,10 @@
 // Each goes out with its own `ref`, so the server's `error` for it lands where the person clicked: a decision's
 // error inside its tool card, a retry's or continue's next to the composer.
 
-const NOT_CONNECTED = "Not connected — try again in a moment.";
-const ALREADY_DECIDED = "Already decided (in another tab?)";
-const NOT_OPEN = "This request is no longer open (answered in another tab, or it timed out).";
+import { _ } from "./i18n.js";
+const NOT_CONNECTED = _("Not connected — try again in a moment.");
+const ALREADY_DECIDED = _("Already decided (in another tab?)");
+const NOT_OPEN = _("This request is no longer open (answered in another tab, or it timed out).");
 
 export class Actions {
   /**
@@ -111,11 +112,11 @@ export class Actions {
   reconnected() {
     for (const toolCallId of new Set(this.decisions.values())) {
       const card = this.view.toolCard(toolCallId);
-      if (card?.approvalSending) card.approvalFailed("The connection dropped while sending. If nothing changes, decide again.");
+      if (card?.approvalSending) card.approvalFailed(_("The connection dropped while sending. If nothing changes, decide again."));
     }
     for (const { toolCallId, request } of this.inputs.values()) {
       const card = this.view.toolCard(toolCallId);
-      if (card?.inputSending) card.inputFailed(request, "The connection dropped while sending. If the form stays, answer again.");
+      if (card?.inputSending) card.inputFailed(request, _("The connection dropped while sending. If the form stays, answer again."));
     }
     this.decisions.clear();
     this.inputs.clear();

@@ -51,10 +51,10 @@ export class AnswerView {
     this.root.dataset.status = "complete";
     views.set(this.root, this);
     const meta = el("div", "message-meta");
-    meta.append(el("span", "message-role", "Assistant"));
+    meta.append(el("span", "message-role", _("Assistant")));
     if (isDemo) {
-      const badge = el("span", "badge demo-badge", "demo");
-      badge.title = "Written by the offline demo model, not an AI";
+      const badge = el("span", "badge demo-badge", _("demo"));
+      badge.title = _("Written by the offline demo model, not an AI");
       meta.append(badge);
     }
     this.body = el("div", "answer-body");

@@ -15,15 +15,16 @@ import { AgentChoice, AgentFilter, AgentLabel } from "./agents.js";
 import { AttachmentTray } from "./attachments.js";
 import { Starters } from "./starters.js";
 import { refreshCount } from "../inbox/count.js";
+import { _, format } from "./i18n.js";
 import { setUpPage } from "./page.js";
 import { EarlierPages, fetchPage } from "./pages.js";
 
-const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
+const RUN_ACTIVE_MESSAGE = _("Wait for the current answer to finish (or press Stop).");
 const CONNECTION_LABELS = {
-  connecting: "connecting…",
-  connected: "connected",
-  reconnecting: "reconnecting…",
-  "signed-out": "signed out — reload the page to sign in",
+  connecting: _("connecting…"),
+  connected: _("connected"),
+  reconnecting: _("reconnecting…"),
+  "signed-out": _("signed out — reload the page to sign in"),
 };
 const URL_PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
 const CALL_PLACEHOLDER = "ffffffff-ffff-ffff-ffff-ffffffffffff";
@@ -81,7 +82,7 @@ const view = new ThreadView($("messages"), {
   continueSteps: Number.parseInt(appEl?.dataset.maxSteps || "", 10) || null,
   loadArtifact: (toolCallId) => (state.threadId && appEl?.dataset.artifactUrl
     ? fetchArtifact(artifactUrl(state.threadId, toolCallId))
-    : Promise.reject(new Error("The artifact cannot be loaded here."))),
+    : Promise.reject(new Error(_("The artifact cannot be loaded here.")))),
   describeTool: (name) => toolCatalog.description(name),
 });
 // The tools turned off for this chat: a stored chat's change is sent at once, a new chat's goes with its first message.
@@ -232,7 +233,7 @@ function updateBusy() {
 function changeBranch(frame) {
   if (!state.threadId || state.runActive || state.pending) return false;
   if (!socket.send({ ...frame, thread: state.threadId, ref: nextRef("branch") })) {
-    composer.showError("Not connected — reconnecting. Try again in a moment.");
+    composer.showError(_("Not connected — reconnecting. Try again in a moment."));
     return false;
   }
   return true;
@@ -266,15 +267,15 @@ function sendMessage(text) {
     return false;
   }
   if (state.threadId && state.lastSeq === null && state.awaitingSnapshot) {
-    composer.showError("The conversation is still loading.");
+    composer.showError(_("The conversation is still loading."));
     return false;
   }
   if (!socket.isOpen) {
-    composer.showError("Not connected — reconnecting. Your text is still here; send it again in a moment.");
+    composer.showError(_("Not connected — reconnecting. Your text is still here; send it again in a moment."));
     return false;
   }
   if (tray.uploading) {
-    composer.showError("Wait for the files to finish uploading.");
+    composer.showError(_("Wait for the files to finish uploading."));
     return false;
   }
   const clientMsgId = newUuid();
@@ -329,7 +330,7 @@ function handleTooLarge() {
     tray.giveBack(p.taken || []);
   }
   updateBusy();
-  composer.showError("That message is too large to send. Shorten it (or split it in parts) and send it again.");
+  composer.showError(_("That message is too large to send. Shorten it (or split it in parts) and send it again."));
 }
 
 function confirmPending(messageId = null) {
@@ -359,7 +360,7 @@ function handleSent(ev) {
 function stopRun() {
   if (!state.threadId) return;
   if (!socket.send({ type: "run.cancel", thread: state.threadId, ref: nextRef("cancel") })) {
-    composer.showError("Not connected — cannot stop right now.");
+    composer.showError(_("Not connected — cannot stop right now."));
     return;
   }
   $("stop").disabled = true;
@@ -532,7 +533,7 @@ function handleSnapshot(ev) {
 
 function handleError(ev) {
   if (picker.handleError(ev)) {
-    composer.showError(ev.message || "That model cannot be picked.");
+    composer.showError(ev.message || _("That model cannot be picked."));
     return;
   }
   if (toolSwitches.handleError(ev)) return;
@@ -556,7 +557,7 @@ function handleError(ev) {
   if (ev.ref && ev.ref === state.subscribeRef) state.awaitingSnapshot = false;
   if (code === "no_active_run") state.runActive = false;
   updateBusy();
-  composer.showError(describeError(code, ev.message || `Error: ${code || "unknown"}`));
+  composer.showError(describeError(code, ev.message || format(_("Error: %(code)s"), { code: code || "unknown" })));
 }
 
 updateBusy();

@@ -4,6 +4,7 @@
 
 import { CardForm } from "./card-form.js";
 import { el, button, prettyJson, isJsonObject } from "./dom.js";
+import { _, format } from "./i18n.js";
 
 let formCounter = 0;
 
@@ -18,23 +19,23 @@ export class ApprovalPanel extends CardForm {
    * @param {(payload: object) => void} o.onSend  gets {decision, args?, message?, for_thread?}
    */
   constructor({ toolName, allow, argsEl, getArgs, onSend }) {
-    super("Sending your decision…");
+    super(_("Sending your decision…"));
     Object.assign(this, { argsEl, getArgs, onSend });
     const uid = ++formCounter;
     const offered = (decision) => !allow || allow[decision] !== false;
     this.root = el("div", "approval");
     this.fieldset = el("fieldset", "approval-fieldset");
-    this.fieldset.append(el("legend", "tool-approval-label", "This tool call needs your approval."));
+    this.fieldset.append(el("legend", "tool-approval-label", _("This tool call needs your approval.")));
 
     this.actions = el("div", "approval-actions");
     if (offered("approve")) {
-      this.actions.append(button("Approve", "button primary decide-approve", () => {
+      this.actions.append(button(_("Approve"), "button primary decide-approve", () => {
         this.send({ decision: "approve", ...this.grant() });
       }));
     }
-    if (offered("edit")) this.actions.append(button("Edit", "button decide-edit", () => this.mode("edit")));
-    if (offered("reject")) this.actions.append(button("Reject", "button decide-reject", () => this.mode("reject")));
-    if (offered("respond")) this.actions.append(button("Reply", "button decide-respond", () => this.mode("respond")));
+    if (offered("edit")) this.actions.append(button(_("Edit"), "button decide-edit", () => this.mode("edit")));
+    if (offered("reject")) this.actions.append(button(_("Reject"), "button decide-reject", () => this.mode("reject")));
+    if (offered("respond")) this.actions.append(button(_("Reply"), "button decide-respond", () => this.mode("respond")));
     this.fieldset.append(this.actions);
 
     this.editor = el("textarea", "approval-args-input");
@@ -47,24 +48,24 @@ export class ApprovalPanel extends CardForm {
         this.submitEdit();
       }
     });
-    this.editForm = this.form("edit", `approval-args-${uid}`, "Arguments (a JSON object)", this.editor,
-      this.editError, "Run with these arguments", () => this.submitEdit());
+    this.editForm = this.form("edit", `approval-args-${uid}`, _("Arguments (a JSON object)"), this.editor,
+      this.editError, _("Run with these arguments"), () => this.submitEdit());
 
-    this.reasonInput = textInput("approval-reason-input", "Why not? (optional, the model sees it)");
-    this.rejectForm = this.form("reject", `approval-reason-${uid}`, "Reason (optional)", this.reasonInput, null,
-      "Reject", () => {
+    this.reasonInput = textInput("approval-reason-input", _("Why not? (optional, the model sees it)"));
+    this.rejectForm = this.form("reject", `approval-reason-${uid}`, _("Reason (optional)"), this.reasonInput, null,
+      _("Reject"), () => {
         const message = this.reasonInput.value.trim();
         this.send(message ? { decision: "reject", message } : { decision: "reject" });
       });
 
-    this.replyInput = textInput("approval-reply-input", "The model gets this instead of a result");
+    this.replyInput = textInput("approval-reply-input", _("The model gets this instead of a result"));
     this.replyError = inputError();
     this.replyInput.addEventListener("input", () => clearInputError(this.replyInput, this.replyError));
-    this.respondForm = this.form("respond", `approval-reply-${uid}`, "Your reply", this.replyInput, this.replyError,
-      "Send reply", () => {
+    this.respondForm = this.form("respond", `approval-reply-${uid}`, _("Your reply"), this.replyInput, this.replyError,
+      _("Send reply"), () => {
         const message = this.replyInput.value.trim();
         if (!message) {
-          showInputError(this.replyInput, this.replyError, "Write a reply first.");
+          showInputError(this.replyInput, this.replyError, _("Write a reply first."));
           return;
         }
         this.send({ decision: "respond", message });
@@ -76,7 +77,7 @@ export class ApprovalPanel extends CardForm {
       this.grantBox = el("input", "approval-for-thread-input");
       this.grantBox.type = "checkbox";
       this.grantLabel = el("label", "approval-for-thread");
-      this.grantLabel.append(this.grantBox, document.createTextNode(` Don't ask again for ${toolName} in this chat`));
+      this.grantLabel.append(this.grantBox, document.createTextNode(` ${format(_("Don't ask again for %(tool)s in this chat"), { tool: toolName })}`));
       this.fieldset.append(this.grantLabel);
     }
 
@@ -98,7 +99,7 @@ export class ApprovalPanel extends CardForm {
     const submit = el("button", `button ${name === "reject" ? "danger" : "primary"} approval-${name}-submit`,
       submitLabel);
     submit.type = "submit";
-    row.append(submit, button("Cancel", "button subtle approval-cancel", () => this.mode("choose")));
+    row.append(submit, button(_("Cancel"), "button subtle approval-cancel", () => this.mode("choose")));
     form.append(label, field);
     if (errorEl) form.append(errorEl);
     form.append(row);
@@ -144,11 +145,11 @@ export class ApprovalPanel extends CardForm {
     try {
       parsed = JSON.parse(this.editor.value);
     } catch (err) {
-      showInputError(this.editor, this.editError, `Not valid JSON: ${err.message}`);
+      showInputError(this.editor, this.editError, format(_("Not valid JSON: %(reason)s"), { reason: err.message }));
       return;
     }
     if (!isJsonObject(parsed)) {
-      showInputError(this.editor, this.editError, 'The arguments must be a JSON object, like {"name": "value"}.');
+      showInputError(this.editor, this.editError, _('The arguments must be a JSON object, like {"name": "value"}.'));
       return;
     }
     this.send({ decision: "edit", args: parsed, ...this.grant() });
@@ -196,14 +197,15 @@ function clearInputError(field, errorEl) {
 
 /** "Approved by grace", "Rejected by grace: not now", … (`by` may be unknown, e.g. after a reload). */
 export function decisionText(decision, by, message) {
-  const who = by ? ` by ${by}` : "";
+  // Whole phrases per case (with and without who), so that each language orders them as it needs.
+  const said = (withWho, alone) => format(by ? withWho : alone, { by });
   const why = message ? `: ${message}` : "";
   switch (decision) {
-    case "approve": return `Approved${who}`;
-    case "edit": return `Edited${who}`;
-    case "reject": return `Rejected${who}${why}`;
-    case "respond": return `Replied${who}${why}`;
-    default: return `Decided${who}`;
+    case "approve": return said(_("Approved by %(by)s"), _("Approved"));
+    case "edit": return said(_("Edited by %(by)s"), _("Edited"));
+    case "reject": return said(_("Rejected by %(by)s"), _("Rejected")) + why;
+    case "respond": return said(_("Replied by %(by)s"), _("Replied")) + why;
+    default: return said(_("Decided by %(by)s"), _("Decided"));
   }
 }
 
@@ -218,9 +220,9 @@ export function changedKeys(original, edited) {
 export function originalArgsView(original, edited) {
   const box = el("div", "tool-args-was");
   const keys = changedKeys(original, edited);
-  if (keys.length) box.append(el("p", "tool-args-changes", `Changed: ${keys.join(", ")}`));
+  if (keys.length) box.append(el("p", "tool-args-changes", format(_("Changed: %(keys)s"), { keys: keys.join(", ") })));
   const pre = el("pre", "tool-args-original");
   pre.append(el("del", "", prettyJson(original)));
-  box.append(el("div", "tool-section-title", "Was"), pre);
+  box.append(el("div", "tool-section-title", _("Was")), pre);
   return box;
 }

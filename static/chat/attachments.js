@@ -5,7 +5,7 @@
 
 import { el } from "./dom.js";
 import { icon } from "./icons.js";
-import { _f } from "./i18n.js";
+import { _, _f, format, formatNumber } from "./i18n.js";
 
 function csrfToken() {
   for (const part of document.cookie.split(";")) {
@@ -16,15 +16,19 @@ function csrfToken() {
 }
 
 export function humanSize(size) {
-  if (size < 1024) return `${size} B`;
-  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KB`;
-  return `${(size / (1024 * 1024)).toFixed(1)} MB`;
+  const one = { minimumFractionDigits: 1, maximumFractionDigits: 1 };
+  if (size < 1024) return format(_("%(n)s B"), { n: formatNumber(size) });
+  if (size < 1024 * 1024) return format(_("%(n)s KB"), { n: formatNumber(size / 1024, one) });
+  return format(_("%(n)s MB"), { n: formatNumber(size / (1024 * 1024), one) });
 }
 
 /** "first 20,000 of 54,321 characters" when the model reads only part of the file's text. */
 export function capText(item) {
   if (!item.capped_at) return "";
-  return `the model reads the first ${item.capped_at.toLocaleString("en")} of ${item.chars.toLocaleString("en")} characters`;
+  return format(_("the model reads the first %(shown)s of %(total)s characters"), {
+    shown: formatNumber(item.capped_at),
+    total: formatNumber(item.chars),
+  });
 }
 
 function fileUrl(id) {
@@ -122,7 +126,7 @@ export class AttachmentTray {
   }
 
   async upload(file) {
-    const item = { id: null, name: file.name || "pasted file", size: file.size, kind: "", uploading: true, file };
+    const item = { id: null, name: file.name || _("pasted file"), size: file.size, kind: "", uploading: true, file };
     item.chip = this.chip(item);
     this.items.push(item);
     this.list.hidden = false;
@@ -138,15 +142,15 @@ export class AttachmentTray {
       try {
         answer = await response.json();
       } catch {
-        answer = { error: `The upload failed (HTTP ${response.status}).` };
+        answer = { error: format(_("The upload failed (HTTP %(status)s)."), { status: response.status }) };
       }
     } catch {
-      answer = { error: `${item.name} could not be uploaded: the connection failed. Try again.` };
+      answer = { error: format(_("%(name)s could not be uploaded: the connection failed. Try again."), { name: item.name }) };
     }
     if (!this.items.includes(item)) return; // removed while it uploaded
     if (!ok) {
       this.drop(item);
-      this.onError(answer.error || `${item.name} could not be uploaded.`);
+      this.onError(answer.error || format(_("%(name)s could not be uploaded."), { name: item.name }));
       return;
     }
     Object.assign(item, answer, { uploading: false });
@@ -167,13 +171,13 @@ export class AttachmentTray {
       li.append(icon("file", "icon chip-icon"));
     }
     const text = el("span", "chip-text");
-    text.append(el("span", "chip-name", item.name), el("span", "chip-size", item.uploading ? "uploading…" : humanSize(item.size)));
+    text.append(el("span", "chip-name", item.name), el("span", "chip-size", item.uploading ? _("uploading…") : humanSize(item.size)));
     const cap = capText(item);
     if (cap) text.append(el("span", "chip-cap", cap));
     li.append(text);
     const remove = el("button", "chip-remove", "✕");
     remove.type = "button";
-    remove.setAttribute("aria-label", `Remove ${item.name}`);
+    remove.setAttribute("aria-label", format(_("Remove %(name)s"), { name: item.name }));
     remove.addEventListener("click", () => this.remove(item));
     li.append(remove);
     if (item.id) li.dataset.attachmentId = item.id;

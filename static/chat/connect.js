@@ -5,6 +5,7 @@
 
 import { CardForm } from "./card-form.js";
 import { el, button } from "./dom.js";
+import { _, format } from "./i18n.js";
 
 export class ConnectPanel extends CardForm {
   /**
@@ -16,24 +17,24 @@ export class ConnectPanel extends CardForm {
    * @param {(payload: {request: string, action: string}) => void} o.onSend
    */
   constructor({ request, server, mode, url, onSend }) {
-    super("Cancelling…");
+    super(_("Cancelling…"));
     this.request = String(request);
     this.onSend = onSend;
     this.root = el("div", "connect-request");
     this.root.dataset.request = this.request;
     this.fieldset = el("fieldset", "connect-fieldset");
     const name = typeof server === "string" ? server : "";
-    this.fieldset.append(el("legend", "connect-request-label", `${name} works with your own account.`));
-    const how = mode === "header" ? "enter your key" : "sign in";
+    this.fieldset.append(el("legend", "connect-request-label", format(_("%(server)s works with your own account."), { server: name })));
+    const how = mode === "header" ? _("enter your key") : _("sign in");
     this.fieldset.append(el("p", "connect-request-message",
-      `Connect your account (${how}) to let this call go on: it continues by itself once you have.`));
+      format(_("Connect your account (%(how)s) to let this call go on: it continues by itself once you have."), { how })));
     const actions = el("div", "connect-actions");
-    const link = el("a", "button primary connect-open", `Connect ${name}`);
+    const link = el("a", "button primary connect-open", format(_("Connect %(server)s"), { server: name }));
     // Only the app's own page: a relative address of this origin.
     link.href = typeof url === "string" && url.startsWith("/") && !url.startsWith("//") ? url : "/mcp/connections/";
     link.target = "_blank";
     link.rel = "noopener";
-    actions.append(link, button("Cancel", "button subtle connect-cancel", () => this.send({ action: "cancel" })));
+    actions.append(link, button(_("Cancel"), "button subtle connect-cancel", () => this.send({ action: "cancel" })));
     this.fieldset.append(actions);
     this.messageEl = el("p", "input-message");
     this.messageEl.hidden = true;
@@ -51,6 +52,6 @@ export class ConnectPanel extends CardForm {
 
 /** What the card says once the request to connect closed ("Connected", "Not connected"…). */
 export function connectAnsweredText(action, by) {
-  if (action === "accept") return "Connected";
-  return by ? `Not connected (cancelled by ${by})` : "Not connected";
+  if (action === "accept") return _("Connected");
+  return by ? format(_("Not connected (cancelled by %(by)s)"), { by }) : _("Not connected");
 }

@@ -2,6 +2,7 @@
 // so focus stays inside), closed by Escape or Cancel; focus goes back to where it was.
 
 import { el, button } from "./dom.js";
+import { _ } from "./i18n.js";
 
 /**
  * Asks a yes/no question. Resolves true when the person confirms.
@@ -21,7 +22,7 @@ export function confirmDialog({ title, body, confirm, danger = false }) {
     heading.id = "app-dialog-title";
     const text = el("p", "app-dialog-body", body);
     text.id = "app-dialog-body";
-    const cancel = button("Cancel", "button subtle app-dialog-cancel", () => dialog.close("cancel"));
+    const cancel = button(_("Cancel"), "button subtle app-dialog-cancel", () => dialog.close("cancel"));
     const ok = button(confirm, `button ${danger ? "danger" : "primary"} app-dialog-confirm`, () => dialog.close("confirm"));
     const row = el("div", "app-dialog-buttons");
     row.append(cancel, ok);

@@ -7,6 +7,7 @@
 
 import { CardForm } from "./card-form.js";
 import { el, button, isJsonObject } from "./dom.js";
+import { _, format as fill } from "./i18n.js";
 
 let formCounter = 0;
 
@@ -20,7 +21,7 @@ export class InputForm extends CardForm {
    * @param {(payload: {request: string, action: string, content?: object}) => void} o.onSend
    */
   constructor({ request, message, schema, onSend }) {
-    super("Sending your answer…");
+    super(_("Sending your answer…"));
     this.request = String(request);
     this.onSend = onSend;
     this.uid = ++formCounter;
@@ -29,7 +30,7 @@ export class InputForm extends CardForm {
     this.root.noValidate = true;
     this.root.dataset.request = this.request;
     this.fieldset = el("fieldset", "input-fieldset");
-    this.fieldset.append(el("legend", "input-request-label", "The tool asks for your input."));
+    this.fieldset.append(el("legend", "input-request-label", _("The tool asks for your input.")));
     const asked = el("p", "input-request-message", typeof message === "string" ? message : "");
     asked.id = `input-${this.uid}-message`;
     this.fieldset.append(asked);
@@ -44,12 +45,12 @@ export class InputForm extends CardForm {
     }
 
     const actions = el("div", "input-actions");
-    const accept = el("button", "button primary input-accept", "Accept");
+    const accept = el("button", "button primary input-accept", _("Accept"));
     accept.type = "submit";
     actions.append(
       accept,
-      button("Decline", "button input-decline", () => this.send({ action: "decline" })),
-      button("Cancel", "button subtle input-cancel", () => this.send({ action: "cancel" })),
+      button(_("Decline"), "button input-decline", () => this.send({ action: "decline" })),
+      button(_("Cancel"), "button subtle input-cancel", () => this.send({ action: "cancel" })),
     );
     this.fieldset.append(actions);
     this.messageEl = el("p", "input-message");
@@ -117,7 +118,7 @@ function buildField(name, prop, required, id) {
   head.append(label);
   if (required) {
     const star = el("span", "input-required", "*");
-    star.title = "required";
+    star.title = _("required");
     star.setAttribute("aria-hidden", "true");
     head.append(star);
   }
@@ -138,7 +139,7 @@ function buildField(name, prop, required, id) {
   if (options) {
     input = el("select", "input-select");
     if (!required || !("default" in prop)) {
-      const none = el("option", "", required ? "Choose…" : "—");
+      const none = el("option", "", required ? _("Choose…") : "—");
       none.value = "";
       input.append(none);
     }
@@ -149,7 +150,7 @@ function buildField(name, prop, required, id) {
       input.append(option);
     });
     read = () => {
-      if (input.value === "") return required ? { error: "Choose one." } : { value: undefined };
+      if (input.value === "") return required ? { error: _("Choose one.") } : { value: undefined };
       return { value: options[Number(input.value)].value };
     };
   } else if (prop.type === "boolean") {
@@ -202,38 +203,38 @@ function buildField(name, prop, required, id) {
 }
 
 function readNumber(text, prop, required) {
-  if (text === "") return required ? { error: "Fill this in." } : { value: undefined };
+  if (text === "") return required ? { error: _("Fill this in.") } : { value: undefined };
   const value = Number(text);
-  if (!Number.isFinite(value)) return { error: "Enter a number." };
-  if (prop.type === "integer" && !Number.isInteger(value)) return { error: "Enter a whole number." };
-  if (typeof prop.minimum === "number" && value < prop.minimum) return { error: `At least ${prop.minimum}.` };
-  if (typeof prop.maximum === "number" && value > prop.maximum) return { error: `At most ${prop.maximum}.` };
+  if (!Number.isFinite(value)) return { error: _("Enter a number.") };
+  if (prop.type === "integer" && !Number.isInteger(value)) return { error: _("Enter a whole number.") };
+  if (typeof prop.minimum === "number" && value < prop.minimum) return { error: fill(_("At least %(n)s."), { n: prop.minimum }) };
+  if (typeof prop.maximum === "number" && value > prop.maximum) return { error: fill(_("At most %(n)s."), { n: prop.maximum }) };
   return { value };
 }
 
 function readText(input, prop, format, required) {
   let value = input.value;
   if (value === "") {
-    if (input.validity.badInput) return { error: "This is not complete." };
-    return required ? { error: "Fill this in." } : { value: undefined };
+    if (input.validity.badInput) return { error: _("This is not complete.") };
+    return required ? { error: _("Fill this in.") } : { value: undefined };
   }
   if (Number.isInteger(prop.minLength) && [...value].length < prop.minLength) {
-    return { error: `At least ${prop.minLength} characters.` };
+    return { error: fill(_("At least %(n)s characters."), { n: prop.minLength }) };
   }
   if (Number.isInteger(prop.maxLength) && [...value].length > prop.maxLength) {
-    return { error: `At most ${prop.maxLength} characters.` };
+    return { error: fill(_("At most %(n)s characters."), { n: prop.maxLength }) };
   }
-  if (format === "email" && !/^[^@\s]+@[^@\s.][^@\s]*$/.test(value)) return { error: "Enter an email address." };
+  if (format === "email" && !/^[^@\s]+@[^@\s.][^@\s]*$/.test(value)) return { error: _("Enter an email address.") };
   if (format === "uri") {
     try {
       new URL(value);
     } catch {
-      return { error: "Enter an address such as https://example.org/." };
+      return { error: _("Enter an address such as https://example.org/.") };
     }
   }
   if (format === "date-time") {
     value = withOffset(value);
-    if (!value) return { error: "Enter a date and time." };
+    if (!value) return { error: _("Enter a date and time.") };
   }
   return { value };
 }
@@ -263,10 +264,10 @@ function localDateTime(text) {
 
 /** "Accepted by grace", "Declined", "Cancelled (nobody answered in time)"… for the card once a request closed. */
 export function answeredText(action, by) {
-  const who = by ? ` by ${by}` : "";
+  const said = (withWho, alone) => fill(by ? withWho : alone, { by });
   switch (action) {
-    case "accept": return `Input given${who}`;
-    case "decline": return `Input declined${who}`;
-    default: return by ? `Input request cancelled${who}` : "Input request cancelled";
+    case "accept": return said(_("Input given by %(by)s"), _("Input given"));
+    case "decline": return said(_("Input declined by %(by)s"), _("Input declined"));
+    default: return said(_("Input request cancelled by %(by)s"), _("Input request cancelled"));
   }
 }

@@ -5,6 +5,7 @@
 // and nothing else new); SVG, which can hold script, is never one of them.
 
 import { el, isJsonObject } from "./dom.js";
+import { _, format, ngettext } from "./i18n.js";
 
 export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -70,11 +71,11 @@ export class ArtifactImages {
     this.list = el("div", "tool-image-list");
     this.noteEl = el("p", "tool-note tool-images-note");
     this.noteEl.hidden = true;
-    this.structuredTitle = el("div", "tool-section-title", "Structured content");
+    this.structuredTitle = el("div", "tool-section-title", _("Structured content"));
     this.structuredEl = el("pre", "tool-structured-text");
     this.structuredTitle.hidden = true;
     this.structuredEl.hidden = true;
-    this.root.append(el("div", "tool-section-title", "Images"), this.list, this.noteEl);
+    this.root.append(el("div", "tool-section-title", _("Images")), this.list, this.noteEl);
     this.structured = el("section", "tool-section tool-structured");
     this.structured.hidden = true;
     this.structured.append(this.structuredTitle, this.structuredEl);
@@ -94,14 +95,14 @@ export class ArtifactImages {
       this.urls.push(url);
       const img = el("img", "tool-image");
       img.src = url;
-      img.alt = `Image ${shown} from ${this.toolName}`;
+      img.alt = format(_("Image %(n)s from %(tool)s"), { n: shown, tool: this.toolName });
       img.decoding = "async";
       img.loading = "lazy";
       this.list.append(img);
     });
     const skipped = blocks.length - shown;
     this.noteEl.textContent = skipped
-      ? `${skipped} image${skipped > 1 ? "s" : ""} not shown: only PNG, JPEG, GIF or WebP up to 5 MB can be.`
+      ? format(ngettext("%(n)s image not shown: only PNG, JPEG, GIF or WebP up to 5 MB can be.", "%(n)s images not shown: only PNG, JPEG, GIF or WebP up to 5 MB can be.", skipped), { n: skipped })
       : "";
     this.noteEl.hidden = !skipped;
     this.root.hidden = blocks.length === 0;

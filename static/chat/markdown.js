@@ -13,6 +13,7 @@
 
 import { LINK_REL, parseMarkdown, safeUrl, stripAsciiSpace } from "./markdown-parser.js";
 import { highlightCode } from "./highlight.js";
+import { _, format } from "./i18n.js";
 
 const CODE_LANGUAGE = /^[ \t\n\r\f\v]*([^ \t\n\r\f\v]*)/;
 const CODE_LANGUAGE_JUNK = /[^\w+#.-]/g;
@@ -34,10 +35,10 @@ function codeBlock(text, info) {
   const wrap = node("div", "md-code");
   const bar = node("div", "md-code-bar");
   const lang = CODE_LANGUAGE.exec(info)[1].replace(CODE_LANGUAGE_JUNK, "").slice(0, 32);
-  bar.append(node("span", "md-code-lang", lang || "code"));
-  const copy = node("button", "md-copy", "Copy");
+  bar.append(node("span", "md-code-lang", lang || _("code")));
+  const copy = node("button", "md-copy", _("Copy"));
   copy.type = "button";
-  copy.setAttribute("aria-label", lang ? `Copy ${lang} code` : "Copy code");
+  copy.setAttribute("aria-label", lang ? format(_("Copy %(language)s code"), { language: lang }) : _("Copy code"));
   bar.append(copy);
   const pre = node("pre");
   pre.append(node("code", lang ? `language-${lang}` : "", text));
@@ -368,11 +369,11 @@ export function onCopyClick(event) {
   if (!code) return;
   const text = code.textContent;
   const show = (copied) => {
-    button.textContent = copied ? "Copied" : "Selected: press Ctrl+C";
+    button.textContent = copied ? _("Copied") : _("Selected: press Ctrl+C");
     button.dataset.copied = copied ? "true" : "false";
     clearTimeout(button.copyTimer);
     button.copyTimer = setTimeout(() => {
-      button.textContent = "Copy";
+      button.textContent = _("Copy");
       delete button.dataset.copied;
     }, 2000);
   };

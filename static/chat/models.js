@@ -6,6 +6,7 @@ const NOTICE_COOKIE = "agentweb_demo_notice";
 const noticeDismissed = () => document.cookie.split(";").some((c) => c.trim() === `${NOTICE_COOKIE}=dismissed`);
 
 import { ListPicker } from "./picker.js";
+import { _ } from "./i18n.js";
 
 export class ModelPicker {
   /**
@@ -40,7 +41,7 @@ export class ModelPicker {
       select.addEventListener("change", () => this.picked());
       // The <select> stays hidden, holding the value; the person uses the styled list (picker.js).
       const demo = new Set(this.models.filter((m) => m.is_demo).map((m) => m.id));
-      this.face = new ListPicker(select, { label: "Model", note: (id) => (demo.has(id) ? "offline demo" : "") });
+      this.face = new ListPicker(select, { label: _("Model"), note: (id) => (demo.has(id) ? _("offline demo") : "") });
     }
     this.show(this.current);
   }

@@ -3,8 +3,9 @@
 // At most one shows at a time; a new run removes it.
 
 import { el, button } from "./dom.js";
+import { _, format, ngettext } from "./i18n.js";
 
-const INTERRUPTED_TEXT = "The server stopped during this answer; the partial text is kept.";
+const INTERRUPTED_TEXT = _("The server stopped during this answer; the partial text is kept.");
 
 export class RunNotices {
   /**
@@ -59,15 +60,15 @@ export class RunNotices {
   }
 
   retryAction(small = false) {
-    return { label: "Retry", className: small ? "run-retry small" : "run-retry", run: () => this.onRetry() };
+    return { label: _("Retry"), className: small ? "run-retry small" : "run-retry", run: () => this.onRetry() };
   }
 
   waiting() {
-    this.show("waiting", "Waiting for your decision on the tool call above.");
+    this.show("waiting", _("Waiting for your decision on the tool call above."));
   }
 
   failed(error) {
-    this.show("failed", typeof error === "string" && error ? error : "The run failed.", this.retryAction());
+    this.show("failed", typeof error === "string" && error ? error : _("The run failed."), this.retryAction());
   }
 
   interrupted() {
@@ -75,11 +76,11 @@ export class RunNotices {
   }
 
   cancelled() {
-    this.show("cancelled", "Stopped.", this.retryAction(true));
+    this.show("cancelled", _("Stopped."), this.retryAction(true));
   }
 
   maxSteps() {
-    this.show("max_steps", "Stopped after the step limit.", {
+    this.show("max_steps", _("Stopped after the step limit."), {
       label: continueLabel(this.continueSteps),
       className: "primary run-continue",
       run: () => this.onContinue(),
@@ -104,6 +105,6 @@ export class RunNotices {
 }
 
 function continueLabel(steps) {
-  if (!Number.isInteger(steps) || steps < 1) return "Continue";
-  return `Continue for ${steps} more step${steps === 1 ? "" : "s"}`;
+  if (!Number.isInteger(steps) || steps < 1) return _("Continue");
+  return format(ngettext("Continue for %(steps)s more step", "Continue for %(steps)s more steps", steps), { steps });
 }

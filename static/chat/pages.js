@@ -4,6 +4,7 @@
 // what they look at.
 
 import { button, el } from "./dom.js";
+import { _, format, ngettext } from "./i18n.js";
 
 const key = (id) => String(id);
 // How close to the top (px above the visible part) the next page starts loading: before the person gets there.
@@ -46,11 +47,11 @@ export async function fetchPage(url) {
   try {
     response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
   } catch {
-    throw new Error("Could not load earlier messages: the connection failed.");
+    throw new Error(_("Could not load earlier messages: the connection failed."));
   }
   const body = await response.json().catch(() => null);
   if (!response.ok || !body || !Array.isArray(body.messages)) {
-    const error = new Error((body && body.error) || `Could not load earlier messages (HTTP ${response.status}).`);
+    const error = new Error((body && body.error) || format(_("Could not load earlier messages (HTTP %(status)s)."), { status: response.status }));
     error.stale = response.status === 400;
     throw error;
   }
@@ -73,7 +74,7 @@ export class EarlierPages {
     this.status = el("p", "earlier-pages-status");
     this.status.setAttribute("role", "status");
     this.status.tabIndex = -1;
-    this.button = button("Load earlier messages", "button subtle small earlier-pages-load", () => this.loadMore());
+    this.button = button(_("Load earlier messages"), "button subtle small earlier-pages-load", () => this.loadMore());
     this.bar.append(this.status, this.button);
     this.watch = typeof IntersectionObserver === "function"
       ? new IntersectionObserver((entries) => {
@@ -116,7 +117,7 @@ export class EarlierPages {
     const { generation } = this.view;
     this.button.setAttribute("aria-disabled", "true");
     this.bar.setAttribute("aria-busy", "true");
-    this.show("Loading earlier messages…", true);
+    this.show(_("Loading earlier messages…"), true);
     let page;
     try {
       page = await this.load(this.cursor);
@@ -124,7 +125,7 @@ export class EarlierPages {
       if (generation !== this.view.generation) return;
       this.loading = false;
       this.idle();
-      this.show(`${error.message} Try again.`, true);
+      this.show(format(_("%(reason)s Try again."), { reason: error.message }), true);
       if (error.stale) this.onStale();
       return;
     }
@@ -138,11 +139,11 @@ export class EarlierPages {
     if (this.cursor === null) {
       const focused = document.activeElement === this.button;
       this.watch?.disconnect();
-      this.show("This is the start of the conversation.", false);
+      this.show(_("This is the start of the conversation."), false);
       if (focused) this.status.focus();
       return;
     }
-    this.show(`Loaded ${count} earlier message${count === 1 ? "" : "s"}.`, true);
+    this.show(format(ngettext("Loaded %(count)s earlier message.", "Loaded %(count)s earlier messages.", count), { count }), true);
     requestAnimationFrame(() => {
       if (this.nearTop()) this.loadMore();
     });

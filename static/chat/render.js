@@ -9,29 +9,33 @@ import { ConnectPanel, connectAnsweredText } from "./connect.js";
 import { ArtifactImages, withoutImageData } from "./images.js";
 import { MarkdownStream, onCopyClick } from "./markdown.js";
 import { structuredCard } from "./structured.js";
+import { _, format, formatNumber } from "./i18n.js";
 
 export { el, prettyJson };
 
 const TOOL_STATUS_LABELS = {
-  streaming: "preparing…",
-  requested: "queued",
-  awaiting_approval: "needs approval",
-  running: "running…",
-  success: "success",
-  error: "error",
-  rejected: "rejected",
-  replied: "replied",
-  cancelled: "cancelled",
+  streaming: _("preparing…"),
+  requested: _("queued"),
+  awaiting_approval: _("needs approval"),
+  running: _("running…"),
+  success: _("success"),
+  error: _("error"),
+  rejected: _("rejected"),
+  replied: _("replied"),
+  cancelled: _("cancelled"),
 };
 const FINAL_TOOL_STATUSES = new Set(["success", "error", "rejected", "replied", "cancelled"]);
 
 /** "12 ms", "1.4 s", "2 min 5 s". */
 export function formatDuration(ms) {
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) return "";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  if (ms < 1000) return format(_("%(n)s ms"), { n: formatNumber(Math.round(ms)) });
+  if (ms < 60_000) {
+    const digits = ms < 10_000 ? 1 : 0;
+    return format(_("%(n)s s"), { n: formatNumber(ms / 1000, { minimumFractionDigits: digits, maximumFractionDigits: digits }) });
+  }
   const minutes = Math.floor(ms / 60_000);
-  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+  return format(_("%(minutes)s min %(seconds)s s"), { minutes, seconds: Math.round((ms % 60_000) / 1000) });
 }
 
 export function typingDots() {
@@ -55,7 +59,7 @@ export class MessageView {
     if (this.role === "user") {
       this.root = el("article", "message user");
       const meta = el("div", "message-meta");
-      meta.append(el("span", "message-role", "You"));
+      meta.append(el("span", "message-role", _("You")));
       this.root.append(meta);
     } else {
       this.root = el("div", "answer-segment");
@@ -108,7 +112,7 @@ export class MessageView {
     if (!text) return;
     if (!this.reasoningNode) {
       const details = el("details", "reasoning");
-      details.append(el("summary", "reasoning-summary", "Thinking"));
+      details.append(el("summary", "reasoning-summary", _("Thinking")));
       const body = el("div", "reasoning-text");
       this.reasoningNode = document.createTextNode("");
       body.append(this.reasoningNode);
@@ -144,8 +148,8 @@ export class MessageView {
       return;
     }
     this.stopTyping();
-    if (status === "cancelled") this.setNote("stopped", "message-note stopped");
-    else if (status === "error") this.setNote("The answer ended with an error.", "message-note error");
+    if (status === "cancelled") this.setNote(_("stopped"), "message-note stopped");
+    else if (status === "error") this.setNote(_("The answer ended with an error."), "message-note error");
   }
 
   stopTyping() {
@@ -195,9 +199,10 @@ export class MessageView {
 /** "512 bytes", "3.4 KB", "1.2 MB". */
 export function formatBytes(n) {
   if (typeof n !== "number" || !Number.isFinite(n) || n < 0) return "";
-  if (n < 1000) return `${n} bytes`;
-  if (n < 1_000_000) return `${(n / 1000).toFixed(1)} KB`;
-  return `${(n / 1_000_000).toFixed(1)} MB`;
+  const one = { minimumFractionDigits: 1, maximumFractionDigits: 1 };
+  if (n < 1000) return format(_("%(n)s bytes"), { n: formatNumber(n) });
+  if (n < 1_000_000) return format(_("%(n)s KB"), { n: formatNumber(n / 1000, one) });
+  return format(_("%(n)s MB"), { n: formatNumber(n / 1_000_000, one) });
 }
 
 let cardCount = 0;
@@ -216,15 +221,15 @@ class ArtifactViewer {
     this.blobUrl = null;
     this.root = el("section", "tool-section tool-artifact");
     this.root.hidden = true;
-    const title = el("div", "tool-section-title", "Artifact");
-    const note = el("p", "tool-note", "The tool also stored an artifact: data kept out of the model's context.");
+    const title = el("div", "tool-section-title", _("Artifact"));
+    const note = el("p", "tool-note", _("The tool also stored an artifact: data kept out of the model's context."));
     this.textEl = el("pre", "tool-artifact-text");
     this.textEl.id = `${idBase}-artifact`;
     this.textEl.hidden = true;
-    this.toggle = button("Show artifact", "button small tool-artifact-toggle", () => this.toggled());
+    this.toggle = button(_("Show artifact"), "button small tool-artifact-toggle", () => this.toggled());
     this.toggle.setAttribute("aria-expanded", "false");
     this.toggle.setAttribute("aria-controls", this.textEl.id);
-    this.download = el("a", "button small tool-artifact-download", "Download");
+    this.download = el("a", "button small tool-artifact-download", _("Download"));
     this.download.hidden = true;
     const actions = el("div", "tool-artifact-actions");
     actions.append(this.toggle, this.download);
@@ -248,24 +253,24 @@ class ArtifactViewer {
     if (this.loading) return;
     if (!this.textEl.hidden) {
       this.textEl.hidden = true;
-      this.toggle.textContent = "Show artifact";
+      this.toggle.textContent = _("Show artifact");
       this.toggle.setAttribute("aria-expanded", "false");
       return;
     }
     if (!this.data) {
       if (!this.load) {
-        this.setStatus("The artifact cannot be loaded here.", "error");
+        this.setStatus(_("The artifact cannot be loaded here."), "error");
         return;
       }
       this.loading = true;
       this.toggle.disabled = true;
       this.toggle.setAttribute("aria-busy", "true");
-      this.setStatus("Loading the artifact…");
+      this.setStatus(_("Loading the artifact…"));
       try {
         this.data = await this.load();
         this.fill(this.data);
       } catch (error) {
-        this.setStatus(error instanceof Error && error.message ? error.message : "The artifact could not be loaded.", "error");
+        this.setStatus(error instanceof Error && error.message ? error.message : _("The artifact could not be loaded."), "error");
         return;
       } finally {
         this.loading = false;
@@ -274,7 +279,7 @@ class ArtifactViewer {
       }
     }
     this.textEl.hidden = false;
-    this.toggle.textContent = "Hide artifact";
+    this.toggle.textContent = _("Hide artifact");
     this.toggle.setAttribute("aria-expanded", "true");
   }
 
@@ -285,7 +290,7 @@ class ArtifactViewer {
     if (truncated) {
       text = typeof data.preview === "string" ? data.preview : "";
       this.setStatus(
-        `The artifact is ${formatBytes(data.size)}: only its first ${formatBytes(data.limit)} is shown and downloaded.`,
+        format(_("The artifact is %(size)s: only its first %(limit)s is shown and downloaded."), { size: formatBytes(data.size), limit: formatBytes(data.limit) }),
         "truncated",
       );
     } else {
@@ -300,7 +305,7 @@ class ArtifactViewer {
     this.download.href = this.blobUrl;
     const safeName = this.name.replace(/[^A-Za-z0-9_-]/g, "_") || "tool";
     this.download.download = `${safeName}-artifact${truncated ? "-partial" : ""}.json`;
-    this.download.textContent = truncated ? "Download the part shown" : "Download";
+    this.download.textContent = truncated ? _("Download the part shown") : _("Download");
     this.download.hidden = false;
   }
 
@@ -354,7 +359,7 @@ export class ToolCardView {
     this.descriptionEl = el("p", "tool-description");
     this.descriptionEl.hidden = true;
     this.argsSection = el("section", "tool-section tool-args");
-    this.argsTitle = el("div", "tool-section-title", "Arguments");
+    this.argsTitle = el("div", "tool-section-title", _("Arguments"));
     this.argsEl = el("pre", "tool-args-text");
     this.argsNode = document.createTextNode("");
     this.argsEl.append(this.argsNode);
@@ -363,7 +368,7 @@ export class ToolCardView {
 
     this.resultSection = el("section", "tool-section tool-result");
     this.resultEl = el("pre", "tool-result-text");
-    this.resultTitle = el("div", "tool-section-title", "Result");
+    this.resultTitle = el("div", "tool-section-title", _("Result"));
     this.resultSection.append(this.resultTitle, this.resultEl);
     this.resultSection.hidden = true;
     this.artifact = new ArtifactViewer({
@@ -419,7 +424,7 @@ export class ToolCardView {
 
   /** The stored artifact (fetched once; again after a failure). */
   loadArtifact() {
-    if (!this.loadStored) return Promise.reject(new Error("The artifact cannot be loaded here."));
+    if (!this.loadStored) return Promise.reject(new Error(_("The artifact cannot be loaded here.")));
     if (!this.stored) {
       this.stored = this.loadStored(this.id);
       this.stored.catch(() => { this.stored = null; });
@@ -478,7 +483,7 @@ export class ToolCardView {
     const text = prettyJson(content);
     this.resultEl.textContent = text;
     this.resultEl.classList.toggle("is-error", status === "error");
-    this.resultTitle.textContent = { error: "Error", rejected: "Not run", replied: "Sent to the model", cancelled: "Not run" }[status] || "Result";
+    this.resultTitle.textContent = { error: _("Error"), rejected: _("Not run"), replied: _("Sent to the model"), cancelled: _("Not run") }[status] || _("Result");
     this.resultEl.hidden = text.length === 0;
     this.resultSection.hidden = text.length === 0;
     this.artifact.show(Boolean(hasArtifact));
@@ -606,7 +611,7 @@ export class ToolCardView {
 
   /** A person changed the arguments before the call ran: the original shows struck through under "Was". */
   showEdited(originalArgs) {
-    this.argsTitle.textContent = "Arguments (edited)";
+    this.argsTitle.textContent = _("Arguments (edited)");
     const was = originalArgsView(originalArgs, this.args);
     if (this.wasEl) this.wasEl.replaceWith(was);
     else this.argsSection.append(was);
@@ -637,9 +642,9 @@ export function progressText({ progress, total, message }) {
 /** Where a chat was started, when not in a tab (Thread.source): its badge's word, its tooltip and what a screen
  * reader hears before the word (templates/chat/thread_source.html draws the same). */
 export const ORIGINS = {
-  api: { label: "API", title: "Started from the API", spoken: "started from the " },
-  schedule: { label: "Scheduled", title: "Started by a schedule", spoken: "started by a schedule: " },
-  trigger: { label: "Triggered", title: "Started by a webhook trigger", spoken: "started by a webhook: " },
+  api: { label: _("API"), title: _("Started from the API"), spoken: `${_("started from the")} ` },
+  schedule: { label: _("Scheduled"), title: _("Started by a schedule"), spoken: `${_("started by a schedule:")} ` },
+  trigger: { label: _("Triggered"), title: _("Started by a webhook trigger"), spoken: `${_("started by a webhook:")} ` },
 };
 
 /** The badge of `source`, or null for a chat typed in a tab (or an origin this page does not know). */
@@ -660,7 +665,7 @@ export function threadListItem({ id, title, href, current = false, source = "cha
   item.dataset.threadId = String(id);
   const link = el("a", "thread-link");
   link.href = href;
-  link.append(el("span", "thread-title", title || "Untitled"));
+  link.append(el("span", "thread-title", title || _("Untitled")));
   const badge = originBadge(source);
   if (badge) {
     item.dataset.source = source;

@@ -2,6 +2,7 @@
 // The thread is read from the address when a menu opens, so a new chat can be shared once its first message
 // has given it an address. The link comes back once, from the server, and is shown only as text.
 
+import { _, format } from "./i18n.js";
 const PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
 const UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
 
@@ -22,14 +23,14 @@ function currentThreadId() {
 const urlFor = (template, id) => template.replace(PLACEHOLDER, encodeURIComponent(id));
 
 function describeFailure(status, body) {
-  if (status === 403) return "Your session has ended or the page is too old: reload the page and try again.";
-  if (status === 404) return "This conversation could not be found.";
+  if (status === 403) return _("Your session has ended or the page is too old: reload the page and try again.");
+  if (status === 404) return _("This conversation could not be found.");
   const errors = body && body.errors;
   if (errors && typeof errors === "object") {
     const first = Object.values(errors).flat()[0];
     if (first && typeof first.message === "string") return first.message;
   }
-  return `The link could not be created (error ${status}). Try again.`;
+  return format(_("The link could not be created (error %(status)s). Try again."), { status });
 }
 
 class ShareMenu {
@@ -121,7 +122,7 @@ class ShareMenu {
       this.urlInput.focus();
       this.urlInput.select();
     } catch {
-      this.showError("The server could not be reached. Try again in a moment.");
+      this.showError(_("The server could not be reached. Try again in a moment."));
     } finally {
       this.busy = false;
       this.createButton.disabled = false;
@@ -136,11 +137,11 @@ class ShareMenu {
     } catch {
       this.urlInput.select();
       if (!document.execCommand("copy")) {
-        this.copied.textContent = "Select the link and copy it.";
+        this.copied.textContent = _("Select the link and copy it.");
         return;
       }
     }
-    this.copied.textContent = "Copied.";
+    this.copied.textContent = _("Copied.");
   }
 }
 

@@ -7,41 +7,51 @@ import { el, button } from "./dom.js";
 import { threadListItem } from "./render.js";
 import { confirmDialog } from "./dialog.js";
 import { icon } from "./icons.js";
+import { _, format, ngettext, locale } from "./i18n.js";
 
 const CLOCK_MS = 30_000;
 const DAY_MS = 86_400_000;
 
 /** The group of a chat last active at `when` (a Date), seen `now`, in the browser's own time zone. */
 export function dateGroup(when, now = new Date()) {
+  const day = dayOf(when, now);
+  if (day === "today") return _("Today");
+  if (day === "yesterday") return _("Yesterday");
+  const t = when.getTime();
+  const startOfToday = new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime();
+  if (t >= startOfToday - 7 * DAY_MS) return _("Previous 7 days");
+  if (t >= startOfToday - 30 * DAY_MS) return _("Previous 30 days");
+  return when.toLocaleDateString(locale(), { month: "long", year: "numeric" });
+}
+
+/** "today", "yesterday" or "" for `when` seen `now`, in the browser's own time zone. */
+function dayOf(when, now) {
   const startOfToday = new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime();
   const t = when.getTime();
-  if (t >= startOfToday) return "Today";
-  if (t >= startOfToday - DAY_MS) return "Yesterday";
-  if (t >= startOfToday - 7 * DAY_MS) return "Previous 7 days";
-  if (t >= startOfToday - 30 * DAY_MS) return "Previous 30 days";
-  return when.toLocaleDateString(undefined, { month: "long", year: "numeric" });
+  if (t >= startOfToday) return "today";
+  return t >= startOfToday - DAY_MS ? "yesterday" : "";
 }
 
 /** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", or the date. */
 export function relativeTime(when, now = new Date()) {
   const seconds = Math.max(0, (now.getTime() - when.getTime()) / 1000);
-  if (seconds < 60) return "just now";
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
-  if (dateGroup(when, now) === "Today") return `${Math.floor(seconds / 3600)} h ago`;
-  if (dateGroup(when, now) === "Yesterday") return "yesterday";
+  if (seconds < 60) return _("just now");
+  if (seconds < 3600) return format(_("%(n)s min ago"), { n: Math.floor(seconds / 60) });
+  if (dayOf(when, now) === "today") return format(_("%(n)s h ago"), { n: Math.floor(seconds / 3600) });
+  if (dayOf(when, now) === "yesterday") return _("yesterday");
   // Whole days gone by (5 days and a minute is 5 days, not 6); at least 2, as "yesterday" took the day before.
-  if (seconds < 7 * 86400) return `${Math.max(2, Math.floor(seconds / 86400))} days ago`;
-  return when.toLocaleDateString(undefined, { day: "numeric", month: "short", year: "numeric" });
+  if (seconds < 7 * 86400) return format(_("%(n)s days ago"), { n: Math.max(2, Math.floor(seconds / 86400)) });
+  return when.toLocaleDateString(locale(), { day: "numeric", month: "short", year: "numeric" });
 }
 
 const SEARCH_DELAY_MS = 250;
 // The origin filter's choices: Thread.source's values (render.js ORIGINS marks each but the chat's own).
 const ORIGIN_CHOICES = [
-  ["", "All chats"],
-  ["chat", "Typed in the chat"],
-  ["api", "From the API"],
-  ["schedule", "Scheduled"],
-  ["trigger", "Triggered"],
+  ["", _("All chats")],
+  ["chat", _("Typed in the chat")],
+  ["api", _("From the API")],
+  ["schedule", _("Scheduled")],
+  ["trigger", _("Triggered")],
 ];
 
 // The styles of the sidebar actions and the turn actions and version switchers (versions.js), next to this module.
@@ -77,7 +87,7 @@ async function postJson(url, data) {
     body = {};
   }
   if (!response.ok) {
-    const reason = response.status === 404 ? "That chat no longer exists." : body.error || `The server answered ${response.status}.`;
+    const reason = response.status === 404 ? _("That chat no longer exists.") : body.error || format(_("The server answered %(status)s."), { status: response.status });
     throw new Error(reason);
   }
   return body;
@@ -164,9 +174,9 @@ export class SidebarActions {
         if (time) {
           const text = relativeTime(when(li), now);
           if (time.textContent !== text) time.textContent = text;
-          time.title = when(li).toLocaleString();
+          time.title = when(li).toLocaleString(locale());
         }
-        const group = li.dataset.pinned === "true" ? "Pinned" : dateGroup(when(li), now);
+        const group = li.dataset.pinned === "true" ? _("Pinned") : dateGroup(when(li), now);
         if (li.hidden || this.filteredOut(li)) {
           delete li.dataset.groupLabel;
           continue;
@@ -234,15 +244,17 @@ export class SidebarActions {
     if (pin) {
       pin.hidden = archived;
       pin.setAttribute("aria-pressed", String(li.dataset.pinned === "true"));
-      pin.title = li.dataset.pinned === "true" ? "Unpin" : "Pin";
+      pin.title = li.dataset.pinned === "true" ? _("Unpin") : _("Pin");
     }
     if (archive) {
       archive.replaceChildren(icon(archived ? "unarchive" : "archive"));
-      archive.title = archived ? "Unarchive" : "Archive";
+      archive.title = archived ? _("Unarchive") : _("Archive");
     }
-    const label = (b, verb) => b && b.setAttribute("aria-label", `${verb} “${li.querySelector(".thread-title")?.textContent || "chat"}”`);
-    label(pin, "Pin");
-    label(archive, archived ? "Unarchive" : "Archive");
+    // Each a whole phrase: the verb's form and the word order differ between languages.
+    const label = (b, phrase) =>
+      b && b.setAttribute("aria-label", format(phrase, { title: li.querySelector(".thread-title")?.textContent || _("chat") }));
+    label(pin, _("Pin “%(title)s”"));
+    label(archive, archived ? _("Unarchive “%(title)s”") : _("Archive “%(title)s”"));
   }
 
   async setFlag(li, action, value) {
@@ -250,7 +262,8 @@ export class SidebarActions {
     try {
       await postJson(`${this.hrefFor(li.dataset.threadId)}${action}`, { [key]: value });
     } catch (err) {
-      this.setStatus(`Could not ${action === "pin" ? (value ? "pin" : "unpin") : value ? "archive" : "unarchive"}: ${err.message}`);
+      const failed = action === "pin" ? (value ? _("Could not pin: %(reason)s") : _("Could not unpin: %(reason)s")) : value ? _("Could not archive: %(reason)s") : _("Could not unarchive: %(reason)s");
+      this.setStatus(format(failed, { reason: err.message }));
       return;
     }
     // The event reaches every tab, this one too; show it now rather than wait for it.
@@ -262,10 +275,10 @@ export class SidebarActions {
 
   buildSearch() {
     const wrap = el("div", "thread-search");
-    const label = el("label", "visually-hidden", "Search chats");
+    const label = el("label", "visually-hidden", _("Search chats"));
     label.htmlFor = "thread-search";
     this.searchInput = el("input", "thread-search-input");
-    Object.assign(this.searchInput, { id: "thread-search", type: "search", placeholder: "Search chats…", maxLength: 200 });
+    Object.assign(this.searchInput, { id: "thread-search", type: "search", placeholder: _("Search chats…"), maxLength: 200 });
     this.searchInput.setAttribute("autocomplete", "off");
     this.searchStatus = el("p", "thread-search-status");
     this.searchStatus.setAttribute("role", "status");
@@ -295,10 +308,10 @@ export class SidebarActions {
     let threads;
     try {
       const response = await fetch(this.searchUrl(query), { credentials: "same-origin" });
-      if (!response.ok) throw new Error(`The server answered ${response.status}.`);
+      if (!response.ok) throw new Error(format(_("The server answered %(status)s."), { status: response.status }));
       threads = (await response.json()).threads;
     } catch (error) {
-      if (seq === this.searchSeq) this.setStatus(`Search failed: ${error.message}`);
+      if (seq === this.searchSeq) this.setStatus(format(_("Search failed: %(reason)s"), { reason: error.message }));
       return;
     }
     if (seq !== this.searchSeq || !Array.isArray(threads)) return; // a later search is on its way
@@ -321,7 +334,7 @@ export class SidebarActions {
     }
     this.showMatches(threads);
     this.list.hidden = false;
-    this.setStatus(threads.length ? "" : "No chats match.");
+    this.setStatus(threads.length ? "" : _("No chats match."));
   }
 
   /** Under each chat found by a message, what matched, and which version when the chat has versions there or no
@@ -335,8 +348,8 @@ export class SidebarActions {
       const line = el("p", "thread-search-match", match.snippet);
       const version = match.version;
       const where = [];
-      if (version && Number.isInteger(version.index)) where.push(`version ${version.index} of ${version.count}`);
-      if (match.shown === false) where.push("not the version shown");
+      if (version && Number.isInteger(version.index)) where.push(format(_("version %(index)s of %(count)s"), { index: version.index, count: version.count }));
+      if (match.shown === false) where.push(_("not the version shown"));
       if (where.length) line.prepend(el("span", "thread-search-version", `(${where.join(", ")}) `));
       li.append(line);
     }
@@ -345,11 +358,11 @@ export class SidebarActions {
   // --- the origin filter: all chats, or those typed in a tab, started from the API, by a schedule, by a trigger ---
 
   buildOriginFilter() {
-    const label = el("label", "visually-hidden", "Show the chats started");
+    const label = el("label", "visually-hidden", _("Show the chats started"));
     label.htmlFor = "origin-filter";
     this.originSelect = el("select", "origin-filter");
     this.originSelect.id = "origin-filter";
-    this.originSelect.title = "Show the chats started";
+    this.originSelect.title = _("Show the chats started");
     for (const [value, text] of ORIGIN_CHOICES) this.originSelect.append(new Option(text, value));
     this.originSelect.addEventListener("change", () => this.filterOrigin());
     return [label, this.originSelect];
@@ -395,10 +408,10 @@ export class SidebarActions {
     let threads;
     try {
       const response = await fetch(this.searchUrl(""), { credentials: "same-origin" });
-      if (!response.ok) throw new Error(`The server answered ${response.status}.`);
+      if (!response.ok) throw new Error(format(_("The server answered %(status)s."), { status: response.status }));
       threads = (await response.json()).threads;
     } catch (error) {
-      if (seq === this.searchSeq) this.setStatus(`Could not list them: ${error.message}`);
+      if (seq === this.searchSeq) this.setStatus(format(_("Could not list them: %(reason)s"), { reason: error.message }));
       return;
     }
     if (seq !== this.searchSeq || origin !== this.origin() || !Array.isArray(threads)) return;
@@ -411,7 +424,7 @@ export class SidebarActions {
     }
     const shown = [...this.list.children].some((li) => li.classList.contains("thread-item") && !li.hidden && !this.filteredOut(li));
     this.list.hidden = false;
-    this.setStatus(shown ? "" : "No chats were started this way.");
+    this.setStatus(shown ? "" : _("No chats were started this way."));
   }
 
   showAll() {
@@ -438,23 +451,23 @@ export class SidebarActions {
   decorate(li) {
     if (!li.classList?.contains("thread-item") || li.querySelector(".thread-actions")) return;
     const actions = el("div", "thread-actions");
-    const iconButton = (name, className, label, onClick) => {
+    const iconButton = (name, className, [label, spoken], onClick) => {
       const b = button("", `button subtle icon-button ${className}`, onClick);
       b.append(icon(name));
       b.title = label;
-      b.setAttribute("aria-label", `${label} chat`);
+      b.setAttribute("aria-label", spoken);
       return b;
     };
-    const pin = iconButton("pin", "thread-pin", "Pin", () => this.setFlag(li, "pin", li.dataset.pinned !== "true"));
-    const archive = iconButton("archive", "thread-archive", "Archive", () =>
+    const pin = iconButton("pin", "thread-pin", [_("Pin"), _("Pin chat")], () => this.setFlag(li, "pin", li.dataset.pinned !== "true"));
+    const archive = iconButton("archive", "thread-archive", [_("Archive"), _("Archive chat")], () =>
       this.setFlag(li, "archive", li.dataset.archived !== "true"),
     );
-    const rename = iconButton("edit", "thread-rename", "Rename", () => this.startRename(li));
-    const remove = iconButton("trash", "thread-delete", "Delete", () => this.remove(li));
+    const rename = iconButton("edit", "thread-rename", [_("Rename"), _("Rename chat")], () => this.startRename(li));
+    const remove = iconButton("trash", "thread-delete", [_("Delete"), _("Delete chat")], () => this.remove(li));
     actions.append(pin, archive, rename, remove);
-    const title = () => li.querySelector(".thread-title")?.textContent || "this chat";
-    rename.addEventListener("focus", () => rename.setAttribute("aria-label", `Rename “${title()}”`));
-    remove.addEventListener("focus", () => remove.setAttribute("aria-label", `Delete “${title()}”`));
+    const title = () => li.querySelector(".thread-title")?.textContent || _("this chat");
+    rename.addEventListener("focus", () => rename.setAttribute("aria-label", format(_("Rename “%(title)s”"), { title: title() })));
+    remove.addEventListener("focus", () => remove.setAttribute("aria-label", format(_("Delete “%(title)s”"), { title: title() })));
     li.append(actions);
     this.refreshButtons(li);
   }
@@ -467,7 +480,7 @@ export class SidebarActions {
     form.noValidate = true; // the form says what is wrong itself, not the browser's bubble
     const input = el("input", "thread-rename-input");
     Object.assign(input, { type: "text", value: titleEl ? titleEl.textContent : "", maxLength: TITLE_MAX, required: true });
-    input.setAttribute("aria-label", "New title");
+    input.setAttribute("aria-label", _("New title"));
     const error = el("p", "thread-rename-error");
     error.setAttribute("role", "alert");
     error.hidden = true;
@@ -499,7 +512,7 @@ export class SidebarActions {
       e.preventDefault();
       const title = input.value.split(/\s+/).filter(Boolean).join(" ");
       if (!title || title.length > TITLE_MAX) {
-        error.textContent = `A title has 1 to ${TITLE_MAX} characters.`;
+        error.textContent = format(_("A title has 1 to %(max)s characters."), { max: TITLE_MAX });
         error.hidden = false;
         return;
       }
@@ -523,11 +536,11 @@ export class SidebarActions {
   }
 
   async remove(li) {
-    const title = li.querySelector(".thread-title")?.textContent || "this chat";
+    const title = li.querySelector(".thread-title")?.textContent || _("this chat");
     const sure = await confirmDialog({
-      title: "Delete this chat?",
-      body: `“${title}” and its messages are deleted; this cannot be undone.`,
-      confirm: "Delete",
+      title: _("Delete this chat?"),
+      body: format(_("“%(title)s” and its messages are deleted; this cannot be undone."), { title }),
+      confirm: _("Delete"),
       danger: true,
     });
     if (!sure) return;
@@ -536,7 +549,7 @@ export class SidebarActions {
       await postJson(`${this.hrefFor(id)}delete`, {});
     } catch (err) {
       if (!/no longer exists/.test(err.message)) {
-        this.setStatus(`Could not delete: ${err.message}`);
+        this.setStatus(format(_("Could not delete: %(reason)s"), { reason: err.message }));
         return;
       }
     }

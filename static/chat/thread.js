@@ -8,6 +8,7 @@ import { RunNotices } from "./notices.js";
 import { decisionText } from "./approval.js";
 import { showMessageUsage } from "./usage.js";
 import { summaryNote } from "./structured.js";
+import { _ } from "./i18n.js";
 import { insertOlder, outerOf } from "./pages.js";
 
 const key = (id) => String(id);
@@ -135,7 +136,7 @@ export class ThreadView {
 
   makeEmptyState() {
     const node = el("div", "empty-state");
-    node.append(el("p", "", "Start a conversation by typing below."));
+    node.append(el("p", "", _("Start a conversation by typing below.")));
     return node;
   }
 
@@ -231,7 +232,7 @@ export class ThreadView {
     if (m.id !== null && m.id !== undefined) into.set(key(m.id), view);
     if (Array.isArray(m.attachments) && m.attachments.length) view.showAttachments(attachmentList(m.attachments));
     if (typeof m.reasoning === "string") view.appendReasoning(m.reasoning);
-    if (m.finish_reason === "length") view.setNote("Cut off by the model's output limit.", "message-note");
+    if (m.finish_reason === "length") view.setNote(_("Cut off by the model's output limit."), "message-note");
     if (m.usage) showMessageUsage(view, m.usage);
     if (m.structured !== undefined) view.setStructured(m.structured);
     for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
@@ -313,7 +314,7 @@ export class ThreadView {
     if (!this.startingEl) {
       this.startingEl = el("div", "answer-starting");
       this.startingEl.setAttribute("role", "status");
-      this.startingEl.append(typingDots(), el("span", "visually-hidden", "Waiting for the answer…"));
+      this.startingEl.append(typingDots(), el("span", "visually-hidden", _("Waiting for the answer…")));
     }
     if (this.container.lastElementChild !== this.startingEl) this.append(this.startingEl);
   }

@@ -3,16 +3,17 @@
 // artifact. Names and descriptions are the admin's or a tool author's text: they go in through textContent only.
 
 import { el } from "./dom.js";
+import { _, format } from "./i18n.js";
 
 const APPROVAL_LABELS = {
-  always: "asks you first",
-  never: "runs without asking",
-  depends: "may ask first",
+  always: _("asks you first"),
+  never: _("runs without asking"),
+  depends: _("may ask first"),
 };
 const APPROVAL_HINTS = {
-  always: "Every call waits until you approve, edit or reject it.",
-  never: "Calls run as soon as the model makes them.",
-  depends: "Whether a call waits for you depends on its arguments (rules set by the admin).",
+  always: _("Every call waits until you approve, edit or reject it."),
+  never: _("Calls run as soon as the model makes them."),
+  depends: _("Whether a call waits for you depends on its arguments (rules set by the admin)."),
 };
 
 async function getJson(url) {
@@ -50,16 +51,16 @@ export class ToolCatalog {
   }
 
   async fetchList() {
-    if (!this.url) throw new Error("The tool list is not available on this page.");
+    if (!this.url) throw new Error(_("The tool list is not available on this page."));
     let answer;
     try {
       answer = await getJson(this.agent ? `${this.url}?agent=${encodeURIComponent(this.agent)}` : this.url);
     } catch {
-      throw new Error("The server could not be reached. Try again in a moment.");
+      throw new Error(_("The server could not be reached. Try again in a moment."));
     }
     if (!answer.ok || !answer.body || !Array.isArray(answer.body.tools)) {
-      if (answer.status === 403 || answer.status === 302) throw new Error("Your session has ended: reload the page.");
-      throw new Error(`The tool list could not be loaded (error ${answer.status}).`);
+      if (answer.status === 403 || answer.status === 302) throw new Error(_("Your session has ended: reload the page."));
+      throw new Error(format(_("The tool list could not be loaded (error %(status)s)."), { status: answer.status }));
     }
     return answer.body.tools.filter((t) => t && typeof t.name === "string");
   }
@@ -77,14 +78,14 @@ export async function fetchArtifact(url) {
   try {
     answer = await getJson(url);
   } catch {
-    throw new Error("The server could not be reached. Try again in a moment.");
+    throw new Error(_("The server could not be reached. Try again in a moment."));
   }
   if (answer.ok && answer.body && typeof answer.body === "object") return answer.body;
   if (answer.status === 404) {
     const said = answer.body && typeof answer.body.error === "string" ? answer.body.error : "";
-    throw new Error(said || "This artifact could not be found.");
+    throw new Error(said || _("This artifact could not be found."));
   }
-  throw new Error(`The artifact could not be loaded (error ${answer.status}).`);
+  throw new Error(format(_("The artifact could not be loaded (error %(status)s)."), { status: answer.status }));
 }
 
 /**
@@ -139,16 +140,16 @@ export class ToolsPanel {
 
   async load() {
     const count = ++this.loadCount;
-    this.setStatus("Loading…");
+    this.setStatus(_("Loading…"));
     this.list.setAttribute("aria-busy", "true");
     try {
       const tools = await this.catalog.tools(true);
       if (count !== this.loadCount) return;
       this.list.replaceChildren(...tools.map((tool) => toolEntry(tool, this.switches)));
-      this.setStatus(tools.length ? "" : "No tools are available to you right now.");
+      this.setStatus(tools.length ? "" : _("No tools are available to you right now."));
     } catch (error) {
       if (count !== this.loadCount) return;
-      this.setStatus(error instanceof Error ? error.message : "The tool list could not be loaded.", "error");
+      this.setStatus(error instanceof Error ? error.message : _("The tool list could not be loaded."), "error");
     } finally {
       if (count === this.loadCount) this.list.removeAttribute("aria-busy");
     }
@@ -169,7 +170,7 @@ export function toolEntry(tool, switches = null) {
   head.append(badge);
   item.append(head);
   const description = typeof tool.description === "string" ? tool.description.trim() : "";
-  item.append(el("p", "tool-entry-description", description || "No description."));
+  item.append(el("p", "tool-entry-description", description || _("No description.")));
   switches?.sync(item);
   return item;
 }
@@ -229,7 +230,7 @@ export class ToolSwitches {
     const ref = this.send(name, enabled);
     if (ref === false) {
       this.off = before;
-      this.onError("Not connected — reconnecting. Try again in a moment.");
+      this.onError(_("Not connected — reconnecting. Try again in a moment."));
     } else if (ref) {
       this.pending.set(ref, before);
     }
@@ -242,7 +243,7 @@ export class ToolSwitches {
     this.off = this.pending.get(ev.ref);
     this.pending.delete(ev.ref);
     this.render();
-    this.onError(ev.message || "That tool could not be switched.");
+    this.onError(ev.message || _("That tool could not be switched."));
     return true;
   }
 
@@ -252,7 +253,7 @@ export class ToolSwitches {
     input.type = "checkbox";
     input.className = "tool-switch";
     input.setAttribute("role", "switch");
-    input.setAttribute("aria-label", `Use ${name} in this chat`);
+    input.setAttribute("aria-label", format(_("Use %(tool)s in this chat"), { tool: name }));
     input.dataset.tool = name;
     input.addEventListener("change", () => this.toggle(name, input.checked));
     this.syncControl(input);
@@ -263,7 +264,7 @@ export class ToolSwitches {
     const on = !this.off.has(input.dataset.tool);
     input.checked = on;
     input.disabled = this.locked;
-    input.title = this.locked ? "Wait for the answer to finish" : on ? "Switch off for this chat" : "Switch on";
+    input.title = this.locked ? _("Wait for the answer to finish") : on ? _("Switch off for this chat") : _("Switch on");
     input.closest(".tool-entry")?.classList.toggle("tool-entry-off", !on);
   }
 
@@ -275,11 +276,11 @@ export class ToolSwitches {
   render() {
     const count = this.off.size;
     if (this.countEl) {
-      this.countEl.textContent = count ? `${count} off` : "";
+      this.countEl.textContent = count ? format(_("%(count)s off"), { count }) : "";
       this.countEl.hidden = !count;
     }
     // The count is a separate pill (shown on a phone too, where the word is not): the button's name says both.
-    if (count) this.button?.setAttribute("aria-label", `Tools, ${count} off in this chat`);
+    if (count) this.button?.setAttribute("aria-label", format(_("Tools, %(count)s off in this chat"), { count }));
     else this.button?.removeAttribute("aria-label");
     if (this.lockedEl) this.lockedEl.hidden = !this.locked;
     for (const listener of this.listeners) listener();

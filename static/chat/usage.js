@@ -2,13 +2,15 @@
 // The numbers are the server's (message.completed / run.completed / snapshot `usage`); "≈" marks an estimate.
 
 import { el } from "./dom.js";
+import { _, format, formatNumber } from "./i18n.js";
 
 /** 842, "12.3 k", "1.25 M". */
 export function formatTokens(n) {
   if (typeof n !== "number" || !Number.isFinite(n) || n < 0) return "0";
   if (n < 1000) return String(Math.round(n));
-  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)} k`;
-  return `${(n / 1_000_000).toFixed(2)} M`;
+  const digits = (d) => ({ minimumFractionDigits: d, maximumFractionDigits: d });
+  if (n < 1_000_000) return `${formatNumber(n / 1000, digits(n < 10_000 ? 1 : 0))} k`;
+  return `${formatNumber(n / 1_000_000, digits(2))} M`;
 }
 
 /** A cost as the server sent it (a decimal string), with at most four significant decimals. */
@@ -23,18 +25,24 @@ export function formatCost(cost) {
 /** "1.2 k in · 85 out · cost 0.0035", with "≈ " in front when estimated. */
 export function usageText(usage) {
   if (!usage || typeof usage !== "object") return "";
-  const parts = [`${formatTokens(usage.input_tokens)} in`, `${formatTokens(usage.output_tokens)} out`];
+  const parts = [
+    format(_("%(tokens)s in"), { tokens: formatTokens(usage.input_tokens) }),
+    format(_("%(tokens)s out"), { tokens: formatTokens(usage.output_tokens) }),
+  ];
   const cost = formatCost(usage.cost);
-  if (cost) parts.push(`cost ${cost}`);
+  if (cost) parts.push(format(_("cost %(cost)s"), { cost }));
   return `${usage.estimated ? "≈ " : ""}${parts.join(" · ")}`;
 }
 
 export function usageTitle(usage) {
   if (!usage || typeof usage !== "object") return "";
-  const exact = (n) => (typeof n === "number" ? n.toLocaleString() : "0");
-  let title = `${exact(usage.input_tokens)} input tokens, ${exact(usage.output_tokens)} output tokens`;
-  if (usage.cost !== null && usage.cost !== undefined) title += `, cost ${usage.cost}`;
-  if (usage.estimated) title += ". Estimated: the model server did not count them (about four characters a token)";
+  const exact = (n) => (typeof n === "number" ? formatNumber(n) : "0");
+  let title = format(_("%(input)s input tokens, %(output)s output tokens"), {
+    input: exact(usage.input_tokens),
+    output: exact(usage.output_tokens),
+  });
+  if (usage.cost !== null && usage.cost !== undefined) title += format(_(", cost %(cost)s"), { cost: usage.cost });
+  if (usage.estimated) title += _(". Estimated: the model server did not count them (about four characters a token)");
   return title;
 }
 
@@ -73,8 +81,8 @@ export function answerUsage(usages) {
   line.title = usageTitle(total);
   line.dataset.estimated = total.estimated ? "true" : "false";
   if (usages.length === 1) return line;
-  line.textContent += ` · ${usages.length} calls`;
-  line.title = `${usages.length} model calls: ${line.title}`;
+  line.textContent += ` · ${format(_("%(count)s calls"), { count: usages.length })}`;
+  line.title = format(_("%(count)s model calls: %(usage)s"), { count: usages.length, usage: line.title });
   const details = el("details", "usage-detail");
   const summary = el("summary", "usage-summary");
   summary.append(line);
@@ -157,10 +165,11 @@ export class UsageMeter {
     const costText = formatCost(total.cost);
     // With earlier messages not loaded yet, the sum of those loaded: "at least".
     const more = this.partial ? "+" : "";
-    this.totalEl.textContent = `${total.estimated ? "≈ " : ""}${formatTokens(tokens)}${more} tokens${costText ? ` · ${costText}${more}` : ""}`;
+    const tokensText = format(_("%(tokens)s tokens"), { tokens: `${formatTokens(tokens)}${more}` });
+    this.totalEl.textContent = `${total.estimated ? "≈ " : ""}${tokensText}${costText ? ` · ${costText}${more}` : ""}`;
     this.totalEl.title = this.partial
-      ? `The messages loaded so far (scroll up for earlier ones): ${usageTitle(total)}`
-      : `This conversation so far: ${usageTitle(total)}`;
+      ? format(_("The messages loaded so far (scroll up for earlier ones): %(usage)s"), { usage: usageTitle(total) })
+      : format(_("This conversation so far: %(usage)s"), { usage: usageTitle(total) });
   }
 
   showGauge() {
@@ -177,7 +186,9 @@ export class UsageMeter {
     this.gaugeEl.hidden = used === 0;
     this.gaugeEl.textContent = `${formatTokens(used)} / ${formatTokens(this.window)}`;
     this.gaugeEl.dataset.level = share >= 0.9 ? "full" : share >= 0.7 ? "high" : "ok";
-    this.gaugeEl.title = `About ${used.toLocaleString()} of the model's ${this.window.toLocaleString()}-token context`
-      + " window: the conversation so far and your draft. Past it, the oldest messages are left out.";
+    this.gaugeEl.title = format(
+      _("About %(used)s of the model's %(window)s-token context window: the conversation so far and your draft. Past it, the oldest messages are left out."),
+      { used: formatNumber(used), window: formatNumber(this.window) },
+    );
   }
 }

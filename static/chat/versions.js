@@ -168,11 +168,11 @@ export class TurnControls {
     const input = el("textarea", "turn-edit-input");
     input.value = textEl ? textEl.textContent : "";
     input.rows = Math.min(10, Math.max(2, input.value.split("\n").length));
-    input.setAttribute("aria-label", "Edit your message");
+    input.setAttribute("aria-label", _("Edit your message"));
     const row = el("div", "turn-edit-buttons");
     row.append(
-      button("Cancel", "button subtle turn-edit-cancel", () => this.cancelEdit()),
-      Object.assign(el("button", "button primary turn-edit-send", "Save and send"), { type: "submit" }),
+      button(_("Cancel"), "button subtle turn-edit-cancel", () => this.cancelEdit()),
+      Object.assign(el("button", "button primary turn-edit-send", _("Save and send")), { type: "submit" }),
     );
     form.append(input, row);
     for (const node of article.querySelectorAll(".turn-actions")) node.remove();

@@ -9,13 +9,18 @@ import { ChatSocket } from "../chat/socket.js";
 import { ToolCardView } from "../chat/render.js";
 import { el } from "../chat/dom.js";
 import { setCount } from "./count.js";
+import { _, format, locale } from "../chat/i18n.js";
 
-const NOT_CONNECTED = "Not connected — try again in a moment.";
-const ALREADY_DECIDED = "Already decided — in the chat or another tab. Its decision stands.";
-const NOT_OPEN = "This request is no longer open (answered elsewhere, or it timed out).";
-const CONNECTION_LABELS = { connecting: "connecting…", connected: "live", reconnecting: "reconnecting…",
-  "signed-out": "signed out — reload to sign in" };
-const SOURCE_LABELS = { api: "API", schedule: "Schedule", trigger: "Trigger" };
+const NOT_CONNECTED = _("Not connected — try again in a moment.");
+const ALREADY_DECIDED = _("Already decided — in the chat or another tab. Its decision stands.");
+const NOT_OPEN = _("This request is no longer open (answered elsewhere, or it timed out).");
+const CONNECTION_LABELS = { connecting: _("connecting…"), connected: _("live"), reconnecting: _("reconnecting…"),
+  "signed-out": _("signed out — reload to sign in") };
+const SOURCE_LABELS = {
+  api: [_("API"), _("Started by the API")],
+  schedule: [_("Schedule"), _("Started by a schedule")],
+  trigger: [_("Trigger"), _("Started by a trigger")],
+};
 
 const root = document.getElementById("inbox");
 const list = document.getElementById("inbox-list");
@@ -87,16 +92,16 @@ function render(item) {
   li.dataset.kind = item.kind;
   const head = el("div", "inbox-item-head");
   const what = el("p", "inbox-item-what");
-  what.append(el("span", "inbox-agent", item.agent ? item.agent.name : "No agent"), " · ",
-    el("span", "inbox-tool", item.tool || "tool"));
+  what.append(el("span", "inbox-agent", item.agent ? item.agent.name : _("No agent")), " · ",
+    el("span", "inbox-tool", item.tool || _("tool")));
   const where = el("p", "inbox-item-where");
-  const link = el("a", "inbox-thread-link", item.thread.title || "New chat");
+  const link = el("a", "inbox-thread-link", item.thread.title || _("New chat"));
   link.href = item.thread.url;
   where.append(link);
-  const source = SOURCE_LABELS[item.thread.source];
+  const source = Object.hasOwn(SOURCE_LABELS, item.thread.source) ? SOURCE_LABELS[item.thread.source] : null;
   if (source) {
-    const badge = el("span", "badge thread-source", source);
-    badge.title = `Started by ${source === "API" ? "the API" : `a ${source.toLowerCase()}`}`;
+    const badge = el("span", "badge thread-source", source[0]);
+    badge.title = source[1];
     where.append(" ", badge);
   }
   const when = el("time", "inbox-when", formatWhen(item.at));
@@ -131,8 +136,8 @@ function formatWhen(iso) {
   const today = new Date();
   const sameDay = date.toDateString() === today.toDateString();
   return sameDay
-    ? date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
-    : date.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+    ? date.toLocaleTimeString(locale(), { hour: "2-digit", minute: "2-digit" })
+    : date.toLocaleString(locale(), { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
 }
 
 /** The server's list, newest first: new items are added in their place; items shown that are no longer waiting and
@@ -181,14 +186,14 @@ function finish(entry, ev) {
     } else {
       card.closeApproval();
       card.showDecision(ev && ev.change === "cancelled"
-        ? "Not run: the run was stopped." : "No longer waiting (decided or stopped elsewhere).", "");
+        ? _("Not run: the run was stopped.") : _("No longer waiting (decided or stopped elsewhere)."), "");
       card.setStatus("cancelled");
     }
   } else if (ev && ev.change === "input_closed") {
     card.inputAnswered({ request: item.request, action: ev.decision, by: ev.by });
   } else {
     card.closeInput();
-    card.showDecision("No longer open (answered, cancelled, or its call ended).", "");
+    card.showDecision(_("No longer open (answered, cancelled, or its call ended)."), "");
   }
   update();
 }
@@ -252,11 +257,11 @@ function handleError(ev) {
   if (sent.kind === "decide") {
     entry.sent = null;
     if (code === "already_decided" || code === "not_found") entry.card.approvalBlocked(ALREADY_DECIDED);
-    else entry.card.approvalFailed(ev.message || `Error: ${code}`);
+    else entry.card.approvalFailed(ev.message || format(_("Error: %(code)s"), { code }));
   } else if (code === "not_found") {
     entry.card.inputBlocked(sent.request, NOT_OPEN);
   } else {
-    entry.card.inputFailed(sent.request, ev.message || `Error: ${code}`);
+    entry.card.inputFailed(sent.request, ev.message || format(_("Error: %(code)s"), { code }));
   }
 }
 

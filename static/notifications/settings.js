@@ -1,5 +1,7 @@
 // The settings page's "Turn on push in this browser": registers the service worker, subscribes with the app's VAPID
 // public key and hands the subscription to the server (templates/notifications/settings_section.html).
+import { _, format } from "../chat/i18n.js";
+
 const section = document.getElementById("notifications");
 const button = document.getElementById("push-subscribe");
 const status = document.getElementById("push-status");
@@ -15,11 +17,11 @@ function keyBytes(base64url) {
 
 async function subscribe() {
   if (!("serviceWorker" in navigator) || !("PushManager" in window)) {
-    status.textContent = "This browser cannot receive push notifications.";
+    status.textContent = _("This browser cannot receive push notifications.");
     return;
   }
   if ((await Notification.requestPermission()) !== "granted") {
-    status.textContent = "Notifications are blocked for this site in the browser's settings.";
+    status.textContent = _("Notifications are blocked for this site in the browser's settings.");
     return;
   }
   const registration = await navigator.serviceWorker.register(section.dataset.serviceWorker, { scope: "/" });
@@ -33,12 +35,12 @@ async function subscribe() {
     headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
     body: JSON.stringify(subscription.toJSON()),
   });
-  status.textContent = response.ok ? "This browser will be notified." : "The server refused the subscription.";
+  status.textContent = response.ok ? _("This browser will be notified.") : _("The server refused the subscription.");
   if (response.ok) document.getElementById("id_push").checked = true;
 }
 
 button?.addEventListener("click", () => {
   subscribe().catch((error) => {
-    status.textContent = `Push could not be turned on: ${error.message}`;
+    status.textContent = format(_("Push could not be turned on: %(reason)s"), { reason: error.message });
   });
 });
