@@ -83,6 +83,8 @@ CONSTANT_CALLS = {
     "RegexValidator",
     "database_sync_to_async",
     "frozenset",
+    "gettext_noop",  # the text itself, marked for the catalogues
+    "gettext_lazy",  # a lazy, immutable text
     "httpx.Limits",
     "httpx.Timeout",
     "httpx2.Timeout",
