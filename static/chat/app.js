@@ -15,6 +15,7 @@ import { AgentChoice, AgentFilter, AgentLabel } from "./agents.js";
 import { AttachmentTray } from "./attachments.js";
 import { Starters } from "./starters.js";
 import { refreshCount } from "../inbox/count.js";
+import { Announcer } from "./announce.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -68,6 +69,7 @@ const state = {
   refCounter: 0,
 };
 const nextRef = (prefix) => `${prefix}-${++state.refCounter}`;
+const announcer = new Announcer($("announcer"), $("messages"));
 
 const view = new ThreadView($("messages"), {
   isDemo: Boolean(modelInfo.is_demo),
@@ -433,6 +435,7 @@ function handleEvent(ev) {
   }
   view.apply(ev);
   updateBusy();
+  announcer.heard(ev);
 }
 
 function handleThreadCreated(ev) {
