@@ -72,7 +72,7 @@ ada = User.objects.create_superuser({USER!r}, password={PASSWORD!r}, first_name=
 agent = Agent.objects.create(slug="brief", name="Brief", owner=ada, description="Answers in one line.",
                              system_prompt="Answer in one line.", starter_prompts=["Summarise my day"])
 tomorrow = timezone.now() + datetime.timedelta(days=1)
-Schedule.objects.create(owner=ada, agent="brief", prompt="The news of {{date}}", cron="0 8 * * 1-5",
+schedule = Schedule.objects.create(owner=ada, agent="brief", prompt="The news of {{date}}", cron="0 8 * * 1-5",
                         time_zone="Europe/Paris", next_run_at=tomorrow)
 Schedule.objects.create(owner=ada, agent="brief", prompt="Check the backups", kind="every", every_minutes=90,
                         paused=True, pause_reason="Paused by you", next_run_at=tomorrow)
@@ -83,7 +83,7 @@ McpServer.objects.create(name="files", transport="http", url="http://127.0.0.1:9
                          person_header="Authorization", require_approval=False)
 ServerTools.objects.create(server="files", tools=[{{"name": "list", "description": "Your files.",
                                                   "inputSchema": {{"type": "object"}}}}])
-print(json.dumps({{"agent": agent.pk, "key": key.pk, "user": ada.pk}}))
+print(json.dumps({{"agent": agent.pk, "key": key.pk, "user": ada.pk, "schedule": schedule.pk}}))
 """
 
 
@@ -257,6 +257,21 @@ def api_key_created(page, site):
     expect(page.locator("#api-key-copied")).to_be_attached()
 
 
+def sidebar_drawer(page, site):
+    page.goto(site.threads["tools"])
+    connected(page)
+    page.click("#sidebar-toggle")
+    expect(page.locator("#sidebar .thread-link").first).to_be_visible()
+
+
+def delete_dialog(page, site):
+    page.goto(site.threads["tools"])
+    connected(page)
+    page.locator(".thread-item").first.hover()
+    page.locator(".thread-item .thread-delete").first.click()
+    expect(page.locator("dialog[open]")).to_be_visible()
+
+
 def share_page(page, site):
     page.goto(site.share_url)
     expect(page.locator(".message.assistant").first).to_be_visible()
@@ -272,6 +287,8 @@ SCENES = {
     "chat-versions": ("in", open_thread("versions")),
     "chat-tools-panel": ("in", tools_panel),
     "chat-share-menu": ("in", share_menu),
+    "chat-sidebar-drawer": ("in", sidebar_drawer),
+    "chat-delete-dialog": ("in", delete_dialog),
     "account-menu": ("in", account_menu),
     "inbox": ("in", go_to("/inbox", "#main")),
     "settings": ("in", go_to("/settings/", "#api-keys")),
@@ -280,6 +297,9 @@ SCENES = {
     "shared-links": ("in", go_to("/shares/", "#main")),
     "agents": ("in", go_to("/agents/", "#main")),
     "schedules": ("in", go_to("/schedules/", "#main")),
+    "schedule-edit": ("in", go_to("/schedules/{schedule}/", "form")),
+    "schedule-history": ("in", go_to("/schedules/{schedule}/history", "#main")),
+    "agent-edit": ("in", go_to("/agents/brief/edit", "form")),
     "triggers": ("in", go_to("/hooks/", "#main")),
     "mcp-connections": ("in", go_to("/mcp/connections/", "#mcp-connections")),
     "password-change": ("in", go_to("/accounts/password_change/", "form")),
@@ -290,7 +310,15 @@ SCENES = {
     "admin-usage": ("in", go_to("/admin/chat/usage/", "#changelist")),
 }
 AFTER = {"chat-streaming": after_streaming}
-CASES = [pytest.param(scene, variant, id=f"{scene}@{variant}") for scene in SCENES for variant in VARIANTS]
+#: Scenes that exist on one kind of screen only: the drawer is the phone's sidebar; on a phone the chats' Delete sits
+#: in that drawer, reached through it.
+ONLY = {"chat-sidebar-drawer": "phone", "chat-delete-dialog": "desktop"}
+CASES = [
+    pytest.param(scene, variant, id=f"{scene}@{variant}")
+    for scene in SCENES
+    for variant in VARIANTS
+    if variant.endswith(ONLY.get(scene, ""))
+]
 
 
 @pytest.mark.parametrize(("scene", "variant"), CASES)
