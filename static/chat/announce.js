@@ -1,8 +1,8 @@
 // What a screen reader is told of a run: once, when the answer is finished (or stops, fails, or waits for the
-// person), in the page's one live region (#announcer, role=status). The conversation itself is not a live region:
-// every streamed token would be read out as it lands (docs/ui.md, "Accessibility").
+// person's decision or input), in the page's one live region (#announcer, role=status). The conversation itself is
+// not a live region: every streamed token would be read out as it lands (docs/ui.md, "Accessibility").
 
-const MAX_CHARS = 600; // a long answer is read in part; the whole of it is in the conversation, under the last heading
+const MAX_CHARS = 600; // a long answer is read in part; the whole of it stays in the conversation
 
 /** The finished answer's text as the page shows it (Markdown rendered, tool cards and reasoning left out). */
 function lastAnswerText(messages) {
@@ -50,6 +50,9 @@ export class Announcer {
         this.say(calls > 1 ? `${calls} tool calls wait for your decision.` : "A tool call waits for your decision.");
         break;
       }
+      case "tool_call.input_requested":
+        this.say(shorten(`A tool asks for your input: ${typeof ev.message === "string" ? ev.message : ""}`));
+        break;
       default:
         break;
     }
