@@ -329,6 +329,9 @@ AGENTWEB_DAILY_TOKEN_BUDGET = env_int("AGENTWEB_DAILY_TOKEN_BUDGET", 0)
 # The tokens of a person's budget each of their runs still running holds back until its usage is written: a new run
 # starts only while the budget is above what is spent plus that (docs/usage.md).
 AGENTWEB_BUDGET_RUN_RESERVE = env_int("AGENTWEB_BUDGET_RUN_RESERVE", 4000)
+# Written before every cost the admin shows ($0.0042): the currency of the model configurations' prices, which the
+# app does not know ("€", "CHF ", or empty for none; docs/usage.md).
+AGENTWEB_CURRENCY = env_str("AGENTWEB_CURRENCY", "$")
 # People may make their own agents from the chat page (docs/agents.md); admins always can, in the admin.
 AGENTWEB_USER_AGENTS = env_bool("AGENTWEB_USER_AGENTS", False)
 AGENTWEB_SYSTEM_PROMPT = env_str(

@@ -10,6 +10,9 @@ from sso import views as sso_views
 admin.site.site_header = "agentweb administration"
 admin.site.site_title = "agentweb admin"
 admin.site.index_title = "Models, agents, tools and chats"
+# No list of every model beside each page: at 1280 pixels it took a quarter of the width from the lists (which then
+# scrolled sideways); the home page and the breadcrumbs lead to every model (docs/tools-admin.md).
+admin.site.enable_nav_sidebar = False
 
 urlpatterns = [
     # Sign-in (issue 40, sso/): the login page with the provider's button, and sign-out that also ends the

@@ -7,7 +7,9 @@ from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext_lazy as _
 
+from agentweb.admin_display import cut
 from audit.recording import client_ip
 
 from . import keys
@@ -38,11 +40,14 @@ class StateFilter(admin.SimpleListFilter):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["name", "user", "shown", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    list_display = ["name_cut", "user", "shown", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    list_display_links = ["name_cut"]
     list_filter = [StateFilter, "user"]
     search_fields = ["name", "user__username", "lookup"]
     list_select_related = ["user"]
-    raw_id_fields = ["user"]
+    # For whom a key is made: picked by name as one types (the people's admin searches them), not typed as an id.
+    autocomplete_fields = ["user"]
+    name_cut = cut("name", description=_("name"), ordering="name")
     actions = ["revoke_selected"]
     # A key's name and expiry may change; who holds it and what it is may not; revoking is the action's (and final).
     readonly_fields = ["user", "shown", "created_at", "last_used_at", "revoked_at"]

@@ -12,7 +12,10 @@ from django.urls import path
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
+
+from agentweb.admin_display import cut
 
 from . import admin_log, export
 from .actions import Action
@@ -28,7 +31,7 @@ FORMATS = {
 
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
-    list_display = ["at", "action", "actor_name", "target_type", "target_label", "ip"]
+    list_display = ["at", "action", "actor_cut", "target_type", "target_cut", "ip"]
     list_filter = ["action", ("actor", admin.RelatedOnlyFieldListFilter), ("at", admin.DateFieldListFilter)]
     date_hierarchy = "at"
     search_fields = ["actor_name", "target_label", "target_id"]
@@ -47,6 +50,8 @@ class EventAdmin(admin.ModelAdmin):
     ]
     readonly_fields = fields
     actions = None
+    actor_cut = cut("actor_name", description=_("actor"), ordering="actor_name")
+    target_cut = cut("target_label", description=_("target"), ordering="target_label")
 
     def has_add_permission(self, request):
         return False

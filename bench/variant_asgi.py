@@ -14,7 +14,8 @@ Variants (comma-separated in BENCH_VARIANTS):
   its full collections walk only what the running app made.
 - `stall-watch`: a thread that notices when the event loop has not turned for 15 ms and records what the
   loop's thread was doing (its stack, sampled every 2 ms while stalled) to $BENCH_STALLS at exit.
-- `profile`: cProfile on the event loop's thread, written to $BENCH_PROFILE when the process exits.
+- `profile`: cProfile on the event loop's thread, written to $BENCH_PROFILE (default
+  `bench/results/profile-{pid}.prof`) when the process exits or is sent SIGUSR1.
 - `stock-…`, `no-send-now`, `no-shared-frame`, `no-take-now`: the library's own behaviour in place of one of
   agentweb's reach-ins into it (bench/stock_variants.py). Those of agentweb/serve.py need Daphne started as
   `python -m bench.variant_serve` (bench/app.py and bench/production/cluster.py do, given a variant).
@@ -71,7 +72,9 @@ if "profile" in VARIANTS:
 
     def _dump(*_):
         _profile.disable()
-        _profile.dump_stats(os.environ.get("BENCH_PROFILE", "bench-profile.prof"))
+        # One file per process (the production benchmarks start several): "{pid}" in the path is its pid.
+        path = os.environ.get("BENCH_PROFILE", "bench/results/profile-{pid}.prof").replace("{pid}", str(os.getpid()))
+        _profile.dump_stats(path)
 
     atexit.register(_dump)
     signal.signal(signal.SIGUSR1, _dump)

@@ -1,13 +1,12 @@
-import datetime
-
 from django.contrib import admin
-from django.db.models import Count, F, Q, Sum
-from django.db.models.functions import TruncDate
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
 
-from agentweb.admin_display import flag
+from agentweb.admin_display import cut, cut_text, flag, money
 
 from .models import GroupTokenBudget, Message, Run, Thread, TokenBudget, ToolCall, Usage
-from .usage import money
+from .usage_report import report
 
 
 class RecordAdmin(admin.ModelAdmin):
@@ -32,11 +31,16 @@ class MessageInline(admin.TabularInline):
 
 @admin.register(Thread)
 class ThreadAdmin(admin.ModelAdmin):
-    list_display = ["title", "owner", "updated_at", "created_at"]
+    list_display = ["title_cut", "owner", "updated_at", "created_at"]
+    list_display_links = ["title_cut"]
     list_filter = ["owner"]
+    list_select_related = ["owner"]
     search_fields = ["title", "owner__username"]
     readonly_fields = ["id", "last_seq", "created_at", "updated_at"]
+    # The owner picked by name as one types (the people's admin searches them), not from every account at once.
+    autocomplete_fields = ["owner"]
     inlines = [MessageInline]
+    title_cut = cut("title", description=_("title"), ordering="title")
 
 
 class ToolCallInline(admin.TabularInline):
@@ -53,7 +57,9 @@ class ToolCallInline(admin.TabularInline):
 
 @admin.register(Message)
 class MessageAdmin(RecordAdmin):
-    list_display = ["thread", "order", "role", "status", "created_at"]
+    list_display = ["__str__", "thread_cut", "role", "status", "created_at"]
+    list_select_related = ["thread"]
+    thread_cut = cut("thread", description=_("thread"))
     list_filter = ["role", "status"]
     search_fields = ["content"]
     inlines = [ToolCallInline]
@@ -61,27 +67,31 @@ class MessageAdmin(RecordAdmin):
 
 @admin.register(ToolCall)
 class ToolCallAdmin(RecordAdmin):
-    list_display = ["name", "status", "call_id", "duration_ms", "created_at"]
+    list_display = ["name_cut", "status", "call_id_cut", "duration_ms", "created_at"]
+    list_display_links = ["name_cut"]
+    name_cut = cut("name", description=_("name"), ordering="name")
+    call_id_cut = cut("call_id", description=_("call id"))
     list_filter = ["name", "status"]
     readonly_fields = ["id", "created_at", "started_at", "finished_at"]
 
 
 @admin.register(Run)
 class RunAdmin(RecordAdmin):
-    list_display = ["id", "thread", "status", "reason", "steps", "started_at", "finished_at"]
+    list_display = ["id", "thread_cut", "status", "reason", "steps", "usage_shown", "started_at", "finished_at"]
     list_filter = ["status", "reason"]
-    readonly_fields = ["started_at", "finished_at"]
+    list_select_related = ["thread"]
+    readonly_fields = ["started_at", "finished_at", "usage_shown"]
+    thread_cut = cut("thread", description=_("thread"))
 
-
-#: The groups of the usage report: (key, title, the field grouped by).
-USAGE_GROUPS = (
-    ("user", "user", "user__username"),
-    ("agent", "agent", "agent"),
-    ("model", "model", "model_label"),
-    ("day", "day (UTC)", "day"),
-)
-#: Groups shown per table, the largest first.
-REPORT_ROWS = 100
+    @admin.display(description=_("tokens and cost"))
+    def usage_shown(self, obj: Run) -> str:
+        """The run's totals as the usage list says them: its tokens, and its cost as money."""
+        usage = obj.usage or {}
+        if not usage:
+            return self.get_empty_value_display()
+        tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
+        text = f"{'≈ ' if usage.get('estimated') else ''}{tokens:,}"
+        return text if usage.get("cost") is None else f"{text} · {money(usage['cost'])}"
 
 
 class AgentFilter(admin.AllValuesFieldListFilter):
@@ -98,24 +108,23 @@ class AgentFilter(admin.AllValuesFieldListFilter):
 @admin.register(Usage)
 class UsageAdmin(admin.ModelAdmin):
     """Every model call's tokens and cost, read-only, with the report of what the filters select: totals, and the same
-    by user, agent (empty until agents exist), model and day (chat/usage.py, docs/usage.md).
+    by user, agent, model and day, and a chart of each day (chat/usage_report.py, docs/usage.md).
 
     Nobody adds, changes or deletes a row, superusers included: the rows are what was spent, and today's count
     against the daily budget (deleting one would give its tokens back)."""
 
     list_display = [
-        "created_at",
+        "when",
         "user",
-        "model_label",
-        "agent",
-        "input_tokens",
-        "output_tokens",
+        "model_cut",
+        "agent_cut",
+        "tokens_in",
+        "tokens_out",
         "estimated_flag",
         "cost_shown",
-        "source",
-        "api_key",
-        "thread",
-        "run",
+        "via",
+        "thread_cut",
+        "run_id",
     ]
     # Through the API, and with which key (only the keys that spent something are offered).
     list_filter = [
@@ -136,8 +145,11 @@ class UsageAdmin(admin.ModelAdmin):
     raw_id_fields = ["thread", "run", "api_key"]
     # Counted by the server is the normal case: blank, and "estimated" where it sent no count.
     estimated_flag = flag(
-        "estimated", description="estimated", shown="estimated", title="No count from the server: estimated"
+        "estimated", description=_("estimated"), shown=_("estimated"), title=_("No count from the server: estimated")
     )
+    model_cut = cut("model_label", description=_("model"), ordering="model_label")
+    agent_cut = cut("agent", description=_("agent"), ordering="agent")
+    thread_cut = cut("thread", description=_("thread"))
 
     def has_add_permission(self, request):
         return False
@@ -148,37 +160,42 @@ class UsageAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.display(description="cost", ordering="cost")
+    @admin.display(description=_("when"), ordering="created_at")
+    def when(self, obj: Usage) -> str:
+        """The minute, short enough for a list of eleven columns; the second and the zone on hover."""
+        moment = timezone.localtime(obj.created_at)
+        exact = moment.isoformat(timespec="seconds")
+        return format_html('<span title="{}">{}</span>', exact, f"{moment:%Y-%m-%d %H:%M}")
+
+    @admin.display(description=_("input"), ordering="input_tokens")
+    def tokens_in(self, obj: Usage) -> str:
+        return f"{obj.input_tokens:,}"
+
+    @admin.display(description=_("output"), ordering="output_tokens")
+    def tokens_out(self, obj: Usage) -> str:
+        return f"{obj.output_tokens:,}"
+
+    @admin.display(description=_("cost"), ordering="cost")
     def cost_shown(self, obj: Usage) -> str:
-        return money(obj.cost)
+        return money(obj.cost) if obj.cost is not None else self.get_empty_value_display()
+
+    @admin.display(description=_("via"), ordering="source")
+    def via(self, obj: Usage) -> str:
+        """The chat, or the API and with which key (its name: the key itself is never kept)."""
+        if obj.api_key is None:
+            return obj.source
+        return cut_text(f"{obj.source} · {obj.api_key}")
+
+    @admin.display(description=_("run"), ordering="run")
+    def run_id(self, obj: Usage) -> str:
+        return f"#{obj.run_id}" if obj.run_id else self.get_empty_value_display()
 
     def changelist_view(self, request, extra_context=None):
         response = super().changelist_view(request, extra_context)
         changelist = getattr(response, "context_data", {}).get("cl")
         if changelist is not None:
-            response.context_data["report"] = self.report(changelist.queryset)
+            response.context_data["report"] = report(changelist.queryset)
         return response
-
-    @staticmethod
-    def report(queryset):
-        """One aggregate for the totals and one per group, over the filtered rows."""
-        sums = {
-            "calls": Count("id"),
-            "input": Sum("input_tokens"),
-            "output": Sum("output_tokens"),
-            "tokens": Sum(F("input_tokens") + F("output_tokens")),
-            "cost": Sum("cost"),
-        }
-        rows = queryset.order_by()
-        totals = rows.aggregate(**sums, estimated=Count("id", filter=Q(estimated=True)))
-        totals = {key: value if value is not None or key == "cost" else 0 for key, value in totals.items()}
-        groups = []
-        for key, title, field in USAGE_GROUPS:
-            grouped = rows.annotate(day=TruncDate("created_at", tzinfo=datetime.UTC)) if key == "day" else rows
-            ordering = f"-{field}" if key == "day" else "-tokens"
-            found = grouped.values(name=F(field)).annotate(**sums).order_by(ordering)[:REPORT_ROWS]
-            groups.append({"key": key, "title": title, "rows": list(found)})
-        return {"totals": totals, "groups": groups}
 
 
 @admin.register(TokenBudget)

@@ -200,7 +200,9 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
         # Follow first, then read: an event published in between reaches this socket through the group as well
         # as in what is read, and is dropped the second time (sent_already); none is lost.
         await self.follow(thread.pk)
-        texts = await runs.subscribe_texts(thread, frame.get("after_seq"))
+        if "paged" in frame:  # kept for the snapshots this socket is sent unasked (a replayed frame's)
+            self.paged = frame["paged"]
+        texts = await runs.subscribe_texts(thread, frame.get("after_seq"), paged=getattr(self, "paged", False))
         await self.send_texts(str(thread.pk), texts)
 
     async def send_message(self, frame):

@@ -24,7 +24,12 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
     "inbox.subscribe": {"properties": {}},
     "thread.subscribe": {
         "required": ["thread"],
-        "properties": {"thread": _ID, "after_seq": {"type": ["integer", "null"], "minimum": 0}},
+        # `paged` (issue 42): a snapshot of the newest messages and a cursor for the earlier ones (chat/store/pages.py).
+        "properties": {
+            "thread": _ID,
+            "after_seq": {"type": ["integer", "null"], "minimum": 0},
+            "paged": {"type": "boolean"},
+        },
     },
     "message.send": {
         "required": ["content", "client_msg_id"],

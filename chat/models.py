@@ -99,6 +99,8 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["started_at", "id"]
+        # A snapshot's "the thread's latest run" in one index step, however many runs a year of turns left (issue 42).
+        indexes = [models.Index(fields=["thread", "-started_at", "-id"], name="run_latest_in_thread")]
 
     # The database, not a lock in one process, guarantees one active run per thread. Set here rather than in Meta,
     # whose body cannot see the class's own names.
@@ -196,6 +198,13 @@ class Message(models.Model):
                 condition=Q(client_msg_id__isnull=False),
                 name="client_msg_id_unique_in_thread",
             ),
+        ]
+        # The versions of a thread's first question (no parent: chat/store/versions.py versions_of) without reading
+        # the thread's other parentless messages (its tool results, its later model calls) (issue 42).
+        indexes = [
+            models.Index(
+                fields=["thread", "order"], condition=Q(parent__isnull=True, role="user"), name="message_first_question"
+            )
         ]
 
     def __str__(self):
@@ -448,3 +457,21 @@ class GroupTokenBudget(models.Model):
 
     def __str__(self):
         return f"{self.group}: {self.daily_tokens if self.daily_tokens is not None else 'no budget'}"
+
+
+class ChatDefaults(models.Model):
+    """What a person's new chats start with unless they pick otherwise on the empty chat (the settings page): an
+    agent and a model, each by what the pickers send (an agent's slug, a model configuration's id). Kept as text:
+    one no longer offered to the person (deleted, disabled, or their groups changed) is simply not applied
+    (chat/home.py defaults_for), so removing an agent or a model never touches this row."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_defaults")
+    agent = models.CharField(max_length=100, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        verbose_name = "person's chat defaults"
+        verbose_name_plural = "people's chat defaults"
+
+    def __str__(self):
+        return f"{self.user}: agent {self.agent or '—'}, model {self.model or '—'}"

@@ -30,6 +30,9 @@ class RunEvent:
     thread_id: uuid.UUID
     run_id: int
     tool: str = ""
+    # The thread's owner, when the run knows it: the notifier then skips the event of a person with no channel for
+    # it before any statement (notifications/audience.py). None: read from the thread.
+    owner_id: int | None = None
 
 
 def tell(event: RunEvent) -> None:
@@ -43,20 +46,24 @@ def tell(event: RunEvent) -> None:
         log.exception("notification of %s %s not handed over", event.kind, event.key)
 
 
-def calls_wait(thread_id: uuid.UUID, run_id: int, calls: Iterable[tuple[str, str]]) -> None:
+def calls_wait(
+    thread_id: uuid.UUID, run_id: int, calls: Iterable[tuple[str, str]], *, owner_id: int | None = None
+) -> None:
     """Each (tool call id, tool name) waits for a person's approval."""
     for call_id, tool in calls:
-        tell(RunEvent(APPROVAL, f"approval:{call_id}", thread_id, run_id, tool))
+        tell(RunEvent(APPROVAL, f"approval:{call_id}", thread_id, run_id, tool, owner_id))
 
 
-def input_requested(thread_id: uuid.UUID, run_id: int, request_id: str, tool: str) -> None:
-    tell(RunEvent(INPUT, f"input:{request_id}", thread_id, run_id, tool))
+def input_requested(
+    thread_id: uuid.UUID, run_id: int, request_id: str, tool: str, *, owner_id: int | None = None
+) -> None:
+    tell(RunEvent(INPUT, f"input:{request_id}", thread_id, run_id, tool, owner_id))
 
 
-def run_failed(thread_id: uuid.UUID, run_id: int) -> None:
-    tell(RunEvent(FAILED, f"failed:{run_id}", thread_id, run_id))
+def run_failed(thread_id: uuid.UUID, run_id: int, *, owner_id: int | None = None) -> None:
+    tell(RunEvent(FAILED, f"failed:{run_id}", thread_id, run_id, owner_id=owner_id))
 
 
-def run_finished(thread_id: uuid.UUID, run_id: int) -> None:
+def run_finished(thread_id: uuid.UUID, run_id: int, *, owner_id: int | None = None) -> None:
     """A run a schedule or a trigger started completed (the caller checks its source)."""
-    tell(RunEvent(FINISHED, f"finished:{run_id}", thread_id, run_id))
+    tell(RunEvent(FINISHED, f"finished:{run_id}", thread_id, run_id, owner_id=owner_id))

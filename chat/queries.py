@@ -8,6 +8,7 @@ import uuid
 from functools import cache
 
 from django.db import connection
+from django.db.models.expressions import RawSQL
 
 from tools.models import SettingsStamp
 
@@ -93,4 +94,51 @@ def grants_groups_and_stamp(thread_id: uuid.UUID, user_id: int) -> tuple[set[str
         {value for value, which in rows if which == "g"},
         frozenset(value for value, which in rows if which == "u"),
         next((value for value, which in rows if which == "s"), None),
+    )
+
+
+def delete_rows(queryset) -> int:
+    """DELETE the rows of `queryset` in one statement, reading none of them into Python; the number deleted. For a
+    table whose rows others point at, the caller has dealt with those first (chat/store/deletion.py), and the model
+    has no delete signal receivers (what Django's collector would load every row for: a thread's delete read its
+    10,000 messages, runs and tool calls to delete them one batch of ids at a time).
+
+    ORM twin: queryset.delete(), which gives the same rows gone (tests/chat/test_store_deletion.py compares a
+    thread's delete both ways)."""
+    model = queryset.model
+    sql, params = queryset.order_by().values("pk").query.sql_with_params()
+    q = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {q(model._meta.db_table)} WHERE {q(model._meta.pk.column)} IN ({sql})", params)
+        return cursor.rowcount
+
+
+@cache
+def _history_start_sql(vendor: str) -> str:
+    q = connection.ops.quote_name
+    column = {name: q(Message._meta.get_field(name).column) for name in ("thread", "order", "role", "status", "active")}
+    content = q(Message._meta.get_field("content").column)
+    # An answer that did not complete counts nothing: the history may leave it out (a failed or stopped answer a
+    # retry replaces), and what is counted must be no more than what the model is sent.
+    size = (
+        f"CASE WHEN m.{column['role']} = 'assistant' AND m.{column['status']} <> 'complete' THEN 0"
+        f" ELSE LENGTH(m.{content}) END"
+    )
+    return (
+        f"SELECT COALESCE(MAX(t.o), 0) FROM (SELECT m.{column['order']} AS o, m.{column['role']} AS r,"
+        f" SUM({size}) OVER (ORDER BY m.{column['order']} DESC) AS tail FROM {q(Message._meta.db_table)} m"
+        f" WHERE m.{column['thread']} = %s AND m.{column['active']} = TRUE) t"
+        f" WHERE t.r = 'user' AND t.tail > %s"
+    )
+
+
+def history_start(thread_id: uuid.UUID, chars: int) -> RawSQL:
+    """The order the history a model is sent needs to start at, as a subquery: the newest user message of the branch
+    shown from which its messages' text passes `chars` characters; 0 (all of it) when the whole branch holds fewer.
+    Used as the history's filter (chat/store/snapshot.py), in its statement: no statement of its own.
+
+    ORM twin: the largest `order` of the user messages of the branch whose Window(Sum(size), order_by=-order) is
+    above `chars`, 0 for none (tests/chat/test_queries.py)."""
+    return RawSQL(
+        _history_start_sql(connection.vendor), [Thread._meta.pk.get_db_prep_value(thread_id, connection), chars]
     )

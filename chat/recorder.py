@@ -69,6 +69,8 @@ class RunRecorder:
     # The thread ended with a failed answer when the run began (a retry): if the run's first answer fails too before
     # anything of it was shown, it is not kept. One "The answer ended with an error." per chain of failures.
     follows_a_failure: bool = False
+    # The thread's owner, when the run knows it: told to the notifier with each event (chat/notify.py).
+    owner_id: int | None = None
 
     def __post_init__(self):
         self.coalescer = DeltaCoalescer(self._send_delta, window=self.window)
@@ -257,7 +259,8 @@ class RunRecorder:
             await self.emit(events.tool_call_awaiting_approval(tool_call, allow))
         if awaiting:  # the person is told off the tabs too (notifications/): names only, handed over at once
             names = {str(c.id): c.name for c in self.calls.values()}
-            notify.calls_wait(self.thread_id, self.run_id, [(call, names.get(call, "")) for call, _ in awaiting])
+            told = [(call, names.get(call, "")) for call, _ in awaiting]
+            notify.calls_wait(self.thread_id, self.run_id, told, owner_id=self.owner_id)
 
     async def _write_calls(self) -> None:
         """The calls' rows and answers that lag what the run holds, in one trip (store.record_tool_calls)."""

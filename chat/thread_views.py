@@ -1,5 +1,5 @@
 """Thread endpoints over HTTP: rename, pin, archive, delete and search the user's own threads (JSON in, JSON
-out), and read a tool call's artifact.
+out), read a page of a thread's earlier messages, and read a tool call's artifact.
 
 Every id goes through get_thread_for_user: another user's thread and a thread that does not exist get the
 same 404, and nothing is written.
@@ -22,7 +22,10 @@ from .access import NotFound, get_thread_for_user, parse_uuid
 from .broadcast import tell_user
 from .live import events
 from .models import Message, Source, Thread, ToolCall
+from .store import pages
 from .store import search as message_search
+from .store.deletion import delete_thread
+from .store.snapshot import earlier_page
 from .text import unstorable_message, unstorable_text
 
 TITLE_MAX = 200
@@ -120,9 +123,28 @@ def archive(request: HttpRequest, thread_id) -> JsonResponse:
 def delete(request: HttpRequest, thread_id) -> JsonResponse:
     thread = _owned(request, thread_id)
     thread_key = str(thread.pk)
-    thread.delete()  # messages, runs, tool calls, decisions and grants go with it (CASCADE)
+    # Everything that goes with it, by statements on the thread, in batches (chat/store/deletion.py).
+    delete_thread(thread.pk)
     async_to_sync(tell_user)(request.user.pk, events.thread_deleted(thread_key))
     return JsonResponse({"deleted": thread_key})
+
+
+@login_required
+@require_GET
+def messages_page(request: HttpRequest, thread_id) -> JsonResponse:
+    """`?before=<message id>&limit=<n>`: the page of the thread's shown messages before that one, as a snapshot shows
+    them, and the cursor of the page before it (docs/protocol.md, "Earlier messages"). The person's own thread only
+    (anyone else's: 404); a cursor that is not a message the thread shows, or a limit out of range: 400, nothing
+    read."""
+    thread = _owned(request, thread_id)
+    limit = request.GET.get("limit", str(pages.PAGE_MESSAGES))
+    if not (limit.isascii() and limit.isdigit() and len(limit) < 5) or not 1 <= int(limit) <= pages.MAX_PAGE_MESSAGES:
+        return JsonResponse({"error": f"limit: a number from 1 to {pages.MAX_PAGE_MESSAGES}."}, status=400)
+    try:
+        page = earlier_page(thread, before=request.GET.get("before", ""), limit=int(limit))
+    except pages.BadCursor as bad:
+        return JsonResponse({"error": str(bad)}, status=400)
+    return JsonResponse(page)
 
 
 @login_required

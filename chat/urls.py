@@ -10,6 +10,7 @@ urlpatterns = [
     path("t/<uuid:thread_id>/pin", thread_views.pin, name="thread_pin"),
     path("t/<uuid:thread_id>/archive", thread_views.archive, name="thread_archive"),
     path("t/<uuid:thread_id>/delete", thread_views.delete, name="thread_delete"),
+    path("t/<uuid:thread_id>/messages", thread_views.messages_page, name="thread_messages"),
     path("settings/", views.settings_page, name="settings"),
     path("search", thread_views.search, name="search"),
     path("tools/available", tools_panel.available, name="tools_available"),

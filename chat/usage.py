@@ -29,20 +29,6 @@ MILLION = Decimal(1_000_000)
 CENT_FRACTIONS = Decimal("0.000001")
 
 
-def money(cost: Any) -> str:
-    """A cost as an admin reads money: to the cent from 1 up (12.35), below that to the millionth it is stored in
-    with at least two decimals (0.50, 0.0035, 0.000004); "—" for none. A sum SQLite made in floating point
-    (0.30000000000000004) is rounded the same way."""
-    if cost is None:
-        return "—"
-    value = Decimal(str(cost))
-    if abs(value) >= 1:
-        return str(value.quantize(Decimal("0.01")))
-    text = f"{value.quantize(CENT_FRACTIONS):f}".rstrip("0")
-    decimals = len(text.partition(".")[2])
-    return text + "0" * (2 - decimals) if decimals < 2 else text
-
-
 def cost_of(input_tokens: int, output_tokens: int, price_input: Decimal | None, price_output: Decimal | None):
     """The cost of a call at prices per million tokens; None when neither price is set."""
     if price_input is None and price_output is None:

@@ -13,11 +13,13 @@ from tools.services import groups_of, settings_stamp
 
 from . import store
 from .access import NotFound, get_thread_for_user
+from .home import defaults_for, save_defaults, usage_by_day
 from .models import Message, ToolCall
 from .starters import empty_chat_starters
 
 # How many of a thread's last messages the page carries as HTML: its first paint shows the conversation's end
-# without waiting for the websocket's snapshot (which then replaces them with the live view, all messages).
+# without waiting for the websocket's snapshot (which then replaces them with the live view: the newest page of
+# messages, earlier pages loading as the person scrolls up, static/chat/pages.js).
 FIRST_SCREEN_MESSAGES = 20
 # Set by the page when the person dismisses the demo model's notice.
 DEMO_NOTICE_COOKIE = "agentweb_demo_notice"
@@ -30,17 +32,43 @@ THEMES = (("system", "Same as the system"), ("light", "Light"), ("dark", "Dark")
 
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
-    """Theme, password, the person's shared links (the sharing app's tag reads them: templates/chat/settings.html),
-    and the admin for staff (docs/ui.md)."""
+    """The person's home (docs/ui.md, Settings): their new chats' agent and model, theme, password, shared links
+    (the sharing app's tag reads them), API keys, notifications, their usage over the last 30 days, and the admin
+    for staff. Two forms post here, told apart by `form`: "theme" (a cookie) and "defaults" (chat.ChatDefaults)."""
     theme = request.COOKIES.get(THEME_COOKIE, "system")
-    if request.method == "POST":
+    stamp = settings_stamp()
+    agents = agents_for_picker(request.user, stamp=stamp)
+    models = available_models(groups=groups_of(request.user, stamp=stamp), stamp=stamp)
+    defaults_error = ""
+    if request.method == "POST" and request.POST.get("form") == "defaults":
+        defaults_error = save_defaults(
+            request.user,
+            agent=request.POST.get("agent", ""),
+            model=request.POST.get("model", ""),
+            agents=agents,
+            models=models,
+        )
+        if not defaults_error:
+            return redirect(f"{request.path}?saved=defaults")
+    elif request.method == "POST":
         chosen = request.POST.get("theme")
         if chosen in dict(THEMES):
             response = redirect(f"{request.path}?saved=1")
             response.set_cookie(THEME_COOKIE, chosen, max_age=365 * 86400, samesite="Lax", httponly=True)
             return response
-    context = {"themes": THEMES, "theme": theme, "saved": bool(request.GET.get("saved"))}
-    return render(request, "chat/settings.html", context)
+    default_agent, default_model = defaults_for(request.user, agents=agents, models=models)
+    context = {
+        "themes": THEMES,
+        "theme": theme,
+        "saved": bool(request.GET.get("saved")),
+        "agents": agents,
+        "models": models,
+        "default_agent": default_agent,
+        "default_model": default_model,
+        "defaults_error": defaults_error,
+        "usage": usage_by_day(request.user),
+    }
+    return render(request, "chat/settings.html", context, status=400 if defaults_error else 200)
 
 
 @login_required
@@ -63,14 +91,18 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     # process's, as of that stamp.
     stamp = settings_stamp()
     agents = agents_for_picker(request.user, stamp=stamp)
+    models = available_models(groups=groups_of(request.user, stamp=stamp), stamp=stamp)
+    model_info = store.thread_model_info(thread, stamp=stamp)
+    if thread is None:
+        agents, model_info = _with_defaults(request.user, agents, models, model_info)
     context = {
         "thread": thread,
         "threads": store.list_threads(user=request.user),
         "archived_threads": store.list_archived_threads(user=request.user),
-        "model_info": store.thread_model_info(thread, stamp=stamp),
+        "model_info": model_info,
         # The picker's entries: ids, names and labels, never a key.
         # Only those the person's groups allow (tools/groups.py); their groups are kept per stamp too.
-        "available_models": available_models(groups=groups_of(request.user, stamp=stamp), stamp=stamp),
+        "available_models": models,
         "connect_help": CONNECT_HELP,
         # The demo notice, once dismissed in this browser (static/chat/models.js sets the cookie), stays hidden.
         "demo_notice_dismissed": request.COOKIES.get(DEMO_NOTICE_COOKIE) == "dismissed",
@@ -91,20 +123,36 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     return render(request, "chat/thread.html", context)
 
 
+def _with_defaults(user, agents: list[dict], models: list[dict], model_info: dict) -> tuple[list[dict], dict]:
+    """The empty chat as the person's defaults set it (settings page): their default agent pressed in place of the
+    site's, and their default model shown in place of the site's (the picked agent's own model still wins, and so
+    does what they pick on the page: docs/agents.md, What wins over what). `model_info` gains `personal`, which
+    tells the page to send that model with the first message."""
+    agent, model = defaults_for(user, agents=agents, models=models)
+    if agent:
+        agents = [{**a, "is_default": a["slug"] == agent} for a in agents]
+    if model:
+        model_info = {**next(m for m in models if m["id"] == model), "personal": True}
+    return agents, model_info
+
+
 def _first_screen(thread) -> dict:
     """The last messages of `thread`, rendered on the server: user text is escaped by the template, the model's
     Markdown goes through the sharing page's sanitising renderer (its `markdown` filter, in templates/chat/thread.html).
     Tool calls show as their names and states only."""
     if thread is None:
-        return {"first_screen": [], "earlier_messages": 0}
+        return {"first_screen": [], "earlier_messages": False}
     shown = Message.objects.filter(thread=thread).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM])
+    # One more than shown, newest first through the thread's order index: whether earlier ones exist, without
+    # counting a long thread's messages.
     last = list(
         shown.order_by("-order").prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("index")))[
-            :FIRST_SCREEN_MESSAGES
+            : FIRST_SCREEN_MESSAGES + 1
         ]
     )
+    earlier = len(last) > FIRST_SCREEN_MESSAGES
+    last = last[:FIRST_SCREEN_MESSAGES]
     last.reverse()
-    earlier = shown.count() - len(last) if len(last) == FIRST_SCREEN_MESSAGES else 0
     first_screen = []
     for message in last:
         item = {"id": message.pk, "role": message.role, "status": message.status, "content": message.content}

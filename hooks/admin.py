@@ -2,6 +2,9 @@
 is never shown; a trigger is made where its secret can be shown once: /hooks/ or `manage.py triggers add`."""
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
+
+from agentweb.admin_display import cut
 
 from .models import Delivery, Trigger
 
@@ -18,7 +21,10 @@ class DeliveryInline(admin.TabularInline):
 
 @admin.register(Trigger)
 class TriggerAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "id", "owner", "agent_slug", "created_at", "last_delivery_at")
+    list_display = ("trigger_cut", "id", "owner", "agent_slug", "created_at", "last_delivery_at")
+    list_display_links = ("trigger_cut",)
+    list_select_related = ("owner",)
+    trigger_cut = cut("__str__", description=_("trigger"))
     list_filter = ("created_at",)
     search_fields = ("name", "id", "owner__username", "agent_slug")
     readonly_fields = ("id", "owner", "created_at", "last_delivery_at")
@@ -31,7 +37,12 @@ class TriggerAdmin(admin.ModelAdmin):
 
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
-    list_display = ("delivery_id", "trigger", "thread", "created_at")
+    list_display = ("delivery_cut", "trigger_cut", "thread_cut", "created_at")
+    list_display_links = ("delivery_cut",)
+    list_select_related = ("trigger", "thread")
+    delivery_cut = cut("delivery_id", description=_("delivery id"), ordering="delivery_id")
+    trigger_cut = cut("trigger", description=_("trigger"))
+    thread_cut = cut("thread", description=_("thread"))
     search_fields = ("delivery_id", "trigger__id", "trigger__name")
     readonly_fields = ("trigger", "delivery_id", "thread", "created_at")
 

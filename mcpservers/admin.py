@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from agentweb.admin_display import PlainHelpTexts
+from agentweb.admin_display import PlainHelpTexts, cut_text
 from providers.secrets import masked_url, origin, restore_hidden
 from tools.admin import (
     MOVE_HELP,
@@ -242,8 +242,8 @@ class McpServerAdmin(PlainHelpTexts, TryItMixin, admin.ModelAdmin):
     @admin.display(description="command or URL")
     def target(self, obj: McpServer) -> str:
         if obj.transport == McpServer.Transport.HTTP:
-            return masked_url(obj.url)
-        return " ".join([obj.command, *(obj.args or [])])
+            return cut_text(masked_url(obj.url))
+        return cut_text(" ".join([obj.command, *(obj.args or [])]))
 
     @admin.display(description="URL")
     def shown_url(self, obj: McpServer) -> str:
@@ -253,7 +253,7 @@ class McpServerAdmin(PlainHelpTexts, TryItMixin, admin.ModelAdmin):
     def state(self, obj: McpServer) -> str:
         if obj.pk is None:
             return "—"
-        return describe_state(mcp_connections().state(obj.name), enabled=obj.enabled)
+        return cut_text(describe_state(mcp_connections().state(obj.name), enabled=obj.enabled))
 
     @admin.display(description="its tools")
     def tool_list(self, obj: McpServer) -> str:

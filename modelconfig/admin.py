@@ -17,8 +17,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.utils.translation import gettext_lazy as _
 
-from agentweb.admin_display import mark
+from agentweb.admin_display import cut, cut_text, mark, money
 from providers.secrets import public_url
 
 from .models import ModelConfiguration
@@ -149,17 +150,21 @@ class ModelConfigurationForm(forms.ModelForm):
 class ModelConfigurationAdmin(admin.ModelAdmin):
     form = ModelConfigurationForm
     list_display = (
-        "name",
+        "name_cut",
         "api",
-        "model",
+        "model_cut",
         "server",
         "tool_protocol",
         "context_window",
+        "prices",
         "key",
         "enabled",
         "default",
         "allowed_groups",
     )
+    list_display_links = ("name_cut",)
+    name_cut = cut("name", description=_("name"), ordering="name")
+    model_cut = cut("model", description=_("model"), ordering="model")
     list_filter = ("api", "enabled", "groups")
     search_fields = ("name", "model", "base_url")
     readonly_fields = ("key", "server")
@@ -170,15 +175,21 @@ class ModelConfigurationAdmin(admin.ModelAdmin):
 
     @admin.display(description="groups")
     def allowed_groups(self, obj: ModelConfiguration) -> str:
-        return ", ".join(sorted(obj.group_names())) or "everyone"
+        return cut_text(", ".join(sorted(obj.group_names())) or "everyone")
+
+    @admin.display(description=_("prices (per million tokens in / out)"))
+    def prices(self, obj: ModelConfiguration) -> str:
+        if obj.price_input is None and obj.price_output is None:
+            return self.get_empty_value_display()
+        return f"{money(obj.price_input or 0)} / {money(obj.price_output or 0)}"
 
     default = mark("is_default", description="default", shown="default")
 
     @admin.display(description="base URL")
     def server(self, obj: ModelConfiguration) -> str:
         if obj.base_url_is_unreadable:
-            return UNREADABLE_URL
-        return public_url(obj.base_url) or "—"
+            return cut_text(UNREADABLE_URL)
+        return cut_text(public_url(obj.base_url)) if obj.base_url else "—"
 
     @admin.display(description="API key")
     def key(self, obj: ModelConfiguration) -> str:

@@ -2,7 +2,8 @@
 
 Off the run's path: `submit` only hands the event to this process's threads and returns; the run's event loop never
 waits for the database or the network here. Each event is recorded once (Event.key is unique: the same event told
-twice, by this process or another, gives one row), for its thread's owner, when that person chose a channel. The
+twice, by this process or another, gives one row), for its thread's owner, when that person chose a channel: an event
+whose owner the run named and who has no channel for it is dropped before any statement (audience.py). The
 first event of a person starts a timer of AGENTWEB_NOTIFY_WINDOW seconds; when it fires, the person's unsent events
 are claimed in one transaction (SELECT … FOR UPDATE SKIP LOCKED, so two processes never send the same events) and go
 out as one notification per channel (of the events that channel tells: Preference.events): fifty calls waiting in one
@@ -24,6 +25,7 @@ from chat.models import Thread
 from chat.notify import RunEvent
 
 from . import channels
+from .audience import Audience
 from .message import Notification, compose
 from .models import Event, Preference, PushSubscription
 
@@ -42,7 +44,7 @@ def backoff(attempt: int) -> float:
 
 
 class Dispatcher:
-    def __init__(self, *, window: float | None = None, workers: int | None = None):
+    def __init__(self, *, window: float | None = None, workers: int | None = None, audience: Audience | None = None):
         self._window = window
         if workers is None:  # SQLite takes one writer at a time: one thread here, rather than "table is locked"
             workers = 1 if connection.vendor == "sqlite" else 2
@@ -51,6 +53,7 @@ class Dispatcher:
         self._timers: dict[int, threading.Timer] = {}  # per person: the window that is open
         self._pending: set[Future] = set()
         self._retries: set[threading.Timer] = set()  # webhook deliveries to try again
+        self._audience = audience or Audience()  # who has a channel on, per kind of event
 
     @property
     def window(self) -> float:
@@ -75,6 +78,8 @@ class Dispatcher:
             self._pending.discard(future)
 
     def _in_thread(self, work, *args) -> None:
+        if work == self._record and self._nobody_told(*args):
+            return  # no channel of the person's tells it: no connection taken, no statement
         close_old_connections()
         try:
             work(*args)
@@ -82,6 +87,20 @@ class Dispatcher:
             log.exception("notification work failed")
         finally:
             connection.close()  # a pool thread keeps no connection between jobs
+
+    def _nobody_told(self, event: RunEvent) -> bool:
+        """The run named the thread's owner and they have no channel on that tells this kind of event (most people
+        in a burst of scheduled runs). Not known (no owner named, Redis out of reach): False, and the event is
+        recorded or dropped by its thread's and preference's rows, as always."""
+        if event.owner_id is None:
+            return False
+        try:
+            return self._audience.told(event.owner_id, event.kind) is False
+        except Exception:
+            log.exception("who is told of notifications could not be read")
+            return False
+        finally:
+            connection.close()  # the audience's read, when it read, keeps no connection either
 
     def _record(self, event: RunEvent) -> None:
         thread = Thread.objects.select_related("agent").filter(pk=event.thread_id).first()

@@ -120,6 +120,9 @@ class ContextBudget:
     reserve: int = DEFAULT_RESERVE
     #: How the tools, calls and results are written into the request: "native", or a text protocol.
     protocol: str = "native"
+    #: The history given to `fit` is the newest part of a longer one, already more than the window holds (the
+    #: older messages were not read: chat/store/snapshot.py): the note cannot count what was left out.
+    unread: bool = False
 
     @property
     def limit(self) -> int:
@@ -157,4 +160,6 @@ class ContextBudget:
 
     def note(self, dropped: int) -> str:
         what = "The oldest message was" if dropped == 1 else f"The oldest {dropped} messages were"
+        if self.unread:
+            what = "The oldest messages were"
         return f"{what} left out to fit the model's context window ({self.window} tokens)."

@@ -3,6 +3,9 @@ reads), and the next slot set when the timing changes."""
 
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from agentweb.admin_display import cut
 
 from . import services
 from .models import Schedule, ScheduleRun
@@ -26,9 +29,9 @@ class ScheduleAdmin(admin.ModelAdmin):
     list_display = (
         "pk",
         "owner",
-        "agent",
+        "agent_cut",
         "kind",
-        "cron",
+        "cron_cut",
         "time_zone",
         "every_minutes",
         "target",
@@ -38,7 +41,11 @@ class ScheduleAdmin(admin.ModelAdmin):
     )
     list_filter = ("paused", "kind", "target")
     search_fields = ("owner__username", "agent", "prompt")
-    raw_id_fields = ("owner", "thread")
+    list_select_related = ("owner",)
+    # The owner and the thread picked by name and title as one types, not typed as ids.
+    autocomplete_fields = ("owner", "thread")
+    agent_cut = cut("agent", description=_("agent"), ordering="agent")
+    cron_cut = cut("cron", description=_("cron"), ordering="cron")
     readonly_fields = ("next_run_at", "last_run_at", "created_at")
     inlines = [ScheduleRunInline]
 

@@ -1,6 +1,8 @@
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 import audit
+from agentweb.admin_display import cut
 from audit.recording import client_ip
 
 from .models import ShareLink
@@ -10,7 +12,11 @@ from .models import ShareLink
 class ShareLinkAdmin(admin.ModelAdmin):
     """Read-only but for revoking: the token is not here (only its hash), so no link can be opened from it."""
 
-    list_display = ["display_name", "thread", "created_at", "updated_at", "revoked_at"]
+    list_display = ["name_cut", "thread_cut", "created_at", "updated_at", "revoked_at"]
+    list_display_links = ["name_cut"]
+    list_select_related = ["thread"]
+    name_cut = cut("display_name", description=_("display name"), ordering="display_name")
+    thread_cut = cut("thread", description=_("thread"))
     list_filter = ["revoked_at"]
     search_fields = ["display_name", "thread__title", "thread__owner__username"]
     fields = [

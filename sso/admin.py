@@ -1,5 +1,7 @@
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
+from agentweb.admin_display import cut
 from sso.models import Identity, ManagedGroup
 
 
@@ -15,7 +17,11 @@ class ManagedGroupAdmin(admin.ModelAdmin):
 
 @admin.register(Identity)
 class IdentityAdmin(admin.ModelAdmin):
-    list_display = ("user", "subject", "issuer", "last_sign_in")
+    list_display = ("user", "subject_cut", "issuer_cut", "last_sign_in")
+    list_display_links = ("user",)
+    list_select_related = ("user",)
+    subject_cut = cut("subject", description=_("subject"), ordering="subject")
+    issuer_cut = cut("issuer", description=_("issuer"), ordering="issuer")
     search_fields = ("user__username", "subject")
     readonly_fields = ("user", "issuer", "subject", "created_at", "last_sign_in")
 

@@ -23,9 +23,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext_lazy as _
 from jsonschema.exceptions import SchemaError
 
-from agentweb.admin_display import PlainHelpTexts, flag
+from agentweb.admin_display import PlainHelpTexts, cut, cut_text, flag
 from providers.secrets import origin, public_url
 from tools import services
 from tools.base import Tool
@@ -335,7 +336,7 @@ class ToolSettingAdmin(TryItMixin, admin.ModelAdmin):
 
     @admin.display(description="groups")
     def group_names(self, obj: ToolSetting) -> str:
-        return ", ".join(group.name for group in obj.groups.all()) or "everyone"
+        return cut_text(", ".join(group.name for group in obj.groups.all()) or "everyone")
 
     @admin.display(description="description in the code")
     def code_description(self, obj: ToolSetting) -> str:
@@ -407,7 +408,7 @@ class HttpToolAdmin(TryItMixin, admin.ModelAdmin):
     @admin.display(description="URL template", ordering="url_template")
     def url(self, obj: HttpTool) -> str:
         """Without a `user:password@` a row saved before the form refused one may still hold."""
-        return public_url(obj.url_template)
+        return cut_text(public_url(obj.url_template))
 
     @admin.display(description="headers")
     def header_names(self, obj: HttpTool) -> str:
@@ -427,7 +428,11 @@ class ApprovalRuleAdmin(PlainHelpTexts, admin.ModelAdmin):
         "the model sees (e.g. docs__search).",
     }
 
-    list_display = ["tool_name", "tool_exists", "argument", "match", "pattern", "action", "position", "enabled"]
+    list_display = ["tool_cut", "tool_exists", "argument_cut", "match", "pattern_cut", "action", "position", "enabled"]
+    list_display_links = ["tool_cut"]
+    tool_cut = cut("tool_name", description=_("tool name"), ordering="tool_name")
+    argument_cut = cut("argument", description=_("argument"), ordering="argument")
+    pattern_cut = cut("pattern", description=_("pattern"), ordering="pattern")
     list_editable = ["enabled", "position"]
     list_filter = ["tool_name", "action", "enabled"]
     search_fields = ["tool_name", "argument", "pattern", "note"]
@@ -445,7 +450,8 @@ class ApprovalRuleAdmin(PlainHelpTexts, admin.ModelAdmin):
 
 @admin.register(AllowedHost)
 class AllowedHostAdmin(admin.ModelAdmin):
-    list_display = ["host", "note", "created_at"]
+    list_display = ["host", "note_cut", "created_at"]
+    note_cut = cut("note", description=_("note"), ordering="note")
     search_fields = ["host", "note"]
 
 
@@ -453,7 +459,9 @@ class AllowedHostAdmin(admin.ModelAdmin):
 class MemoryItemAdmin(admin.ModelAdmin):
     """What users' tools remembered: visible to look into and delete, never written from here."""
 
-    list_display = ["owner", "key", "updated_at"]
+    list_display = ["owner", "key_cut", "updated_at"]
+    list_display_links = ["key_cut"]
+    key_cut = cut("key", description=_("key"), ordering="key")
     list_select_related = ["owner"]
     list_filter = ["owner"]
     search_fields = ["key", "owner__username"]

@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             print("PostgreSQL is not reachable (AGENTWEB_TEST_POSTGRES_URL)", file=sys.stderr)
             return 2
     run = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(), "results": []}
+    results = ROOT / "bench" / "results"
+    saved = results / f"data-{run['at'].replace(':', '')}.json"
     failed = False
     for size in sizes:
         for vendor in vendors:
@@ -113,12 +115,11 @@ def main(argv: list[str] | None = None) -> int:
             result.update(label=size, loadavg_before=load, loadavg_after=load_average())
             run["results"].append(result)
             print(report.one_line(result), file=sys.stderr, flush=True)
+            if not args.smoke:  # after each size: a run stopped before its largest keeps what it measured
+                results.mkdir(exist_ok=True)
+                saved.write_text(json.dumps(run, indent=1))
     if args.smoke:
         return 1 if failed else 0
-    results = ROOT / "bench" / "results"
-    results.mkdir(exist_ok=True)
-    saved = results / f"data-{run['at'].replace(':', '')}.json"
-    saved.write_text(json.dumps(run, indent=1))
     print(f"saved {saved.relative_to(ROOT)}", file=sys.stderr)
     if not args.no_report:
         report.write(run)

@@ -7,26 +7,31 @@ call has a Usage row, every twentieth user message an attachment row, every fift
 version (edited: hidden, with its answer). Texts draw words from a Zipf-like vocabulary, so a search finds rare
 and common words as it would in real text. Dates spread over the last year.
 
-Rows are made as model instances and written without the ORM's per-row work: COPY on PostgreSQL, executemany in
-one transaction on SQLite; ids are given here (and sequences reset after), so rows can point at each other.
+Rows are made as tuples (bench/data/generate.py Table) and written without the ORM's per-row work: COPY on
+PostgreSQL (the full-text index built after the load, bulk_load), executemany in one transaction on SQLite; ids are
+given here (and sequences reset after), so rows can point at each other.
 """
 
 from __future__ import annotations
 
+import importlib
+import itertools
+import json
 import random
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.management.color import no_style
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 TEAM = 100
 HEAVY_CHATS = 10_000
 HEAVY_CHAT = 10_000
 CHAT_LENGTH = 20
-BATCH = 20_000
+BATCH = 50_000
 YEAR = timedelta(days=365)
 # A word no generated text holds: a search for it reads the index and finds nothing.
 NEVER = "zzzunfound"
@@ -65,50 +70,74 @@ class Made:
     counts: dict = field(default_factory=dict)
 
 
+class Table:
+    """A model's columns, their defaults and how a value is written: rows are tuples, not model instances (a
+    million instances and their per-field preparation took most of a 1M generation)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.fields = list(model._meta.concrete_fields)
+        self.index = {f.attname: i for i, f in enumerate(self.fields)}
+        now = datetime.now(UTC)
+        # get_default: the field's default, else "" for text that takes it, else None.
+        auto = [getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) for f in self.fields]
+        self.defaults = [now if is_auto else f.get_default() for f, is_auto in zip(self.fields, auto, strict=True)]
+        self.convert = [_converter(f) for f in self.fields]
+
+    def row(self, values: dict) -> tuple:
+        row = list(self.defaults)
+        for name, value in values.items():
+            row[self.index[name]] = value
+        pairs = zip(row, self.convert, strict=True)
+        return tuple(value if convert is None else convert(value) for value, convert in pairs)
+
+
+def _converter(field):
+    """None where the driver takes the Python value as it is (the common case: ints, text, dates on PostgreSQL)."""
+    from django.db.models import JSONField
+
+    if isinstance(field, JSONField):
+        return lambda value: None if value is None else json.dumps(value)
+    if connection.vendor == "postgresql":
+        return None
+    return lambda value: field.get_db_prep_save(value, connection)
+
+
 class Writer:
-    """Instances per model, written in batches."""
+    """Rows per model, written in batches."""
 
     def __init__(self):
+        self.tables: dict[type, Table] = {}
         self.pending: dict[type, list] = {}
         self.counts: dict[str, int] = {}
 
-    def add(self, obj) -> None:
-        rows = self.pending.setdefault(type(obj), [])
-        rows.append(obj)
+    def add(self, model, **values) -> None:
+        table = self.tables.get(model) or self.tables.setdefault(model, Table(model))
+        rows = self.pending.setdefault(model, [])
+        rows.append(table.row(values))
         if len(rows) >= BATCH:
-            self.flush(type(obj))
+            self.flush(model)
 
     def flush(self, model=None) -> None:
         for m in [model] if model else list(self.pending):
             rows = self.pending.get(m) or []
             if rows:
-                write_rows(m, rows)
+                write_rows(self.tables[m], rows)
                 self.counts[m._meta.label] = self.counts.get(m._meta.label, 0) + len(rows)
             self.pending[m] = []
 
 
-def write_rows(model, objs) -> None:
-    fields = list(model._meta.concrete_fields)
-    now = datetime.now(UTC)
-    rows = []
-    for obj in objs:
-        row = []
-        for f in fields:
-            value = getattr(obj, f.attname)
-            if value is None and (getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)):
-                value = now
-            row.append(f.get_db_prep_save(value, connection))
-        rows.append(row)
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    table = connection.ops.quote_name(model._meta.db_table)
+def write_rows(table: Table, rows: list[tuple]) -> None:
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in table.fields)
+    name = connection.ops.quote_name(table.model._meta.db_table)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            with cursor.cursor.copy(f"COPY {name} ({columns}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
         else:
-            marks = ", ".join(["%s"] * len(fields))
-            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+            marks = ", ".join(["%s"] * len(table.fields))
+            cursor.executemany(f"INSERT INTO {name} ({columns}) VALUES ({marks})", rows)
 
 
 def generate(messages: int, seed: int = 42) -> Made:
@@ -118,21 +147,31 @@ def generate(messages: int, seed: int = 42) -> Made:
 
     rng = random.Random(seed)
     words, weights = vocabulary(rng)
+    # Cumulative once: random.choices with `weights` adds all 6,000 up again at every call.
+    cumulative = list(itertools.accumulate(weights))
     plan = Plan.for_size(messages)
     writer = Writer()
     made = Made()
     User = get_user_model()
     start = datetime.now(UTC) - YEAR
+    step = timedelta(seconds=30)
 
     def text(low: int, high: int) -> str:
-        return " ".join(rng.choices(words, weights, k=rng.randint(low, high))).capitalize() + "."
+        return " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(low, high))).capitalize() + "."
 
-    with transaction.atomic():
-        people = [User(id=n, username=f"person{n}", password="!", is_active=True) for n in range(1, plan.people + 1)]
-        people.append(User(id=plan.people + 1, username="admin", password="!", is_staff=True, is_superuser=True))
-        for person in people:
-            person.date_joined = start
-            writer.add(person)
+    with transaction.atomic(), bulk_load():
+        for n in range(1, plan.people + 2):
+            admin = n == plan.people + 1
+            writer.add(
+                User,
+                id=n,
+                username="admin" if admin else f"person{n}",
+                password="!",
+                is_active=True,
+                is_staff=admin,
+                is_superuser=admin,
+                date_joined=start,
+            )
         writer.flush()
         made.heavy_user, made.other_user = 1, 2
         ids = {"message": 0, "run": 0, "usage": 0}
@@ -141,51 +180,55 @@ def generate(messages: int, seed: int = 42) -> Made:
             ids[kind] += 1
             return ids[kind]
 
+        def message(thread_id, when, **values) -> int:
+            pk = next_id("message")
+            writer.add(Message, id=pk, thread_id=thread_id, created_at=when, updated_at=when, **values)
+            return pk
+
         def chat(owner: int, length: int, when: datetime, marker: bool = False) -> str:
-            thread = Thread(id=uuid.uuid4(), owner_id=owner, title=text(2, 5)[:200], created_at=when)
-            thread.updated_at = when
-            writer.add(thread)
-            order = 0
-            step = timedelta(seconds=30)
-            written = 0
-            turn = 0
+            thread_id = uuid.uuid4()
+            created = when
+            order = written = turn = 0
+            before = None  # the branch's last message: a question's parent, as the app sets it (versions)
             while written < length:
                 turn += 1
-                run = Run(id=next_id("run"), thread_id=thread.id, status="completed", steps=1, model_label="bench")
-                run.started_at = run.finished_at = when
-                writer.add(run)
+                run = next_id("run")
+                writer.add(
+                    Run,
+                    id=run,
+                    thread_id=thread_id,
+                    status="completed",
+                    steps=1,
+                    model_label="bench",
+                    started_at=when,
+                    finished_at=when,
+                )
                 order += 1
                 body = text(4, 40)
                 if marker and turn == 1:
                     body = f"{MARKER} {body}"
-                asked = Message(id=next_id("message"), thread_id=thread.id, run_id=run.id, order=order, role="user")
-                asked.content, asked.created_at, asked.updated_at = body, when, when
                 if turn % 50 == 0:  # an older version of this question, edited since: hidden with its answer
-                    old = Message(id=next_id("message"), thread_id=thread.id, order=order, role="user", active=False)
-                    old.content, old.created_at, old.updated_at = text(4, 40), when, when
-                    old.hidden_under = old.id
-                    older = Message(id=next_id("message"), thread_id=thread.id, order=order + 1, role="assistant")
-                    older.content, older.created_at, older.updated_at = text(20, 120), when, when
-                    older.active, older.hidden_under, older.parent_id = False, old.id, old.id
-                    writer.add(old)
-                    writer.add(older)
+                    old = ids["message"] + 1
+                    message(thread_id, when, order=order, role="user", content=text(4, 40), active=False,
+                            hidden_under=old, parent_id=before)  # fmt: skip
+                    message(thread_id, when, order=order + 1, role="assistant", content=text(20, 120), active=False,
+                            hidden_under=old, parent_id=old)  # fmt: skip
                     written += 2
-                writer.add(asked)
+                asked = message(thread_id, when, run_id=run, order=order, role="user", content=body, parent_id=before)
                 if turn % 20 == 0:
                     writer.add(
-                        Attachment(
-                            id=uuid.uuid4(),
-                            owner_id=owner,
-                            thread_id=thread.id,
-                            message_id=asked.id,
-                            name="notes.txt",
-                            content_type="text/plain",
-                            kind="text",
-                            size=2048,
-                            path=f"attachments/bench/{asked.id}.txt",
-                            text=text(50, 100),
-                            created_at=when,
-                        )
+                        Attachment,
+                        id=uuid.uuid4(),
+                        owner_id=owner,
+                        thread_id=thread_id,
+                        message_id=asked,
+                        name="notes.txt",
+                        content_type="text/plain",
+                        kind="text",
+                        size=2048,
+                        path=f"attachments/bench/{asked}.txt",
+                        text=text(50, 100),
+                        created_at=when,
                     )
                 written += 1
                 calls = 2 if turn % 5 == 0 else 1
@@ -193,48 +236,58 @@ def generate(messages: int, seed: int = 42) -> Made:
                     when += step
                     order += 1
                     last = call == calls - 1
-                    answer = Message(id=next_id("message"), thread_id=thread.id, run_id=run.id, order=order)
-                    answer.role, answer.created_at, answer.updated_at = "assistant", when, when
-                    answer.parent_id = asked.id if call == 0 else None
-                    answer.content = text(20, 120) if last else ""
-                    answer.usage = {"input_tokens": 800 + 40 * order, "output_tokens": 200}
-                    writer.add(answer)
+                    tokens = 800 + 40 * order
+                    answer = message(
+                        thread_id,
+                        when,
+                        run_id=run,
+                        order=order,
+                        role="assistant",
+                        parent_id=asked if call == 0 else None,
+                        content=text(20, 120) if last else "",
+                        usage={"input_tokens": tokens, "output_tokens": 200},
+                    )
+                    before = answer
                     writer.add(
-                        Usage(
-                            id=next_id("usage"),
-                            user_id=owner,
-                            thread_id=thread.id,
-                            run_id=run.id,
-                            model_label="bench",
-                            input_tokens=800 + 40 * order,
-                            output_tokens=200,
-                            created_at=when,
-                        )
+                        Usage,
+                        id=next_id("usage"),
+                        user_id=owner,
+                        thread_id=thread_id,
+                        run_id=run,
+                        model_label="bench",
+                        input_tokens=tokens,
+                        output_tokens=200,
+                        created_at=when,
                     )
                     written += 1
                     if not last:
-                        call_id = f"call_{answer.id}"
+                        call_id = f"call_{answer}"
                         writer.add(
-                            ToolCall(
-                                id=uuid.uuid4(),
-                                message_id=answer.id,
-                                call_id=call_id,
-                                name="calculator",
-                                args={"expression": "6*7"},
-                                status="success",
-                                result="42",
-                                created_at=when,
-                            )
+                            ToolCall,
+                            id=uuid.uuid4(),
+                            message_id=answer,
+                            call_id=call_id,
+                            name="calculator",
+                            args={"expression": "6*7"},
+                            status="success",
+                            result="42",
+                            created_at=when,
                         )
                         order += 1
-                        result = Message(id=next_id("message"), thread_id=thread.id, order=order, role="tool")
-                        result.tool_call_id, result.name, result.content = call_id, "calculator", "42"
-                        result.created_at = result.updated_at = when
-                        writer.add(result)
+                        message(thread_id, when, order=order, role="tool", tool_call_id=call_id, name="calculator",
+                                content="42")  # fmt: skip
                         written += 1
-            thread.updated_at = when
-            thread.has_versions = turn >= 50
-            return str(thread.id)
+            # Written after its messages (the foreign keys are checked at the commit, or not at all: bulk_load).
+            writer.add(
+                Thread,
+                id=thread_id,
+                owner_id=owner,
+                title=text(2, 5)[:200],
+                created_at=created,
+                updated_at=when,
+                has_versions=turn >= 50,
+            )
+            return str(thread_id)
 
         span = YEAR.total_seconds()
         # The heavy chat, then the heavy person's other chats, then everyone else's until the size is reached.
@@ -261,3 +314,28 @@ def generate(messages: int, seed: int = 42) -> Made:
             cursor.execute("ANALYZE")
     made.counts = writer.counts
     return made
+
+
+@contextmanager
+def bulk_load():
+    """On PostgreSQL: the full-text index built once after the rows are in (as migration 0021 builds it on an
+    installation's messages), not grown row by row; and the foreign keys' triggers off for the load (superuser
+    only; the rows are made consistent here, and a million deferred checks would be queued until the commit)."""
+    if connection.vendor != "postgresql":
+        yield  # SQLite: the FTS5 triggers index each row as the app's writes would
+        return
+    full_text = importlib.import_module("chat.migrations.0021_message_full_text_search")
+    with connection.cursor() as cursor:
+        for statement in full_text.POSTGRES_BACKWARD:
+            cursor.execute(statement)
+        try:
+            with transaction.atomic():
+                cursor.execute("SET LOCAL session_replication_role = replica")
+        except DatabaseError:  # not a superuser: the checks stay, queued until the commit
+            pass
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = DEFAULT")
+        cursor.execute("SET LOCAL maintenance_work_mem = '256MB'")
+        for statement in full_text.POSTGRES_FORWARD:
+            cursor.execute(statement)

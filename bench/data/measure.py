@@ -68,6 +68,26 @@ def timed(fn, repeat: int, statements: Statements, warm: int = 1) -> dict:
     return {**percentiles(samples), "statements": max(counts)}
 
 
+def page_plans(fn) -> list[str]:
+    """On PostgreSQL, the plan's nodes (EXPLAIN ANALYZE) of each SELECT `fn` makes: whether a page's reads go through
+    an index (issue 42)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "postgresql":
+        return []
+    with CaptureQueriesContext(connection) as read:
+        fn()
+    plans = []
+    with connection.cursor() as cursor:
+        for query in read.captured_queries:
+            if query["sql"].lstrip().upper().startswith("SELECT"):
+                cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + query["sql"])
+                nodes = [row[0].strip() for row in cursor.fetchall()]
+                plans.append(" | ".join(n for n in nodes if "Scan" in n or "Sort" in n or "Execution" in n))
+    return plans
+
+
 def client_for(user):
     from django.test import Client
 
@@ -135,6 +155,8 @@ def turn(user, thread_id: str, statements: Statements, repeat: int) -> dict:
 
 
 STALL_S = 60
+#: The demo model's context window in tokens during the run (a common size of today's models).
+CONTEXT_WINDOW = 128_000
 
 
 def who_waits() -> list:
@@ -224,16 +246,25 @@ def delete_while_turning(heavy, other, thread_id: str, other_thread: str, statem
     return result
 
 
-def export_memory(client, thread_id: str) -> dict:
+def export_heavy(client, thread_id: str, statements: Statements) -> dict:
+    """The JSON export of the heavy chat: its time and statements, then, in a second run under tracemalloc (which
+    slows every allocation several times over, so it is not timed), its peak memory."""
+
+    def read() -> int:
+        response = get_ok(client, f"/t/{thread_id}/export.json")
+        return sum(len(chunk) for chunk in (response.streaming_content if response.streaming else [response.content]))
+
+    statements.take()
+    started = time.perf_counter()
+    size = read()
+    elapsed = time.perf_counter() - started
+    count = statements.take()
     gc.collect()
     tracemalloc.start()
-    started = time.perf_counter()
-    response = get_ok(client, f"/t/{thread_id}/export.json")
-    size = sum(len(chunk) for chunk in (response.streaming_content if response.streaming else [response.content]))
-    elapsed = time.perf_counter() - started
+    read()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return {"ms": round(elapsed * 1000, 1), "peak_mib": round(peak / 2**20, 1), "bytes": size}
+    return {"ms": round(elapsed * 1000, 1), "statements": count, "peak_mib": round(peak / 2**20, 1), "bytes": size}
 
 
 def main() -> int:
@@ -253,10 +284,13 @@ def main() -> int:
     from chat import store
     from chat.models import Thread
     from chat.store import search
+    from chat.store.pages import PAGE_MESSAGES
 
     from .generate import MARKER, NEVER, generate
 
     settings.AGENTWEB_DEMO_DELAY = 0
+    # The demo model with a known context window, as a deployment's model has one: a turn reads what it can hold.
+    settings.AGENTWEB_LLM = {**settings.AGENTWEB_LLM, "context_window": CONTEXT_WINDOW}
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     out: dict = {"vendor": connection.vendor, "messages_asked": args.messages}
     started = time.perf_counter()
@@ -282,11 +316,20 @@ def main() -> int:
     def open_heavy():
         get_ok(client, f"/t/{made.heavy_thread}/")
         thread = Thread.objects.get(pk=made.heavy_thread)
-        snapshot = store.build_snapshot(thread=thread, seq=thread.last_seq, model=store.thread_model_info(thread))
+        # As the page asks for it (thread.subscribe with `paged`, issue 42): the newest page and its cursor.
+        model = store.thread_model_info(thread)
+        snapshot = store.build_snapshot(thread=thread, seq=thread.last_seq, model=model, page=PAGE_MESSAGES)
         json.dumps(snapshot)
+        return snapshot
 
     figures["open_heavy_chat"] = timed(open_heavy, max(3, repeat // 3), statements)
-    figures["open_heavy_chat"]["messages_shown"] = heavy_thread.messages.count()
+    figures["open_heavy_chat"]["messages_shown"] = len(open_heavy()["messages"])
+    # A page from the middle of the heavy chat, as scrolling up reads it (GET /t/<id>/messages?before=).
+    middle = heavy_thread.messages.filter(role="user").order_by("order").values_list("pk", flat=True)
+    middle = middle[middle.count() // 2]
+    earlier = lambda: get_ok(client, f"/t/{made.heavy_thread}/messages", {"before": middle})  # noqa: E731
+    figures["earlier_page"] = timed(earlier, repeat, statements)
+    figures["earlier_page"]["plans"] = page_plans(lambda: (open_heavy(), earlier()))
 
     # A rare word of the heavy chat's, a word in one message of each of the heavy person's chats, a word in none.
     rare = next(w for w in search.search_terms(heavy_thread.messages.order_by("-order")[3].content) if len(w) > 5)
@@ -310,7 +353,7 @@ def main() -> int:
     figures["turn_small_chat"] = turn(heavy, made.small_thread, statements, turns)
     figures["turn_heavy_chat"] = turn(heavy, made.heavy_thread, statements, max(2, turns // 2))
     figures["turn_other_person"] = turn(other, made.other_thread, statements, turns)
-    out["export"] = export_memory(client, made.heavy_thread)
+    out["export"] = export_heavy(client, made.heavy_thread, statements)
     out["delete"] = delete_while_turning(heavy, other, made.heavy_thread, made.other_thread, statements)
     # The last migration on this data: 0021 builds the full-text index over every message there is.
     started = time.perf_counter()

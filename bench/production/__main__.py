@@ -86,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.report_from:
         from ..report import load
 
-        info, results = load(ROOT / args.report_from if not args.report_from.startswith("/") else args.report_from)
-        print(f"wrote {report.write(info, results, complete={r.name for r in results} == set(BENCHMARKS))}")
+        info, results = load(ROOT / args.report_from)  # an absolute path stays itself
+        complete = {r.name for r in results} == set(BENCHMARKS)
+        print(f"wrote {report.write(info, results, complete=complete, order=list(BENCHMARKS))}")
         return 0
     if args.sockets:
         os.environ["BENCH_SOCKETS"] = str(args.sockets)

@@ -220,6 +220,18 @@ class SnapshotView(SnapshotFields):
     thread: str
     seq: int
     summary: NotRequired[SummaryView]
+    # Only for a subscribe with `paged`: the id of its first message when the thread shows earlier ones (the cursor of
+    # GET /t/<thread>/messages?before=), else None.
+    earlier: NotRequired[int | None]
+
+
+class PageView(TypedDict):
+    """GET /t/<thread>/messages: the messages before a cursor, as a snapshot shows them (chat/store/pages.py), and
+    the cursor of the page before them (None: these start at the thread's first message). Not an event."""
+
+    thread: str
+    messages: list[MessageView]
+    earlier: int | None
 
 
 # --- the fields of each event (chat/live/events.py builds them; the log adds `type`, `thread`, `seq`) ----------------

@@ -4,6 +4,7 @@ approval policy, its heartbeat, and how it ends (completed, waiting, cancelled, 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from django.conf import settings
 from agents.services import AgentSpec, agent_spec, model_choice, restrict_toolset, system_prompt, with_sampling
 from delivery import REDIS_GONE
 from modelconfig.services import config_for
-from providers.budget import DEFAULT_RESERVE, ContextBudget
+from providers.budget import CHARS_PER_TOKEN, DEFAULT_RESERVE, ContextBudget
 from providers.config import ModelConfig, build_provider
 from providers.context_strategy import ContextStrategy
 from providers.structured import AnswerFormat
@@ -165,6 +166,7 @@ async def start_here(
         flush_interval=settings.AGENTWEB_FLUSH_INTERVAL,
         window=settings.AGENTWEB_COALESCE_WINDOW,
         steps=run.steps,
+        owner_id=thread.owner_id,
     )
     interaction = for_recorder(recorder)
     task = asyncio.get_running_loop().create_task(
@@ -252,6 +254,8 @@ async def execute_run(
             turned_off=setup.turned_off,
         )
         budget = context_budget(config)
+        if budget is not None and setup.unread:
+            budget = dataclasses.replace(budget, unread=True)
         if setup.options.context is not None:  # the run's context strategy (chat/summaries.py)
             summariser = Summariser(
                 thread,
@@ -285,7 +289,7 @@ async def execute_run(
             await _finish(recorder, Run.Status.COMPLETED, reason=outcome.reason)
             await emit(events.run_completed(run.pk, outcome.reason, recorder.steps, recorder.meter.totals))
             if run.source in (Source.SCHEDULE, Source.TRIGGER):  # nobody watched it start: its owner is told
-                notify.run_finished(thread.pk, run.pk)
+                notify.run_finished(thread.pk, run.pk, owner_id=thread.owner_id)
     except asyncio.CancelledError:
         await interaction.close()  # open requests for input are cancelled (their forms close), before the calls
         if runs_here().stopping:  # the server stops (interrupt_live_runs): kept as a stale sweep would have it
@@ -338,6 +342,8 @@ class RunSetup:
     # The thread ends with an answer that failed (a retry follows it): a first answer that fails too before showing
     # anything is not kept (RunRecorder.follows_a_failure).
     follows_a_failure: bool = False
+    # Only the newest part of a long history was read (more than the model's window holds: prepare_run).
+    unread: bool = False
 
 
 def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None = None) -> RunSetup:
@@ -372,9 +378,11 @@ def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None 
         # The thread's summary stands for the turns it covers only under the strategy that made it.
         summary=thread.summary if summarised else "",
         summary_through=thread.summary_through if summarised else None,
-        orders=orders if options.context is not None else None,
+        orders=orders,
         tool_attachments=attachments,
         last_message=last,
+        # With a known window, the newest messages the context budget could keep at most (summaries read theirs).
+        newest_chars=CHARS_PER_TOKEN * config.context_window if config.context_window and not summarised else None,
     )
     context = tool_context_factory(owner, thread.pk, groups, attachments=tuple(attachments))
     message_id = None
@@ -402,6 +410,8 @@ def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None 
         orders,
         turned_off,
         follows_a_failure=failed,
+        # Orders are contiguous along a branch from 1: a history that starts later was cut.
+        unread=not summarised and next((o for o in orders if o is not None), 1) > 1,
     )
 
 
@@ -444,7 +454,7 @@ async def _fail(recorder: RunRecorder, message: str) -> None:
         log.exception("run %s: its partial answer could not be written", recorder.run_id)
     await _finish(recorder, Run.Status.FAILED, error=message)
     await recorder.emit(events.run_failed(recorder.run_id, message))
-    notify.run_failed(recorder.thread_id, recorder.run_id)
+    notify.run_failed(recorder.thread_id, recorder.run_id, owner_id=recorder.owner_id)
 
 
 async def _interrupt_without_redis(recorder: RunRecorder) -> None:

@@ -236,7 +236,9 @@ class RunInteraction:
         self.recorder.call_extras.setdefault(tool_call, {})["input_request"] = request.view()
         await tell_inbox(self.recorder.thread_id, "input_requested", [tool_call])
         name = next((c.name for c in self.recorder.calls.values() if str(c.id) == tool_call), "")
-        notify.input_requested(self.recorder.thread_id, self.recorder.run_id, request.id, name)
+        notify.input_requested(
+            self.recorder.thread_id, self.recorder.run_id, request.id, name, owner_id=self.recorder.owner_id
+        )
         try:
             async with asyncio.timeout(self.input_timeout):
                 # Shielded: a Stop cancels the wait, never the answer a closing request is given.

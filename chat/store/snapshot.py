@@ -18,8 +18,19 @@ from providers.secrets import without_url_credentials
 from providers.types import ChatMessage, ImagePart, ToolCallRequest
 
 from ..live.events import INTERRUPTED_RESULT, thread_snapshot
-from ..live.views import DecisionView, MessageView, ModelView, RunView, SnapshotView, SummaryView, ToolCallView
+from ..live.views import (
+    DecisionView,
+    MessageView,
+    ModelView,
+    PageView,
+    RunView,
+    SnapshotView,
+    SummaryView,
+    ToolCallView,
+)
 from ..models import Message, Run, Thread, ToolCall, ToolCallDecision
+from ..queries import history_start
+from .pages import cursor_order, page_bounds
 
 # --- reading -----------------------------------------------------------------------------
 
@@ -44,6 +55,7 @@ def history_and_last_order(
     orders: list[int | None] | None = None,
     tool_attachments: list | None = None,
     last_message: list | None = None,
+    newest_chars: int | None = None,
 ) -> tuple[list[ChatMessage], int]:
     """load_history, and the order of the thread's last message (0 for none): one statement, the messages joined
     with their calls (a row per call, one for a message without any); one more when a user message has attachments
@@ -58,7 +70,13 @@ def history_and_last_order(
     parent (chat/store/versions.py); a retry's first answer that fails too is not kept after a failed one.
 
     An answer with no text and no calls that is still streaming is left out: the message a regenerate inserted for
-    the run's first answer (chat/store/versions.py), which the run fills."""
+    the run's first answer (chat/store/versions.py), which the run fills.
+
+    `newest_chars` (without a summary): only the newest messages are read, from the newest user message from which
+    their text passes that many characters (chat/queries.py history_start, in the same statement). A run gives four
+    times the model's context window in tokens: more than the context budget keeps (providers/budget.py counts at
+    least a token per four characters), so the budget sends the model what it would send of the whole history, and
+    a long chat's turn does not read all of it. A thread whose messages hold fewer characters is read whole."""
     history = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
     if summary and summary_through is not None:
         history.append(summary_message(summary))
@@ -69,6 +87,8 @@ def history_and_last_order(
     queryset = Message.objects.filter(thread_id=thread_id)
     if summary_through is not None:
         queryset = queryset.filter(order__gt=summary_through)
+    elif newest_chars is not None:
+        queryset = queryset.filter(order__gte=history_start(thread_id, newest_chars))
     rows = queryset.order_by("order", "tool_calls__index").values_list(
         "pk",
         "order",
@@ -220,8 +240,13 @@ def run_view(run: Run | None) -> RunView | None:
     }
 
 
-def build_snapshot(*, thread: Thread, seq: int, model: ModelView) -> SnapshotView:
-    messages, summary_before = message_views(thread)
+def build_snapshot(*, thread: Thread, seq: int, model: ModelView, page: int | None = None) -> SnapshotView:
+    """The thread's snapshot as of `seq`: every message of the branch shown, or with `page` (a subscribe's `paged`)
+    the newest `page` or so (whole turns: chat/store/pages.py) and `earlier`, the cursor of the page before them."""
+    bounds = page_bounds(thread.pk, below=None, limit=page) if page is not None else None
+    messages, summary_before = message_views(thread, from_order=bounds.start if bounds else None)
+    if thread.summary and bounds is not None and bounds.earlier:
+        summary_before = first_shown_after(thread.pk, thread.summary_through or 0)  # perhaps in an earlier page
     run = run_view(thread.runs.order_by("-started_at", "-id").first())
     from .turns import thread_agent_info
 
@@ -231,20 +256,35 @@ def build_snapshot(*, thread: Thread, seq: int, model: ModelView) -> SnapshotVie
     snapshot: SnapshotView = {"type": type_, "thread": str(thread.pk), "seq": seq, **fields}
     if thread.summary:  # only then: a snapshot without one is as it always was
         snapshot["summary"] = summary_view(thread.summary, summary_before)
+    if bounds is not None:
+        snapshot["earlier"] = messages[0]["id"] if bounds.earlier and messages else None
     return snapshot
 
 
-def message_views(thread: Thread, *, from_order: int | None = None) -> tuple[list[MessageView], int | None]:
-    """The shown messages of the thread (from order `from_order` on, when given) as a snapshot shows them, and the id
-    of the first of them after the thread's summary (None: none). A message with versions carries `versions`
-    (chat/store/versions.py), read only for a thread that has some."""
+def earlier_page(thread: Thread, *, before: object, limit: int) -> PageView:
+    """The page of the thread's shown messages before message `before` (a cursor: BadCursor when it is not one),
+    as a snapshot shows them, and the cursor of the page before it (None: it starts at the thread's first)."""
+    bounds = page_bounds(thread.pk, below=cursor_order(thread.pk, before), limit=limit)
+    messages, _ = message_views(thread, from_order=bounds.start, below_order=bounds.below)
+    earlier = messages[0]["id"] if bounds.earlier and messages else None
+    return {"thread": str(thread.pk), "messages": messages, "earlier": earlier}
+
+
+def message_views(
+    thread: Thread, *, from_order: int | None = None, below_order: int | None = None
+) -> tuple[list[MessageView], int | None]:
+    """The shown messages of the thread (from order `from_order` on, and before `below_order`, when given) as a
+    snapshot shows them, and the id of the first of them after the thread's summary (None: none). A message with
+    versions carries `versions` (chat/store/versions.py), read only for a thread that has some."""
     messages: list[MessageView] = []
     shown: list[Message] = []
     summary_before: int | None = None  # the first message after the thread's summary
-    with_artifact = _answers_with_artifact(thread.pk)
+    with_artifact = _answers_with_artifact(thread.pk, from_order, below_order)
     rows = _messages_with_calls(thread.pk).exclude(role__in=[Message.Role.TOOL, Message.Role.SYSTEM])
     if from_order is not None:
         rows = rows.filter(order__gte=from_order)
+    if below_order is not None:
+        rows = rows.filter(order__lt=below_order)
     for message in rows:
         view: MessageView = {
             "id": message.pk,
@@ -291,17 +331,22 @@ def summary_view(text: str, before: int | None) -> SummaryView:
     return {"text": text, "before": before}
 
 
-def _answers_with_artifact(thread_id: uuid.UUID):
+def _answers_with_artifact(thread_id: uuid.UUID, from_order: int | None = None, below_order: int | None = None):
     """Whether the tool message answering a call (the first after its step with its call id) holds an
     artifact, as chat/thread_views.py finds it. Read at the first call asked about: a thread without tool calls
-    (a new chat, a plain conversation) is snapshotted without the statement."""
+    (a new chat, a plain conversation) is snapshotted without the statement. Only the tool messages between
+    `from_order` and `below_order` (a page's: its calls' results come before the next page's first message)."""
     answers: dict[str, list[tuple[int, bool]]] | None = None
 
     def read() -> dict[str, list[tuple[int, bool]]]:
         found: dict[str, list[tuple[int, bool]]] = {}
+        tools = Message.objects.filter(thread_id=thread_id, role=Message.Role.TOOL)
+        if from_order is not None:
+            tools = tools.filter(order__gt=from_order)
+        if below_order is not None:
+            tools = tools.filter(order__lt=below_order)
         rows = (
-            Message.objects.filter(thread_id=thread_id, role=Message.Role.TOOL)
-            .order_by("order")
+            tools.order_by("order")
             # Whether there is one, not the artifact itself (up to 1 MiB each).
             .annotate(stored=ExpressionWrapper(Q(artifact__isnull=False), output_field=BooleanField()))
             .values_list("order", "tool_call_id", "stored")

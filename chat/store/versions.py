@@ -160,9 +160,17 @@ def switch(*, user, thread_id: object, message_id: object, to: object) -> Branch
 
 def versions_of(thread_id: uuid.UUID, shown: Iterable[Message]) -> dict[int, VersionsView]:
     """`versions` of each shown message that has more than one: {index (1-based, in the order they were made),
-    count, ids}. One statement."""
+    count, ids}. One statement, through the index on `parent`: only the versions of the points shown (a page's, for
+    a paged snapshot), however many the thread has."""
+    points = [message for message in shown if message.is_version_point()]
+    if not points:
+        return {}
+    parents = Q(parent_id__in={message.parent_id for message in points if message.parent_id is not None})
+    if any(message.parent_id is None for message in points):  # the thread's first user message and its edits
+        parents |= Q(parent__isnull=True, role=Message.Role.USER)
     rows = (
         Message.all_versions.filter(thread_id=thread_id)
+        .filter(parents)
         .filter(Q(role=Message.Role.USER) | Q(role=Message.Role.ASSISTANT, parent__isnull=False))
         .order_by("pk")
         .values_list("pk", "parent_id", "role")
@@ -171,9 +179,7 @@ def versions_of(thread_id: uuid.UUID, shown: Iterable[Message]) -> dict[int, Ver
     for pk, parent_id, role in rows:
         siblings[(parent_id, role)].append(pk)
     found: dict[int, VersionsView] = {}
-    for message in shown:
-        if not message.is_version_point():
-            continue
+    for message in points:
         ids = siblings.get((message.parent_id, message.role), [])
         if len(ids) > 1 and message.pk in ids:
             found[message.pk] = {"index": ids.index(message.pk) + 1, "count": len(ids), "ids": ids}

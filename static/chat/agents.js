@@ -30,6 +30,13 @@ export class AgentChoice {
     return this.root?.querySelector('.agent-choice[aria-pressed="true"]')?.dataset.model || "";
   }
 
+  /** {slug, name} of the agent chosen, or null: what the header's agent label shows on the empty chat. */
+  get info() {
+    const pressed = this.root?.querySelector('.agent-choice[aria-pressed="true"]');
+    if (!pressed) return null;
+    return { slug: pressed.dataset.slug, name: pressed.querySelector(".agent-choice-name")?.textContent || "" };
+  }
+
   /** The step limit of the agent `slug` names (what Continue gives its runs), or null when it is not offered here. */
   steps(slug) {
     const buttons = [...(this.root?.querySelectorAll(".agent-choice") || [])];

@@ -4,7 +4,9 @@
 // one usage line summing its model calls, in an actions row at its foot (.answer-actions) where other turn actions
 // (Regenerate, a version switcher) belong too.
 
-import { button, el } from "./dom.js";
+import { el } from "./dom.js";
+import { _ } from "./i18n.js";
+import { iconButton } from "./icons.js";
 import { answerUsage } from "./usage.js";
 
 const views = new WeakMap(); // answer element → AnswerView
@@ -57,9 +59,9 @@ export class AnswerView {
     }
     this.body = el("div", "answer-body");
     this.actions = el("div", "answer-actions");
-    this.copyButton = button("Copy", "button subtle small answer-copy", () => this.copy());
-    this.copyButton.setAttribute("aria-label", "Copy the answer");
-    this.copyButton.title = "Copy the answer's text (Markdown; tool calls left out)";
+    this.copyButton = iconButton("copy", _("Copy"), "button subtle small answer-copy", () => this.copy(),
+      _("Copy the answer's text (Markdown; tool calls left out)"));
+    this.copyButton.setAttribute("aria-label", _("Copy the answer"));
     this.usageEl = null;
     this.actions.append(this.copyButton);
     this.root.append(meta, this.body, this.actions);
@@ -117,11 +119,15 @@ export class AnswerView {
   async copy() {
     const copied = await copyToClipboard(this.text());
     const node = this.copyButton;
-    node.textContent = copied ? "Copied" : "Copy failed";
+    // The icon stays; its words say what happened (read out, and shown beside the icon while it says so).
+    const label = node.querySelector(".icon-only-label");
+    label.textContent = copied ? _("Copied") : _("Copy failed");
+    node.setAttribute("aria-label", label.textContent);
     node.dataset.copied = copied ? "true" : "false";
     clearTimeout(this.copyTimer);
     this.copyTimer = setTimeout(() => {
-      node.textContent = "Copy";
+      label.textContent = _("Copy");
+      node.setAttribute("aria-label", _("Copy the answer"));
       delete node.dataset.copied;
     }, 2000);
   }

@@ -16,6 +16,8 @@ import { AttachmentTray } from "./attachments.js";
 import { Starters } from "./starters.js";
 import { refreshCount } from "../inbox/count.js";
 import { Announcer } from "./announce.js";
+import { setUpPage } from "./page.js";
+import { EarlierPages, fetchPage } from "./pages.js";
 
 const RUN_ACTIVE_MESSAGE = "Wait for the current answer to finish (or press Stop).";
 const CONNECTION_LABELS = {
@@ -55,6 +57,8 @@ const threadUrl = (id) => threadUrlTemplate.replace(URL_PLACEHOLDER, encodeURICo
 const artifactUrl = (threadId, toolCallId) => (appEl?.dataset.artifactUrl || "")
   .replace(URL_PLACEHOLDER, encodeURIComponent(threadId))
   .replace(CALL_PLACEHOLDER, encodeURIComponent(toolCallId));
+const messagesUrl = (threadId, before) => `${(appEl?.dataset.messagesUrl || `/t/${URL_PLACEHOLDER}/messages`)
+  .replace(URL_PLACEHOLDER, encodeURIComponent(threadId))}?before=${encodeURIComponent(before)}`;
 const toolCatalog = new ToolCatalog(appEl?.dataset.toolsUrl || "", appEl?.dataset.threadAgent || "");
 
 const state = {
@@ -64,7 +68,6 @@ const state = {
   subscribeRef: null,
   runActive: false, // running or waiting for an approval
   pending: null, // the sent user message the server has not confirmed yet
-  confirmedUserMessages: 0, // user messages the server has (for matching `pending` in a snapshot)
   connection: 0, // counts socket opens
   refCounter: 0,
 };
@@ -106,7 +109,8 @@ const toolsPanel = $("tools-toggle")
     switches: toolSwitches,
   })
   : null;
-const sidebar = new Sidebar($("sidebar"), $("thread-list"), $("sidebar-toggle"), threadUrl);
+const sidebar = new Sidebar($("sidebar"), $("thread-list"), null, threadUrl); // its toggle: page.js (a drawer)
+setUpPage(view);
 const sidebarActions = new SidebarActions({
   root: $("sidebar"),
   list: $("thread-list"),
@@ -120,12 +124,13 @@ const starters = new Starters({
   prompts: readJson("starter-prompts", null),
   onPick: (text) => sendMessage(text),
 });
+const agentLabel = new AgentLabel($("agent-label"));
 const agentChoice = new AgentChoice($("agent-choices"), (slug) => {
+  agentLabel.show(agentChoice.info); // the empty chat names its agent at once, as a stored chat does
   picker.follow(agentChoice.model); // its onShow shows the agent's starting prompts too
   starters.show({ agent: slug, isDemo: picker.isDemo });
   toolCatalog.setAgent(slug || "");
 });
-const agentLabel = new AgentLabel($("agent-label"));
 const agentFilter = new AgentFilter($("agent-filter"), $("thread-list"));
 // A new thread's agent goes with its first message (used only when the message creates the thread).
 const newThreadAgent = () => (state.threadId ? undefined : agentChoice.value);
@@ -154,6 +159,17 @@ const tray = new AttachmentTray({
   onError: (message) => composer.showError(message),
 });
 const connectionEl = $("connection-state");
+// Earlier pages of a long conversation, loaded as the person scrolls up (pages.js).
+const pages = new EarlierPages({
+  view,
+  load: (before) => fetchPage(messagesUrl(state.threadId, before)),
+  onLoaded(messages) {
+    turns.remember(messages);
+    usageMeter.addEarlier(messages, pages.cursor !== null);
+    updateBusy();
+  },
+  onStale: () => subscribe(null),
+});
 
 const socket = new ChatSocket({
   onEvent: handleEvent,
@@ -195,10 +211,11 @@ const picker = new ModelPicker({
 if (!state.threadId) {
   toolCatalog.setAgent(agentChoice.value || "");
   picker.follow(agentChoice.model); // the default agent's model
+  agentLabel.show(agentChoice.info);
 }
 // A new thread's model goes with its first message when the person picked one (else the thread takes its agent's,
 // or the default), and so do the tools switched off in its panel.
-const newThreadModel = () => (state.threadId || !picker.chosen ? undefined : picker.value);
+const newThreadModel = () => (state.threadId || !picker.sendsChoice ? undefined : picker.value);
 const newThreadTools = () => (state.threadId ? [] : toolSwitches.names);
 
 function updateBusy() {
@@ -227,7 +244,9 @@ function subscribe(afterSeq) {
   if (!state.threadId) return;
   state.awaitingSnapshot = afterSeq === null;
   state.subscribeRef = nextRef("subscribe");
-  socket.send({ type: "thread.subscribe", thread: state.threadId, after_seq: afterSeq, ref: state.subscribeRef });
+  // paged: a snapshot of the newest messages and a cursor for the earlier ones (pages.js loads them)
+  const frame = { type: "thread.subscribe", thread: state.threadId, after_seq: afterSeq, paged: true };
+  socket.send({ ...frame, ref: state.subscribeRef });
   updateBusy();
 }
 
@@ -270,10 +289,12 @@ function sendMessage(text) {
   const turnedOff = newThreadTools();
   if (turnedOff.length) frame.disabled_tools = turnedOff;
   socket.send(frame);
+  // The last user message the server confirmed: a snapshot holds this one after it once it is stored.
+  const afterUser = [...view.messages.values()].findLast((m) => m.role === "user" && m.id !== null)?.id ?? null;
   const bubble = view.addUserMessage(text, tray.summaries());
   bubble.root.dataset.clientMsgId = clientMsgId;
   state.pending = {
-    clientMsgId, content: text, view: bubble, baseCount: state.confirmedUserMessages,
+    clientMsgId, content: text, view: bubble, afterUser,
     connection: state.connection, resent: false, attachments, taken: tray.take(),
   };
   view.scroll.toBottom();
@@ -317,7 +338,6 @@ function confirmPending(messageId = null) {
   if (!state.pending) return;
   if (messageId !== null) view.adopt(state.pending.view, messageId);
   state.pending = null;
-  state.confirmedUserMessages += 1;
 }
 
 /**
@@ -335,7 +355,6 @@ function handleSent(ev) {
   }
   if (sent && sent.id !== undefined && sent.id !== null && !view.messages.has(String(sent.id))) {
     view.appendMessages([{ ...sent, role: "user" }]);
-    state.confirmedUserMessages += 1;
   }
 }
 
@@ -403,6 +422,7 @@ function handleEvent(ev) {
     case "thread.branch_changed":
       usageMeter.removed(ev.removed);
       applyBranchChanged(view, ev, turns);
+      pages.branchChanged(ev);
       for (const m of Array.isArray(ev.messages) ? ev.messages : []) if (m?.usage) usageMeter.add(m.id, m.usage);
       updateBusy();
       return;
@@ -481,14 +501,15 @@ function handleSnapshot(ev) {
   state.awaitingSnapshot = false;
   state.lastSeq = typeof ev.seq === "number" ? ev.seq : null;
   view.reset(ev);
+  pages.reset(ev);
   turns.reset(ev.messages);
-  usageMeter.reset(ev.messages);
+  usageMeter.reset(ev.messages, pages.cursor !== null);
   for (const text of Array.isArray(ev.run?.notes) ? ev.run.notes : []) view.append(runNote(text));
   const users = (Array.isArray(ev.messages) ? ev.messages : []).filter((m) => m.role === "user");
-  state.confirmedUserMessages = users.length;
   const p = state.pending;
   if (p) {
-    const match = users[p.baseCount];
+    // By id (they grow), not by position: a paged snapshot starts wherever its page does.
+    const match = users.find((m) => p.afterUser === null || Number(m.id) > Number(p.afterUser));
     if (match && match.content === p.content) {
       state.pending = null; // the snapshot holds it now
     } else {

@@ -5,6 +5,7 @@
 
 import { el } from "./dom.js";
 import { icon } from "./icons.js";
+import { _f } from "./i18n.js";
 
 function csrfToken() {
   for (const part of document.cookie.split(";")) {
@@ -30,7 +31,10 @@ function fileUrl(id) {
   return `/attachments/${encodeURIComponent(id)}/`;
 }
 
-/** A sent message's attachments in the thread: images as thumbnails opening full size, files as named links. */
+/**
+ * A sent message's attachments in the thread, as a gallery: images as thumbnails of one size with their names,
+ * other files as named chips; each a link to the file, which a click opens in the page's viewer (viewer.js).
+ */
 export function attachmentList(items, urlFor = fileUrl) {
   const list = el("ul", "attachment-list");
   for (const item of items) {
@@ -44,11 +48,11 @@ export function attachmentList(items, urlFor = fileUrl) {
       img.src = link.href;
       img.alt = item.name;
       img.loading = "lazy";
-      link.append(img);
-      link.title = `${item.name} (${humanSize(item.size)}): open full size`;
+      link.append(img, el("span", "attachment-name", item.name));
+      link.title = _f("%(name)s (%(size)s): open it", { name: item.name, size: humanSize(item.size) });
     } else {
       link.append(icon("file", "icon attachment-icon"), el("span", "attachment-name", item.name));
-      link.title = `Download ${item.name}`;
+      link.title = _f("Open %(name)s", { name: item.name });
     }
     li.append(link, el("span", "attachment-size", humanSize(item.size)));
     const cap = capText(item);

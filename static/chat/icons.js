@@ -19,6 +19,11 @@ export const ICONS = {
   chevron: ["M6 9l6 6 6-6"],
   check: ["M5 12l5 5 9-10"],
   file: ["M14 3H6a1 1 0 0 0-1 1v16a1 1 0 0 0 1 1h12a1 1 0 0 0 1-1V8z", "M14 3v5h5", "M9 13h6", "M9 17h6"],
+  copy: ["M9 9h11v11H9z", "M5 15H4V4h11v1"],
+  regenerate: ["M20 11a8 8 0 0 0-14.8-4", "M4 4v4h4", "M4 13a8 8 0 0 0 14.8 4", "M20 20v-4h-4"],
+  "arrow-down": ["M12 5v14", "M6 13l6 6 6-6"],
+  person: ["M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8z", "M4 21a8 8 0 0 1 16 0"],
+  bot: ["M5 8h14v11H5z", "M12 4v4", "M9 13h.01", "M15 13h.01", "M9 16h6"],
   attach: ["M21.4 11.1l-9.2 9.2a6 6 0 0 1-8.5-8.5l9.2-9.2a4 4 0 0 1 5.7 5.7l-9.2 9.2a2 2 0 0 1-2.8-2.8l8.5-8.5"],
 };
 
@@ -35,4 +40,21 @@ export function icon(name, className = "icon") {
     svg.append(path);
   }
   return svg;
+}
+
+/**
+ * An icon-only button: the icon shows, its name stays in the button's text for screen readers (visually hidden, on
+ * every screen size), and `tooltip` (or the name) is its tooltip.
+ */
+export function iconButton(name, label, className, onClick, tooltip = "") {
+  const node = document.createElement("button");
+  node.type = "button";
+  node.className = `${className} icon-only`;
+  const text = document.createElement("span");
+  text.className = "visually-hidden icon-only-label";
+  text.textContent = label;
+  node.append(icon(name), text);
+  node.title = tooltip || label;
+  if (onClick) node.addEventListener("click", onClick);
+  return node;
 }

@@ -57,6 +57,15 @@ export class ModelPicker {
     return this.offered ? this.select.value : null;
   }
 
+  /**
+   * Whether a new chat sends the model shown with its first message: when the person picked it here, or when it is
+   * their own default from the settings page (the page marks it `personal`); otherwise the server decides (the
+   * agent's model, else the site's default).
+   */
+  get sendsChoice() {
+    return this.chosen || Boolean(this.current && this.current.personal);
+  }
+
   get isDemo() {
     return Boolean(this.current && this.current.is_demo);
   }

@@ -8,6 +8,7 @@ import { RunNotices } from "./notices.js";
 import { decisionText } from "./approval.js";
 import { showMessageUsage } from "./usage.js";
 import { summaryNote } from "./structured.js";
+import { insertOlder, outerOf } from "./pages.js";
 
 const key = (id) => String(id);
 /** Events name a message / tool call / run either by id or by an object with an `id`. */
@@ -27,8 +28,6 @@ function turnStart(messages, index) {
   return i;
 }
 
-/** The element of the conversation a message sits in at the top level: its answer's, or its own. */
-const outerOf = (view) => (view.answer && view.answer.segments[0] === view ? view.answer.root : view.root);
 
 const SCROLL_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
 
@@ -162,7 +161,8 @@ export class ThreadView {
     this.toolCards.clear();
     this.container.replaceChildren();
     const messages = Array.isArray(snapshot.messages) ? snapshot.messages : [];
-    const split = turnStart(messages, messages.length - FIRST_BATCH);
+    // A paged snapshot (with `earlier`, pages.js) is built at once: a page of earlier messages goes in above it.
+    const split = "earlier" in snapshot ? 0 : turnStart(messages, messages.length - FIRST_BATCH);
     for (const node of this.buildTurns(messages.slice(split))) this.append(node);
     this.summary = null;
     if (snapshot.summary) this.showSummary(snapshot.summary);
@@ -195,23 +195,8 @@ export class ThreadView {
       : (fn) => setTimeout(fn, 0);
     const step = () => {
       if (generation !== this.generation || !older.length) return;
-      const chunk = older.splice(turnStart(older, older.length - OLDER_CHUNK));
-      const fragment = document.createDocumentFragment();
-      const built = new Map();
-      fragment.append(...this.buildTurns(chunk, built));
-      const summary = this.summary;
-      if (summary && !summary.node.isConnected && built.has(key(summary.before))) {
-        outerOf(built.get(key(summary.before))).before(summary.node);
-      }
-      this.messages = new Map([...built, ...this.messages]); // kept in the conversation's order
-      const scroller = this.container;
-      const { scrollTop, scrollHeight } = scroller;
-      scroller.prepend(fragment);
-      if (this.scroll.stick) this.scroll.changed();
-      else if (scroller.scrollTop === scrollTop) {
-        // The person scrolled up meanwhile: keep what they look at in place (if scroll anchoring did not).
-        scroller.scrollTop = scrollTop + (scroller.scrollHeight - scrollHeight);
-      }
+      // Above what is there; the person who scrolled up meanwhile keeps what they look at (pages.js).
+      insertOlder(this, older.splice(turnStart(older, older.length - OLDER_CHUNK)));
       if (older.length) later(step);
     };
     later(step);

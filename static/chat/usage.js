@@ -101,11 +101,24 @@ export class UsageMeter {
     input?.addEventListener("input", () => this.showGauge());
   }
 
-  reset(messages) {
+  /** A snapshot's messages; `partial`: earlier ones are not loaded yet (a paged snapshot), the total says so. */
+  reset(messages, partial = false) {
     this.byMessage.clear();
+    this.partial = partial;
     for (const m of Array.isArray(messages) ? messages : []) {
       if (m && m.role === "assistant" && m.usage) this.byMessage.set(String(m.id), m.usage);
     }
+    this.show();
+  }
+
+  /** A page of earlier messages (pages.js), before those known; `partial`: still more before them. */
+  addEarlier(messages, partial) {
+    const older = new Map();
+    for (const m of Array.isArray(messages) ? messages : []) {
+      if (m && m.role === "assistant" && m.usage) older.set(String(m.id), m.usage);
+    }
+    this.byMessage = new Map([...older, ...this.byMessage]); // the gauge reads the last one
+    this.partial = partial;
     this.show();
   }
 
@@ -142,8 +155,12 @@ export class UsageMeter {
     this.totalEl.hidden = this.byMessage.size === 0;
     const tokens = total.input_tokens + total.output_tokens;
     const costText = formatCost(total.cost);
-    this.totalEl.textContent = `${total.estimated ? "≈ " : ""}${formatTokens(tokens)} tokens${costText ? ` · ${costText}` : ""}`;
-    this.totalEl.title = `This conversation so far: ${usageTitle(total)}`;
+    // With earlier messages not loaded yet, the sum of those loaded: "at least".
+    const more = this.partial ? "+" : "";
+    this.totalEl.textContent = `${total.estimated ? "≈ " : ""}${formatTokens(tokens)}${more} tokens${costText ? ` · ${costText}${more}` : ""}`;
+    this.totalEl.title = this.partial
+      ? `The messages loaded so far (scroll up for earlier ones): ${usageTitle(total)}`
+      : `This conversation so far: ${usageTitle(total)}`;
   }
 
   showGauge() {

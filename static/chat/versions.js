@@ -6,6 +6,8 @@
 // (TurnControls.update): nothing here builds or reorders messages except through the ThreadView.
 
 import { el, button } from "./dom.js";
+import { _, _f } from "./i18n.js";
+import { iconButton } from "./icons.js";
 
 const key = (id) => String(id);
 
@@ -105,16 +107,17 @@ export class TurnControls {
       const versions = this.versions.get(node.dataset.messageId);
       if (versions) bar(article).append(this.switcher(node.dataset.messageId, versions));
       if (!busy && node === article) {
-        bar(article).append(button("Edit", "button subtle turn-edit", () => this.startEdit(article)));
+        bar(article).append(iconButton("edit", _("Edit"), "button subtle turn-edit", () => this.startEdit(article),
+          _("Edit this message and send it again")));
       }
     }
     const all = [...this.container.querySelectorAll(":scope > .message")];
     const lastUser = all.findLastIndex((m) => m.classList.contains("user"));
     const answers = lastUser < 0 ? [] : all.slice(lastUser + 1).filter((m) => m.classList.contains("assistant"));
     if (!busy && answers.length && all[lastUser].dataset.messageId) {
-      bar(answers[answers.length - 1]).append(button("Regenerate", "button subtle turn-regenerate", () => {
+      bar(answers[answers.length - 1]).append(iconButton("regenerate", _("Regenerate"), "button subtle turn-regenerate", () => {
         if (this.onRegenerate()) this.update(true);
-      }));
+      }, _("Ask again (this answer is kept as a version)")));
     }
     for (const [article, node] of bars) {
       const actions = article.classList.contains("answer") ? article.querySelector(":scope > .answer-actions") : null;
@@ -129,17 +132,19 @@ export class TurnControls {
     const group = el("div", "versions");
     group.dataset.message = key(messageId);
     group.setAttribute("role", "group");
-    group.setAttribute("aria-label", `Version ${index} of ${count}`);
+    group.setAttribute("aria-label", _f("Version %(index)s of %(count)s", { index, count }));
     const go = (to, which) => {
       if (this.busy || to === undefined) return;
       this.focusAfter = { id: key(to), which };
       if (this.onSwitch(Number(messageId), to)) this.update(true);
     };
     const prev = button("‹", "button subtle version-prev", () => go(ids[index - 2], "prev"));
-    prev.setAttribute("aria-label", "Previous version");
+    prev.setAttribute("aria-label", _("Previous version"));
+    prev.title = _("Previous version");
     prev.disabled = this.busy || index <= 1;
     const next = button("›", "button subtle version-next", () => go(ids[index], "next"));
-    next.setAttribute("aria-label", "Next version");
+    next.setAttribute("aria-label", _("Next version"));
+    next.title = _("Next version");
     next.disabled = this.busy || index >= count;
     group.append(prev, el("span", "version-count", `${index} / ${count}`), next);
     return group;

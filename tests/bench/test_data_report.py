@@ -56,3 +56,19 @@ def test_the_full_shape_from_100k_and_a_tenth_below():
     assert (Plan.for_size(1_000_000).heavy_chats, Plan.for_size(1_000_000).heavy_chat) == (10_000, 10_000)
     assert (Plan.for_size(100_000).heavy_chats, Plan.for_size(100_000).heavy_chat) == (10_000, 10_000)
     assert (Plan.for_size(10_000).heavy_chats, Plan.for_size(10_000).heavy_chat) == (1_000, 1_000)
+
+
+def test_the_targets_are_judged_at_the_largest_size_of_each_database(tmp_path, monkeypatch):
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n")
+    monkeypatch.setattr(report, "DOC", doc)
+    monkeypatch.setattr(report, "CHARTS", tmp_path / "performance")
+    big = result("postgresql", 1_000_000, 10)  # first page p99 90 ms: over 50; memory 15 MiB: under 50
+    big["figures"]["turn_heavy_chat"]["statements"] = 8  # one more than at 1k
+    run = {"at": "2026-12-06T06:00:00+00:00", "machine": {"cpu": "c"}, "results": [result("postgresql", 1000, 1), big]}
+    report.write(run)
+    text = doc.read_text()
+    assert "at the largest size run: postgresql 1M." in text
+    assert "| first page p99 ≤ 50 ms | 90 ms: FAIL |" in text
+    assert "| export of the heavy chat, peak memory ≤ 50 MiB | 15 MiB: PASS |" in text
+    assert "| a turn's statements (small / heavy chat) the same as at 1k | 7 / 8 (1k: 7): FAIL |" in text

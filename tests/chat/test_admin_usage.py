@@ -27,7 +27,7 @@ def spent(user, *costs):
 
 
 def report_text(page: str) -> str:
-    return page.split('id="usage-report"')[1].split("</div>")[0]
+    return page.split('id="usage-report"')[1].split("</section>")[0]
 
 
 def test_the_reports_costs_are_money_not_seventeen_decimals(admin_client, owner, stranger):
@@ -35,16 +35,16 @@ def test_the_reports_costs_are_money_not_seventeen_decimals(admin_client, owner,
     spent(stranger, "12.345678")
     page = admin_client.get(LIST).content.decode()
     report = report_text(page)
-    assert "<td>12.65</td>" in report  # the total: 12.645682, to the cent above 1
-    assert "<td>0.300004</td>" in report  # the owner's: below 1, to the millionth it was stored in
-    assert "<td>12.35</td>" in report  # the stranger's
-    assert "0.30000" not in report.replace("0.300004", "")
+    assert "<td>$12.65</td>" in report  # the total: 12.645682, to the cent above 1
+    assert "<td>$0.30</td>" in report  # the owner's: 0.300004, below 1 to two significant digits
+    assert "<td>$12.35</td>" in report  # the stranger's
+    assert "0.30000" not in report
 
 
 def test_a_cost_in_the_list_is_money_too(admin_client, owner):
     spent(owner, "0.5")
     rows = admin_client.get(LIST).content.decode().split('id="result_list"')[1]
-    assert ">0.50<" in rows and "0.500000" not in rows
+    assert ">$0.50<" in rows and "0.500000" not in rows
 
 
 def test_usage_rows_cannot_be_deleted_added_or_changed(admin_client, owner):
@@ -91,3 +91,62 @@ def test_the_reports_statements_do_not_grow_with_its_rows(admin_client, owner):
     few = statements()
     add(20)
     assert statements() == few
+
+
+def test_the_report_charts_the_tokens_of_each_day_by_model_and_by_agent_with_a_table_beside(admin_client, owner):
+    import datetime
+
+    from django.utils import timezone
+
+    today = timezone.now().replace(hour=12)
+    for days_ago, model, agent, tokens, cost in [
+        (0, "Qwen", "helper", 1000, "0.5"),
+        (0, "Llama", "", 300, None),
+        (2, "Qwen", "helper", 200, "0.1"),
+    ]:
+        Usage.objects.create(
+            user=owner,
+            model_label=model,
+            agent=agent,
+            input_tokens=tokens,
+            cost=Decimal(cost) if cost else None,
+            created_at=today - datetime.timedelta(days=days_ago),
+        )
+    response = admin_client.get(LIST)
+    charts = {chart.key: chart for chart in response.context["report"]["charts"]}
+    by_model = charts["model"]
+    assert by_model.series == ["Qwen", "Llama"]
+    assert len(by_model.days) == 3  # the day between, with nothing, is a day of the axis too
+    assert by_model.tokens == [[200, 0], [0, 0], [1000, 300]]
+    assert charts["agent"].series == ["helper", "(none)"]
+    page = response.content.decode()
+    figure = page.split('id="usage-chart-model"')[1].split("</figure>")[0]
+    assert figure.count("<rect ") == 3  # a day's bar has one part per model that spent that day
+    assert f"{today:%Y-%m-%d}, Qwen: 1,000 tokens, $0.50</title>" in figure
+    assert 'role="img"' in figure and "<desc " in figure and "Qwen: 1.2 k" in figure
+    table = figure.split('class="usage-chart-table"')[1]
+    row = f'<th scope="row">{today:%Y-%m-%d}</th><td>1,000 <span class="usage-chart-cost">$0.50</span></td>'
+    assert row in table
+
+
+def test_the_chart_is_empty_but_says_so_when_nothing_is_selected(admin_client):
+    page = admin_client.get(LIST).content.decode()
+    assert "No calls selected." in page and "<svg" not in page.split('id="usage-charts"')[1].split("</section>")[0]
+
+
+def test_the_chart_reads_a_bounded_window_whatever_the_table_holds(admin_client, owner):
+    """A month of days at most: older rows are in the totals and tables, not drawn."""
+    import datetime
+
+    from django.utils import timezone
+
+    from chat.usage_report import CHART_DAYS
+
+    now = timezone.now()
+    for days_ago in (0, CHART_DAYS + 10):
+        Usage.objects.create(
+            user=owner, model_label="Qwen", input_tokens=5, created_at=now - datetime.timedelta(days=days_ago)
+        )
+    report = admin_client.get(LIST).context["report"]
+    assert report["totals"]["tokens"] == 10
+    assert len(report["charts"][0].days) == 1

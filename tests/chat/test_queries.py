@@ -6,7 +6,8 @@ import uuid
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db.models import CharField, Exists, Max, OuterRef, Subquery, Value
+from django.db.models import Case, CharField, Exists, F, Max, OuterRef, Q, Subquery, Sum, Value, When, Window
+from django.db.models.functions import Length
 
 from chat import queries
 from chat.models import Message, Thread, ThreadToolGrant
@@ -120,3 +121,28 @@ def test_grants_groups_and_stamp(owner, stranger, thread):
     found = queries.grants_groups_and_stamp(thread.pk, owner.pk)
     assert found == orm_grants_groups_and_stamp(thread.pk, owner.pk)
     assert found == ({"calculator", "http_get"}, frozenset({"staff", "beta"}), "s1")
+
+
+def orm_history_start(thread_id, chars):
+    size = Case(When(~Q(status="complete"), role="assistant", then=Value(0)), default=Length("content"))
+    rows = Message.objects.filter(thread_id=thread_id).annotate(tail=Window(Sum(size), order_by=F("order").desc()))
+    return max(
+        (order for order, role, tail in rows.values_list("order", "role", "tail") if role == "user" and tail > chars),
+        default=0,
+    )
+
+
+def sql_history_start(thread_id, chars):
+    return Thread.objects.filter(pk=thread_id).annotate(start=queries.history_start(thread_id, chars)).get().start
+
+
+def test_history_start(owner, thread):
+    texts = [("user", "a" * 10), ("assistant", "b" * 30), ("user", "c" * 5), ("assistant", "d" * 50)]
+    for order, (role, content) in enumerate(texts, 1):
+        Message.objects.create(thread=thread, order=order, role=role, content=content)
+    # A failed answer counts nothing; a hidden version is not on the branch.
+    Message.objects.create(thread=thread, order=5, role="user", content="e" * 5)
+    Message.objects.create(thread=thread, order=6, role="assistant", content="f" * 500, status="error")
+    Message.all_versions.create(thread=thread, order=5, role="user", content="g" * 900, active=False)
+    for chars, start in ((0, 5), (4, 5), (5, 3), (59, 3), (60, 1), (99, 1), (100, 0), (10_000, 0)):
+        assert sql_history_start(thread.pk, chars) == orm_history_start(thread.pk, chars) == start, chars

@@ -4,14 +4,17 @@ and seq"; the thread's log is delivery/log.py)."""
 import asyncio
 import copy
 import json
+import uuid
 
 import pytest
 from channels.db import database_sync_to_async
 
-from chat import store
+from chat import live, store
+from chat.live import events
 from chat.models import Message, Thread
-from chat.runs.subscribe import rebuild
+from chat.runs.subscribe import rebuild, snapshot_and_tail
 from delivery.log import MemoryLog
+from tests.chat.test_store_run_claims import dead
 from tests.support.model_server import SSEResponse, openai_sse_body
 from tests.support.thread_view import ThreadView, shown_after
 
@@ -191,3 +194,27 @@ async def test_a_rebuilt_resumed_run_is_what_a_tab_that_watched_shows(
     assert (await client.run_to_end())[-1]["type"] == "run.completed"
 
     assert await recording.check_every_subscribe() > 100
+
+
+async def test_a_tab_subscribing_to_a_dead_processs_run_is_shown_it_interrupted_with_the_text_streamed(owner):
+    """The run's process died (its heartbeat stopped) after it streamed more than it last wrote down: the snapshot the
+    tab gets says interrupted and holds the streamed text (read back from the thread's log), not "running" with the
+    text written before (the bench's worker-kill found the snapshot read before the run was interrupted)."""
+    turn = await database_sync_to_async(store.start_turn)(
+        user=owner, thread_id=None, content="hello", client_msg_id=uuid.uuid4(), step_limit=5
+    )
+    answer = await database_sync_to_async(_gone_process_streams)(turn)
+    await live.publish(turn.thread.pk, [events.message_started(answer), events.message_delta(answer, "Hello, world")])
+    thread = await Thread.objects.aget(pk=turn.thread.pk)
+
+    [text] = await snapshot_and_tail(thread)
+
+    snapshot = json.loads(text)
+    assert snapshot["run"]["status"] == "interrupted"
+    assert snapshot["messages"][-1]["content"] == "Hello, world"
+    assert snapshot["seq"] == await live.last_seq(thread.pk)
+
+
+def _gone_process_streams(turn) -> int:
+    """The turn's run taken by a process that then stopped beating five minutes ago, its answer written as "Hello"."""
+    return dead(turn)

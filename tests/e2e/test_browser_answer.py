@@ -193,6 +193,7 @@ def test_a_reload_shows_the_same_answer(tool_turn):
     wait_until(tool_turn, "!document.querySelector('#messages [data-prerendered]')")
     expect(tool_turn.locator(".message.assistant .message-usage")).to_have_count(1)
     assert tool_turn.evaluate(SHAPE) == before
+    tool_turn.locator(".message.assistant").last.hover()  # its actions show on hover (docs/ui.md)
     shoot(tool_turn.locator(".message.assistant").last, "answer-turn.png")
 
 

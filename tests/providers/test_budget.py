@@ -132,6 +132,13 @@ def test_the_note_says_how_many_and_the_window():
     assert budget.note(1).startswith("The oldest message was left out")
 
 
+def test_the_note_does_not_count_what_was_never_read():
+    """A long chat's turn reads only its newest messages (chat/store/snapshot.py): what it leaves out of those is
+    not all that was left out."""
+    budget = ContextBudget(window=4096, unread=True)
+    assert budget.note(3) == "The oldest messages were left out to fit the model's context window (4096 tokens)."
+
+
 message_kinds = st.lists(st.sampled_from(["user", "answer", "step1", "step2"]), min_size=1, max_size=14)
 
 

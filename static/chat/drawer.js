@@ -1,0 +1,110 @@
+// The sidebar as a drawer on a phone (docs/ui.md, On a phone): **Chats** in the header, or a swipe from the
+// screen's left edge, slides it over the conversation; inside, Tab and Shift+Tab stay in it (the conversation is
+// inert), and Escape, a tap on the shade beside it, or a swipe to the left close it, the focus going back to
+// **Chats**. On a wide screen the sidebar is always there and none of this applies.
+
+import { _ } from "./i18n.js";
+
+const NARROW = "(max-width: 720px)";
+const EDGE = 24; // px from the left edge where a swipe to the right opens the drawer
+const SWIPE = 60; // px a swipe must travel, mostly sideways
+
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea, summary, [tabindex]:not([tabindex="-1"])';
+
+export class SidebarDrawer {
+  /**
+   * @param {object} o
+   * @param {HTMLElement|null} o.sidebar  #sidebar
+   * @param {HTMLButtonElement|null} o.toggle  #sidebar-toggle
+   * @param {HTMLElement[]} o.behind  what the drawer covers, made inert while it is open
+   */
+  constructor({ sidebar, toggle, behind }) {
+    Object.assign(this, { sidebar, toggle, behind: behind.filter(Boolean) });
+    if (!sidebar || !toggle) return;
+    this.narrow = matchMedia(NARROW);
+    this.shade = document.createElement("div");
+    this.shade.className = "drawer-shade";
+    this.shade.hidden = true;
+    this.shade.addEventListener("click", () => this.close());
+    sidebar.after(this.shade);
+    toggle.addEventListener("click", () => (this.isOpen ? this.close() : this.open()));
+    // Capturing: an Escape is judged before the search box clears itself with it (sidebar.js).
+    sidebar.addEventListener("keydown", (e) => this.keydown(e), true);
+    // Growing the window past a phone's width with the drawer open: the sidebar is a column again.
+    this.narrow.addEventListener("change", () => { if (!this.narrow.matches && this.isOpen) this.close(false); });
+    this.swipes();
+  }
+
+  get isOpen() {
+    return this.sidebar.classList.contains("open");
+  }
+
+  open() {
+    if (!this.narrow.matches) return;
+    this.sidebar.classList.add("open");
+    this.sidebar.setAttribute("role", "dialog");
+    this.sidebar.setAttribute("aria-modal", "true");
+    this.sidebar.setAttribute("aria-label", _("Chats"));
+    this.toggle.setAttribute("aria-expanded", "true");
+    this.shade.hidden = false;
+    for (const node of this.behind) node.inert = true;
+    (this.sidebar.querySelector('[aria-current="page"]') || this.focusables()[0])?.focus();
+  }
+
+  close(refocus = true) {
+    this.sidebar.classList.remove("open");
+    this.sidebar.removeAttribute("role");
+    this.sidebar.removeAttribute("aria-modal");
+    this.sidebar.setAttribute("aria-label", _("Chats"));
+    this.toggle.setAttribute("aria-expanded", "false");
+    this.shade.hidden = true;
+    for (const node of this.behind) node.inert = false;
+    if (refocus) this.toggle.focus();
+  }
+
+  focusables() {
+    return [...this.sidebar.querySelectorAll(FOCUSABLE)].filter((n) => n.getClientRects().length > 0 && !n.closest("[hidden]"));
+  }
+
+  keydown(e) {
+    if (!this.isOpen) return;
+    if (e.key === "Escape") {
+      // A rename field, or a search with words in it, takes its own Escape (sidebar.js): cancel, clear.
+      if (e.target.matches(".thread-rename-input") || (e.target.matches(".thread-search-input") && e.target.value)) return;
+      e.preventDefault();
+      this.close();
+      return;
+    }
+    if (e.key !== "Tab") return;
+    const items = this.focusables();
+    if (!items.length) return;
+    const first = items[0];
+    const last = items[items.length - 1];
+    if (e.shiftKey && document.activeElement === first) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && document.activeElement === last) {
+      e.preventDefault();
+      first.focus();
+    }
+  }
+
+  swipes() {
+    let start = null;
+    document.addEventListener("touchstart", (e) => {
+      const t = e.touches[0];
+      start = e.touches.length === 1 && this.narrow.matches ? { x: t.clientX, y: t.clientY } : null;
+    }, { passive: true });
+    document.addEventListener("touchend", (e) => {
+      if (!start) return;
+      const t = e.changedTouches[0];
+      const dx = t.clientX - start.x;
+      const dy = Math.abs(t.clientY - start.y);
+      const from = start;
+      start = null;
+      if (Math.abs(dx) < SWIPE || dy > Math.abs(dx) / 2) return;
+      if (dx > 0 && !this.isOpen && from.x <= EDGE) this.open();
+      else if (dx < 0 && this.isOpen) this.close();
+    }, { passive: true });
+  }
+}
