@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.attachments.files import png
 from tests.support.axe import blocking, describe, record, violations
 from tests.support.browser import connected, require_chromium, sign_in, wait_until
 from tests.support.processes import Daphne, app_environment, manage, model_server
@@ -94,6 +96,7 @@ class Site:
         self.url, self.model_url, self.ids = url, model_url, ids
         self.threads: dict[str, str] = {}
         self.share_url = ""
+        self.files = Path()
 
     def script(self, entries: list[dict]) -> None:
         httpx.post(f"{self.model_url}/_script", json=entries).raise_for_status()
@@ -110,13 +113,16 @@ def site(tmp_path_factory):
             AGENTWEB_LLM_MODEL="scripted",
             AGENTWEB_TOOL_MODULES=TOOL_MODULES,
             AGENTWEB_USER_AGENTS="1",
+            AGENTWEB_LLM_SUPPORTS_IMAGES="1",  # a picture is sent with a message, and shown in its gallery
             AGENTWEB_INPUT_TIMEOUT="3600",  # the form asking for input stays open for the whole module
         )
         manage(env, "migrate", "--noinput")
         ids = json.loads(manage(env, "shell", "-c", ROWS).strip().splitlines()[-1])
         server = Daphne(env).start()
         try:
-            yield Site(server.url, model_url, ids)
+            site = Site(server.url, model_url, ids)
+            site.files = tmp_path
+            yield site
         finally:
             server.stop()
 
@@ -174,6 +180,21 @@ def scenes(site, browser_contexts):
     page.click(".turn-regenerate")
     expect(page.locator(".message.assistant .versions .version-count")).to_have_text("2 / 2")
     finished(page)
+
+    site.script([{"text": "A red picture, and your notes."}])
+    picture, notes = site.files / "red.png", site.files / "notes.txt"
+    picture.write_bytes(png(40, 30))
+    notes.write_text("some notes")
+    page.goto(f"{site.url}/")
+    connected(page)
+    page.set_input_files("#attach-input", [str(picture), str(notes)])
+    wait_until(page, "document.querySelectorAll('#attachment-chips .attachment-chip[data-attachment-id]').length === 2")
+    page.fill("#composer-input", "what do you see?")
+    page.keyboard.press("Enter")
+    expect(page.locator(".message.user .attachment.is-image")).to_be_visible()
+    expect(page.locator(".message.assistant .message-text").last).to_contain_text("red picture")
+    finished(page)
+    site.threads["attachments"] = page.url
 
     site.script(APPROVAL)
     site.threads["approval"] = ask(page, site, "email a@example.com")
@@ -257,6 +278,12 @@ def api_key_created(page, site):
     expect(page.locator("#api-key-copied")).to_be_attached()
 
 
+def attachment_viewer(page, site):
+    open_thread("attachments")(page, site)
+    page.locator(".message.user .attachment.is-image .attachment-link").click()
+    expect(page.get_by_role("dialog", name="red.png")).to_be_visible()
+
+
 def sidebar_drawer(page, site):
     page.goto(site.threads["tools"])
     connected(page)
@@ -285,6 +312,8 @@ SCENES = {
     "chat-approval": ("in", open_thread("approval")),
     "chat-input-form": ("in", open_thread("input")),
     "chat-versions": ("in", open_thread("versions")),
+    "chat-attachments": ("in", open_thread("attachments")),
+    "chat-attachment-viewer": ("in", attachment_viewer),
     "chat-tools-panel": ("in", tools_panel),
     "chat-share-menu": ("in", share_menu),
     "chat-sidebar-drawer": ("in", sidebar_drawer),
