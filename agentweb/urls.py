@@ -1,10 +1,8 @@
-from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from agentweb.health import healthz
-from sso import views as sso_views
 
 # The admin says whose it is (Django's default is "Django administration").
 admin.site.site_header = "agentweb administration"
@@ -16,14 +14,10 @@ admin.site.enable_nav_sidebar = False
 
 urlpatterns = [
     # Sign-in (issue 40, sso/): the login page with the provider's button, and sign-out that also ends the
-    # provider's session, ahead of Django's auth URLs and the admin's own login, which answer the same addresses.
-    path("accounts/login/", sso_views.SignInView.as_view(), name="login"),
-    path("accounts/logout/", sso_views.SignOut.as_view(), name="logout"),
+    # provider's session, ahead of Django's auth URLs and the admin's own login, which answer the same addresses
+    # (included by name: sso's admin imports agentweb.admin_display).
+    path("", include("sso.account_urls")),
     path("sso/", include("sso.urls")),
-]
-if not settings.AGENTWEB_PASSWORD_LOGIN:
-    urlpatterns.append(path("admin/login/", sso_views.password_sign_in_off))
-urlpatterns += [
     # What one person may use and why (docs/teams.md, Groups): a read-only page of the admin, ahead of its URLs.
     path("admin/auth/user/", include("chat.may_use_urls")),
     path("admin/", admin.site.urls),

@@ -113,6 +113,7 @@ def delete_rows(queryset) -> int:
         return cursor.rowcount
 
 
+# Per process, by design: a memo of a pure function (the statement's text for one database vendor).
 @cache
 def _history_start_sql(vendor: str) -> str:
     q = connection.ops.quote_name

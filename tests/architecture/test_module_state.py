@@ -55,6 +55,7 @@ STATE = {
 #: Objects made once at import and only read after: not state, listed so that a new object is looked at.
 READ_ONLY = {
     "agentweb.secretbox._box": "memo of a pure function: the box of a set of keys",
+    "chat.queries._history_start_sql": "memo of a pure function: the history's start statement, per database vendor",
     "delivery.log._before_number": "memo of a pure function: the start of an event's text, the same for a stream",
     "chat.queries._grants_groups_and_stamp_sql": "memo of a pure function: a statement's SQL per database vendor",
     "chat.queries._thread_for_turn_sql": "memo of a pure function: a statement's SQL per database vendor",
