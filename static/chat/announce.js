@@ -2,6 +2,8 @@
 // person's decision or input), in the page's one live region (#announcer, role=status). The conversation itself is
 // not a live region: every streamed token would be read out as it lands (docs/ui.md, "Accessibility").
 
+import { _, _f } from "./i18n.js";
+
 const MAX_CHARS = 600; // a long answer is read in part; the whole of it stays in the conversation
 
 /** The finished answer's text as the page shows it (Markdown rendered, tool cards and reasoning left out). */
@@ -36,22 +38,26 @@ export class Announcer {
     switch (ev.type) {
       case "run.completed": {
         const text = lastAnswerText(this.messages);
-        this.say(text ? `Answer: ${shorten(text)}` : "The answer is done.");
+        this.say(text ? _f("Answer: %(text)s", { text: shorten(text) }) : _("The answer is done."));
         break;
       }
       case "run.failed":
-        this.say(shorten(`The answer failed: ${typeof ev.error === "string" ? ev.error : "an error"}`));
+        this.say(shorten(_f("The answer failed: %(error)s", { error: typeof ev.error === "string" ? ev.error : "" })));
         break;
       case "run.cancelled":
-        this.say("The answer was stopped.");
+        this.say(_("The answer was stopped."));
         break;
       case "run.waiting": {
         const calls = Array.isArray(ev.tool_calls) ? ev.tool_calls.length : 0;
-        this.say(calls > 1 ? `${calls} tool calls wait for your decision.` : "A tool call waits for your decision.");
+        this.say(calls > 1
+          ? _f("%(count)s tool calls wait for your decision.", { count: calls })
+          : _("A tool call waits for your decision."));
         break;
       }
       case "tool_call.input_requested":
-        this.say(shorten(`A tool asks for your input: ${typeof ev.message === "string" ? ev.message : ""}`));
+        this.say(shorten(_f("A tool asks for your input: %(question)s", {
+          question: typeof ev.message === "string" ? ev.message : "",
+        })));
         break;
       default:
         break;
