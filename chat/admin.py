@@ -94,6 +94,17 @@ class RunAdmin(RecordAdmin):
         return text if usage.get("cost") is None else f"{text} · {money(usage['cost'])}"
 
 
+class AgentFilter(admin.AllValuesFieldListFilter):
+    """The agents as filter links, the blank one (no agent) named: Django shows "" as an empty link, which has no
+    name for a screen reader (axe's link-name) and nothing to click for anyone."""
+
+    blank_label = "no agent"
+
+    def choices(self, changelist):
+        for choice in super().choices(changelist):
+            yield {**choice, "display": self.blank_label} if choice["display"] == "" else choice
+
+
 @admin.register(Usage)
 class UsageAdmin(admin.ModelAdmin):
     """Every model call's tokens and cost, read-only, with the report of what the filters select: totals, and the same
@@ -120,7 +131,7 @@ class UsageAdmin(admin.ModelAdmin):
         ("created_at", admin.DateFieldListFilter),
         "user",
         "model_config",
-        "agent",
+        ("agent", AgentFilter),
         "estimated",
         "source",
         ("api_key", admin.RelatedOnlyFieldListFilter),

@@ -16,6 +16,7 @@ import { AttachmentTray } from "./attachments.js";
 import { Starters } from "./starters.js";
 import { refreshCount } from "../inbox/count.js";
 import { _, format } from "./i18n.js";
+import { Announcer } from "./announce.js";
 import { setUpPage } from "./page.js";
 import { EarlierPages, fetchPage } from "./pages.js";
 
@@ -72,6 +73,7 @@ const state = {
   refCounter: 0,
 };
 const nextRef = (prefix) => `${prefix}-${++state.refCounter}`;
+const announcer = new Announcer($("announcer"), $("messages"));
 
 const view = new ThreadView($("messages"), {
   isDemo: Boolean(modelInfo.is_demo),
@@ -454,6 +456,7 @@ function handleEvent(ev) {
   }
   view.apply(ev);
   updateBusy();
+  announcer.heard(ev);
 }
 
 function handleThreadCreated(ev) {

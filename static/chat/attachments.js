@@ -50,7 +50,7 @@ export function attachmentList(items, urlFor = fileUrl) {
     if (item.kind === "image") {
       const img = el("img", "attachment-thumb");
       img.src = link.href;
-      img.alt = item.name;
+      img.alt = ""; // the name follows as text: the link is read "red.png", not "red.png red.png"
       img.loading = "lazy";
       link.append(img, el("span", "attachment-name", item.name));
       link.title = _f("%(name)s (%(size)s): open it", { name: item.name, size: humanSize(item.size) });

@@ -23,7 +23,7 @@ export class AttachmentViewer {
   open(link) {
     const item = link.closest(".attachment");
     const image = link.querySelector("img");
-    const name = image ? image.alt : link.querySelector(".attachment-name")?.textContent || "";
+    const name = link.querySelector(".attachment-name")?.textContent || image?.alt || "";
     const dialog = el("dialog", "app-dialog attachment-viewer");
     dialog.setAttribute("aria-labelledby", "attachment-viewer-title");
     const head = el("div", "attachment-viewer-head");
