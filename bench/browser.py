@@ -49,9 +49,12 @@ async def logged_in_context(browser, app: BenchApp):
 
 # --- thread-load ---------------------------------------------------------------------------------------
 
+# A thread's page shows its newest page of messages (docs/protocol.md, paged snapshots): rendered once they are all
+# in the DOM, or once the live view has put the "load earlier" bar above the newest page it was sent.
 RENDERED = """(n) => {
-    if (n === 0 ? performance.getEntriesByName('first-contentful-paint').length > 0
-                : document.querySelectorAll('#messages .message').length >= n) {
+    const shown = document.querySelectorAll('#messages .message').length;
+    const paged = shown > 0 && document.querySelector('#messages .earlier-pages') !== null;
+    if (n === 0 ? performance.getEntriesByName('first-contentful-paint').length > 0 : shown >= n || paged) {
         if (!window.__renderedAt) window.__renderedAt = performance.now();
         return true;
     }
@@ -115,7 +118,7 @@ async def thread_load(app: BenchApp, result: Result, smoke: bool) -> None:
     result.details.update(samples={str(k): v for k, v in samples.items()}, repeat=repeat)
     fcp_home, fcp_small, fcp_large = med("home", "fcp"), med(small, "fcp"), med(large, "fcp")
     ren_small, ren_large = med(small, "rendered"), med(large, "rendered")
-    rendered_ok = all(s["messages"] >= large for s in samples[large])
+    shown = min(s["messages"] for s in samples[large])
     result.add(
         f"first contentful paint, {large:,} messages",
         fcp_large,
@@ -136,12 +139,12 @@ async def thread_load(app: BenchApp, result: Result, smoke: bool) -> None:
         note="floor: the small thread's FCP",
     )
     result.add(
-        f"messages rendered, {large:,} messages",
+        f"newest page rendered, {large:,} messages",
         ren_large,
         "ms",
         floor=ren_small,
-        note=f"from navigation start until all {large:,} are in the DOM (a frame later), vs {small:,} "
-        f"(no target){'' if rendered_ok else '; NOT ALL RENDERED'}",
+        note=f"from navigation start until the snapshot's newest page ({shown} message elements) is in the DOM (a "
+        f"frame later), vs {small:,}; earlier pages load as the person scrolls up (no target)",
     )
 
 
