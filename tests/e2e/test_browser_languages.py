@@ -190,7 +190,10 @@ def layout_problems(page) -> list[str]:
     return page.evaluate(LAYOUT_PROBLEMS, OFF_SCREEN_BY_DESIGN)
 
 
-def check_layout(browser, base_url: str, locale: str, viewport: dict, username: str) -> dict[str, list[str]]:
+def check_layout(
+    browser, base_url: str, locale: str, viewport: dict, username: str, *, shot: str | None = None
+) -> dict[str, list[str]]:
+    """The layout problems of every page in PAGES; with `shot`, the chat (a finished turn) is also that screenshot."""
     context = browser.new_context(locale=locale, viewport=viewport, has_touch=viewport is PHONE)
     page = context.new_page()
     page.goto(f"{base_url}/")
@@ -205,6 +208,8 @@ def check_layout(browser, base_url: str, locale: str, viewport: dict, username: 
             connected(page)
         if path == "thread":
             page.wait_for_selector(".tool-card[data-status='success']")
+            if shot:
+                screenshot(page, shot)
         found[path] = layout_problems(page)
     context.close()
     return {where: problems for where, problems in found.items() if problems}
@@ -216,7 +221,8 @@ def report(problems: dict[str, list[str]]) -> str:
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_the_layout_holds_in_german(app, browser, viewport):
-    problems = check_layout(browser, app, "de-DE", viewport, "ada")
+    shot = "chat-de-phone.png" if viewport is PHONE else None
+    problems = check_layout(browser, app, "de-DE", viewport, "ada", shot=shot)
     assert problems == {}, report(problems)
 
 
