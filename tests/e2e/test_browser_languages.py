@@ -11,6 +11,7 @@ import pytest
 
 from tests.support.browser import connected, require_chromium, screenshot, sign_in, wait_until
 from tests.support.catalogues import PSEUDO_RTL, compiled, pseudo_rtl_catalogue
+from tests.support.german import GERMAN_MONTHS
 from tests.support.processes import served_app
 
 require_chromium()
@@ -18,21 +19,8 @@ require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
+
 USERS = {"ada": "lovelace-1815", "grace": "hopper-1906", "rtl": "right-to-left-1"}
-GERMAN_MONTHS = [
-    "Januar",
-    "Februar",
-    "März",
-    "April",
-    "Mai",
-    "Juni",
-    "Juli",
-    "August",
-    "September",
-    "Oktober",
-    "November",
-    "Dezember",
-]
 DESKTOP, PHONE = {"width": 1280, "height": 800}, {"width": 390, "height": 844}
 
 

@@ -8,6 +8,7 @@ from django.test import Client
 
 from api.keys import issue
 from languages.models import LanguageChoice
+from tests.support.german import GERMAN_MONTHS
 
 pytestmark = pytest.mark.django_db
 
@@ -102,18 +103,4 @@ def test_dates_are_written_as_the_language_writes_them(owner):
     client.post("/settings/language/", {"language": "de"})
     page = client.get("/settings/").content.decode()
     today = datetime.datetime.now(datetime.UTC).date()
-    months = [
-        "Januar",
-        "Februar",
-        "März",
-        "April",
-        "Mai",
-        "Juni",
-        "Juli",
-        "August",
-        "September",
-        "Oktober",
-        "November",
-        "Dezember",
-    ]
-    assert f"{today.day}. {months[today.month - 1]} {today.year}" in page
+    assert f"{today.day}. {GERMAN_MONTHS[today.month - 1]} {today.year}" in page
