@@ -87,24 +87,22 @@ def test_after_seq_in_the_query_resumes_as_last_event_id_does(app):
 
 
 def test_an_idle_stream_sends_keep_alive_comments(app):
-    script(app, {"text": "Done."})
+    # The run waits for an approval of current_time (tests/api/conftest.py): the stream stays open and nothing happens.
+    script(app, {"tool_calls": [{"id": "call_idle_1", "name": "current_time", "arguments": {}}]}, {"text": "Done."})
 
     async def idle():
         async with client(app) as api:
-            started = await start(api, "then nothing")
+            started = await start(api, "what time is it? then nothing")
             async with EventStream(api, f"/threads/{started['thread']}/events") as stream:
-                await stream.until_run_ends()
-                # AGENTWEB_SSE_KEEPALIVE is 0.5 s here: a comment comes while no event does (waited for up to 10 s:
-                # a loaded machine may hold the server back, not the comment's interval).
-                task = asyncio.ensure_future(stream.next(timeout=10))
-                for _ in range(100):
-                    if "keep-alive" in stream.comments or task.done():
-                        break
-                    await asyncio.sleep(0.1)
-                task.cancel()
-                return stream.comments
+                waited = await stream.until_run_ends()
+                # AGENTWEB_SSE_KEEPALIVE is 0.5 s here: waited for up to 10 s (a loaded machine holds the server back).
+                await stream.until_comment("keep-alive", timeout=10)
+                await api.post(f"/threads/{started['thread']}/stop")
+                return waited
 
-    assert "keep-alive" in asyncio.run(idle())
+    waited = asyncio.run(idle())
+    last = waited[-1]
+    assert last.type == "run.waiting" or last.data["run"]["status"] == "waiting"
 
 
 def test_a_bad_last_event_id_is_a_json_error(app):

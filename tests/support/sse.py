@@ -63,6 +63,21 @@ class EventStream:
             elif name == "data":
                 data.append(value)
 
+    async def until_comment(self, text: str, timeout: float = 10) -> None:
+        """Reads on (events included) until a comment line `text` comes; fails after `timeout` seconds without it."""
+
+        async def read() -> None:
+            # Line by line: next() reads on past comments to the next event, which an idle stream never sends.
+            while text not in self.comments:
+                line = await anext(self._lines)
+                if line.startswith(":"):
+                    self.comments.append(line[1:].removeprefix(" "))
+
+        try:
+            await asyncio.wait_for(read(), timeout)
+        except TimeoutError:
+            raise AssertionError(f"no ': {text}' comment within {timeout} s; got {self.comments}") from None
+
     async def until_run_ends(self, timeout: float = 30) -> list[Event]:
         """The events until the thread's run no longer runs: its run.completed, .failed, .cancelled or .waiting, or a
         snapshot that shows it so already (a stream opened after the run ended)."""
