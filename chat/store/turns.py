@@ -288,7 +288,7 @@ def set_thread_model(*, user, thread_id: object, model_choice: str) -> Thread:
     return thread
 
 
-# What the sidebar shows of a thread (templates/chat/thread_item.html): a page reads no more of its columns.
+# What the sidebar shows of a thread (chat/templatetags/sidebar_rows.py): a page reads no more of its columns.
 SIDEBAR_FIELDS = ("id", "title", "pinned_at", "archived_at", "updated_at", "source", "agent__slug")
 
 
