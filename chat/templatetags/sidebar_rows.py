@@ -69,7 +69,7 @@ def _iso(value: datetime) -> str:
 
 @register.simple_tag(takes_context=True)
 def thread_items(context, threads) -> SafeString:
-    """Each of `threads` (chat/store/turns.py SIDEBAR_FIELDS) as the sidebar's `<li>`; the page's own thread marked."""
+    """Each of `threads` (chat/store/turns.py SidebarThread) as the sidebar's `<li>`; the page's own thread marked."""
     current = context.get("thread")
     current_id = current.id if current is not None else None
     address = reverse("chat:thread", args=[_ID])
@@ -79,7 +79,7 @@ def thread_items(context, threads) -> SafeString:
     rows = []
     for t in threads:
         source = t.source if t.source and t.source != "chat" else ""
-        agent = t.agent.slug if t.agent_id else ""
+        agent = t.agent_slug or ""
         opening = f'<li class="thread-item" data-thread-id="{t.id}" data-agent="{escape(agent)}"'
         opening += ' data-pinned="true"' if t.pinned_at else ' data-pinned="false"'
         if t.pinned_at:
