@@ -1,5 +1,6 @@
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import translation
 from hypothesis import settings as hypothesis_settings
 
 from tests.support.model_server import ScriptedModelServer
@@ -33,6 +34,15 @@ def forget_kept_settings():
     was: a later test that serves another model (model_server below) must not be given this one."""
     yield
     SETTINGS_CACHE.clear()
+
+
+@pytest.fixture(autouse=True)
+def language_of_the_site():
+    """Each test starts in the site's language: a page asked for in German (LocaleMiddleware activates it in the
+    calling thread, and the test client's thread is the test's) leaves German active for whatever runs after it."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture
