@@ -1,8 +1,9 @@
 // The sidebar as a drawer on a phone (docs/ui.md, On a phone): **Chats** in the header, or a swipe inward from the
 // screen's starting edge (the left one, the right one in a right-to-left language), slides it over the
 // conversation; inside, Tab and Shift+Tab stay in it (the conversation is inert), and Escape, a tap on the shade
-// beside it, or a swipe back towards that edge close it, the focus going back to **Chats**. On a wide screen the
-// sidebar is always there and none of this applies.
+// beside it, or a swipe back towards that edge close it, the focus going back to **Chats**. While open, #sidebar (a
+// plain box around the <nav>) is the modal dialog, so the navigation landmark inside keeps its role. On a wide
+// screen the sidebar is always there and none of this applies.
 
 import { _ } from "./i18n.js";
 
@@ -56,7 +57,7 @@ export class SidebarDrawer {
     this.sidebar.classList.remove("open");
     this.sidebar.removeAttribute("role");
     this.sidebar.removeAttribute("aria-modal");
-    this.sidebar.setAttribute("aria-label", _("Chats"));
+    this.sidebar.removeAttribute("aria-label"); // a plain box again: the <nav> inside carries the name
     this.toggle.setAttribute("aria-expanded", "false");
     this.shade.hidden = true;
     for (const node of this.behind) node.inert = false;

@@ -156,6 +156,10 @@ def test_on_a_phone_the_sidebar_is_a_drawer_that_keeps_the_focus_and_closes_with
     expect(toggle).to_have_attribute("aria-expanded", "true")
     box = sidebar.bounding_box()
     assert box["x"] == 0 and box["height"] >= 800  # over the conversation, the screen's height
+    # A modal dialog named "Chats", the navigation landmark inside it still one (the dialog wraps the <nav>).
+    drawer = page.get_by_role("dialog", name="Chats")
+    expect(drawer).to_have_attribute("aria-modal", "true")
+    expect(drawer.get_by_role("navigation", name="Chats")).to_be_visible()
     screenshot(page, "sidebar-drawer-phone.png")
     for _ in range(12):  # Tab round and round: the focus stays in the drawer
         page.keyboard.press("Tab")
