@@ -3,8 +3,8 @@
 Rendered here, in one pass, because the sidebar holds up to 300 chats and the page is what every person opens first:
 the template took 0.17 ms a chat (an include, a `{% url %}`, `timesince`, `{% blocktranslate %}` and four date
 filters each), 35 ms of a page for a person with a full sidebar (docs/performance.md, "The chat page's cost"). The
-time's text is the one static/chat/sidebar.js (relativeTime) writes over it when the page starts, so that it does
-not change under the person's eyes; the same strings, from the server's catalogue."""
+time's text is the one static/chat/sidebar.js writes over it when the page starts (thread-dates.js relativeTime), so
+that it does not change under the person's eyes; the same strings, from the server's catalogue."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ _ID = "00000000-0000-0000-0000-000000000000"
 
 
 def relative_time(when: datetime, now: datetime) -> str:
-    """When a chat was last active, as the sidebar says it (static/chat/sidebar.js relativeTime, the same rules)."""
+    """When a chat was last active, as the sidebar says it (static/chat/thread-dates.js relativeTime: same rules)."""
     seconds = max(0.0, (now - when).total_seconds())
     if seconds < 60:
         return gettext("just now")

@@ -1,5 +1,5 @@
 // One answer per turn: the assistant messages between two user messages (one per model call: text, tool cards,
-// more text…) shown as one element. Each message stays its own segment (render.js MessageView, with its
+// more text…) shown as one element. Each message stays its own segment (message-view.js MessageView, with its
 // data-message-id, status, notes and cards); the answer adds one header, one Copy for the whole turn's text and
 // one usage line summing its model calls, in an actions row at its foot (.answer-actions) where other turn actions
 // (Regenerate, a version switcher) belong too.
@@ -65,7 +65,7 @@ export class AnswerView {
     this.usageEl = null;
     this.actions.append(this.copyButton);
     this.root.append(meta, this.body, this.actions);
-    /** @type {import("./render.js").MessageView[]} in the conversation's order */
+    /** @type {import("./message-view.js").MessageView[]} in the conversation's order */
     this.segments = [];
     this.changed();
   }

@@ -1,58 +1,16 @@
-// The sidebar's own actions: pin, archive, rename (inline), delete (after an in-page dialog), and search over
-// titles and content (GET search?q=, debounced); the list's date groups (Pinned, Today, Yesterday, Previous 7
-// days, Previous 30 days, then by month) and each chat's time, kept current. Titles are untrusted: they only ever
-// go in through textContent / value.
+// The sidebar's own actions: pin, archive, rename (inline), delete (after an in-page dialog); the list's order and
+// date groups (Pinned, then thread-dates.js's) and each chat's time, kept current. Its search and origin filter are
+// thread-search.js's. Titles are untrusted: they only ever go in through textContent / value.
 
 import { el, button } from "./dom.js";
-import { threadListItem } from "./render.js";
 import { confirmDialog } from "./dialog.js";
 import { icon } from "./icons.js";
-import { _, format, ngettext, locale } from "./i18n.js";
+import { postJson } from "./post-json.js";
+import { dateGroup, relativeTime } from "./thread-dates.js";
+import { ThreadSearch } from "./thread-search.js";
+import { _, format, locale } from "./i18n.js";
 
 const CLOCK_MS = 30_000;
-const DAY_MS = 86_400_000;
-
-/** The group of a chat last active at `when` (a Date), seen `now`, in the browser's own time zone. */
-export function dateGroup(when, now = new Date()) {
-  const day = dayOf(when, now);
-  if (day === "today") return _("Today");
-  if (day === "yesterday") return _("Yesterday");
-  const t = when.getTime();
-  const startOfToday = new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime();
-  if (t >= startOfToday - 7 * DAY_MS) return _("Previous 7 days");
-  if (t >= startOfToday - 30 * DAY_MS) return _("Previous 30 days");
-  return when.toLocaleDateString(locale(), { month: "long", year: "numeric" });
-}
-
-/** "today", "yesterday" or "" for `when` seen `now`, in the browser's own time zone. */
-function dayOf(when, now) {
-  const startOfToday = new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime();
-  const t = when.getTime();
-  if (t >= startOfToday) return "today";
-  return t >= startOfToday - DAY_MS ? "yesterday" : "";
-}
-
-/** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", or the date. */
-export function relativeTime(when, now = new Date()) {
-  const seconds = Math.max(0, (now.getTime() - when.getTime()) / 1000);
-  if (seconds < 60) return _("just now");
-  if (seconds < 3600) return format(_("%(n)s min ago"), { n: Math.floor(seconds / 60) });
-  if (dayOf(when, now) === "today") return format(_("%(n)s h ago"), { n: Math.floor(seconds / 3600) });
-  if (dayOf(when, now) === "yesterday") return _("yesterday");
-  // Whole days gone by (5 days and a minute is 5 days, not 6); at least 2, as "yesterday" took the day before.
-  if (seconds < 7 * 86400) return format(_("%(n)s days ago"), { n: Math.max(2, Math.floor(seconds / 86400)) });
-  return when.toLocaleDateString(locale(), { day: "numeric", month: "short", year: "numeric" });
-}
-
-const SEARCH_DELAY_MS = 250;
-// The origin filter's choices: Thread.source's values (render.js ORIGINS marks each but the chat's own).
-const ORIGIN_CHOICES = [
-  ["", _("All chats")],
-  ["chat", _("Typed in the chat")],
-  ["api", _("From the API")],
-  ["schedule", _("Scheduled")],
-  ["trigger", _("Triggered")],
-];
 
 // The styles of the sidebar actions and the turn actions and version switchers (versions.js), next to this module.
 if (!document.querySelector("link[data-sidebar-css]")) {
@@ -63,35 +21,6 @@ if (!document.querySelector("link[data-sidebar-css]")) {
   document.head.append(link);
 }
 const TITLE_MAX = 200;
-
-/** The CSRF token Django set as a cookie (the chat page asks for one). */
-function csrfToken() {
-  for (const part of document.cookie.split(";")) {
-    const [name, ...rest] = part.trim().split("=");
-    if (name === "csrftoken") return decodeURIComponent(rest.join("="));
-  }
-  return "";
-}
-
-async function postJson(url, data) {
-  const response = await fetch(url, {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-    body: JSON.stringify(data || {}),
-  });
-  let body = {};
-  try {
-    body = await response.json();
-  } catch {
-    body = {};
-  }
-  if (!response.ok) {
-    const reason = response.status === 404 ? _("That chat no longer exists.") : body.error || format(_("The server answered %(status)s."), { status: response.status });
-    throw new Error(reason);
-  }
-  return body;
-}
 
 export class SidebarActions {
   /**
@@ -106,10 +35,12 @@ export class SidebarActions {
     Object.assign(this, { root, list, homeUrl, hrefFor, currentId });
     this.archived = root.querySelector("#archived-list");
     this.archivedBox = root.querySelector("#archived-threads");
-    this.searchSeq = 0;
     this.leaving = false; // set once this tab is on its way home from a chat that is gone (leaveIfGone)
-    this.timer = null;
-    this.buildSearch();
+    this.search = new ThreadSearch({
+      root, list, archived: this.archived, homeUrl, hrefFor,
+      findItem: (id) => this.findItem(id),
+      regroup: () => this.regroup(),
+    });
     for (const li of list.children) this.decorate(li);
     for (const li of this.archived?.children || []) this.decorate(li);
     const watch = (changes) => {
@@ -167,7 +98,7 @@ export class SidebarActions {
       };
       const pinnedAt = (li) => (li.dataset.pinned === "true" ? new Date(li.dataset.pinnedAt || 0).getTime() || 1 : 0);
       const sorted = [...items].sort((a, b) => pinnedAt(b) - pinnedAt(a) || when(b) - when(a));
-      if (sorted.some((li, i) => li !== items[i]) && !this.searchInput?.value) this.list.append(...sorted);
+      if (sorted.some((li, i) => li !== items[i]) && !this.search?.query) this.list.append(...sorted);
       let last = null;
       for (const li of sorted) {
         const time = li.querySelector(".thread-time");
@@ -177,7 +108,7 @@ export class SidebarActions {
           time.title = when(li).toLocaleString(locale());
         }
         const group = li.dataset.pinned === "true" ? _("Pinned") : dateGroup(when(li), now);
-        if (li.hidden || this.filteredOut(li)) {
+        if (li.hidden || this.search.filteredOut(li)) {
           delete li.dataset.groupLabel;
           continue;
         }
@@ -263,187 +194,12 @@ export class SidebarActions {
       await postJson(`${this.hrefFor(li.dataset.threadId)}${action}`, { [key]: value });
     } catch (err) {
       const failed = action === "pin" ? (value ? _("Could not pin: %(reason)s") : _("Could not unpin: %(reason)s")) : value ? _("Could not archive: %(reason)s") : _("Could not unarchive: %(reason)s");
-      this.setStatus(format(failed, { reason: err.message }));
+      this.search.setStatus(format(failed, { reason: err.message }));
       return;
     }
     // The event reaches every tab, this one too; show it now rather than wait for it.
     this.applyEvent({ type: `thread.${key}`, thread: li.dataset.threadId, [key]: value });
     li.querySelector(action === "pin" ? ".thread-pin" : ".thread-archive")?.focus();
-  }
-
-  // --- search -------------------------------------------------------------------------
-
-  buildSearch() {
-    const wrap = el("div", "thread-search");
-    const label = el("label", "visually-hidden", _("Search chats"));
-    label.htmlFor = "thread-search";
-    this.searchInput = el("input", "thread-search-input");
-    Object.assign(this.searchInput, { id: "thread-search", type: "search", placeholder: _("Search chats…"), maxLength: 200 });
-    this.searchInput.setAttribute("autocomplete", "off");
-    this.searchStatus = el("p", "thread-search-status");
-    this.searchStatus.setAttribute("role", "status");
-    this.searchStatus.hidden = true;
-    wrap.append(label, this.searchInput, ...this.buildOriginFilter());
-    const anchor = this.root.querySelector(".new-chat");
-    if (anchor) anchor.after(wrap, this.searchStatus);
-    else this.root.prepend(wrap, this.searchStatus);
-    this.searchInput.addEventListener("input", () => {
-      clearTimeout(this.timer);
-      this.timer = setTimeout(() => this.search(this.searchInput.value.trim()), SEARCH_DELAY_MS);
-    });
-    this.searchInput.addEventListener("keydown", (e) => {
-      if (e.key === "Escape" && this.searchInput.value) {
-        this.searchInput.value = "";
-        this.search("");
-      }
-    });
-  }
-
-  async search(query) {
-    const seq = ++this.searchSeq;
-    if (!query) {
-      this.showAll();
-      return;
-    }
-    let threads;
-    try {
-      const response = await fetch(this.searchUrl(query), { credentials: "same-origin" });
-      if (!response.ok) throw new Error(format(_("The server answered %(status)s."), { status: response.status }));
-      threads = (await response.json()).threads;
-    } catch (error) {
-      if (seq === this.searchSeq) this.setStatus(format(_("Search failed: %(reason)s"), { reason: error.message }));
-      return;
-    }
-    if (seq !== this.searchSeq || !Array.isArray(threads)) return; // a later search is on its way
-    const found = new Set(threads.map((t) => String(t.id)));
-    for (const li of [...this.list.children]) {
-      if (li.dataset.searchExtra && !found.has(li.dataset.threadId)) li.remove();
-      else li.hidden = !found.has(li.dataset.threadId);
-    }
-    for (const t of threads) {
-      if (this.item(t.id)) continue;
-      // Older than the list the page shows: add it while the search lasts.
-      const li = threadListItem({
-        id: String(t.id),
-        title: String(t.title || ""),
-        href: this.hrefFor(String(t.id)),
-        source: t.source,
-      });
-      li.dataset.searchExtra = "1";
-      this.list.append(li);
-    }
-    this.showMatches(threads);
-    this.list.hidden = false;
-    this.setStatus(threads.length ? "" : _("No chats match."));
-  }
-
-  /** Under each chat found by a message, what matched, and which version when the chat has versions there or no
-   * longer shows it (search covers every version: GET search's `match`). */
-  showMatches(threads) {
-    for (const old of this.list.querySelectorAll(".thread-search-match")) old.remove();
-    for (const t of threads) {
-      const li = this.item(t.id);
-      const match = t.match;
-      if (!li || !match || typeof match.snippet !== "string") continue;
-      const line = el("p", "thread-search-match", match.snippet);
-      const version = match.version;
-      const where = [];
-      if (version && Number.isInteger(version.index)) where.push(format(_("version %(index)s of %(count)s"), { index: version.index, count: version.count }));
-      if (match.shown === false) where.push(_("not the version shown"));
-      if (where.length) line.prepend(el("span", "thread-search-version", `(${where.join(", ")}) `));
-      li.append(line);
-    }
-  }
-
-  // --- the origin filter: all chats, or those typed in a tab, started from the API, by a schedule, by a trigger ---
-
-  buildOriginFilter() {
-    const label = el("label", "visually-hidden", _("Show the chats started"));
-    label.htmlFor = "origin-filter";
-    this.originSelect = el("select", "origin-filter");
-    this.originSelect.id = "origin-filter";
-    this.originSelect.title = _("Show the chats started");
-    for (const [value, text] of ORIGIN_CHOICES) this.originSelect.append(new Option(text, value));
-    this.originSelect.addEventListener("change", () => this.filterOrigin());
-    return [label, this.originSelect];
-  }
-
-  /** The origin picked, "" for all. */
-  origin() {
-    return this.originSelect?.value || "";
-  }
-
-  /** Whether the origin filter leaves `li` out (the list's CSS hides it: sidebar.css, `data-origin`). */
-  filteredOut(li) {
-    const origin = this.origin();
-    return Boolean(origin) && (li.dataset.source || "chat") !== origin;
-  }
-
-  searchUrl(query) {
-    const origin = this.origin();
-    return `${this.homeUrl}search?q=${encodeURIComponent(query)}${origin ? `&source=${encodeURIComponent(origin)}` : ""}`;
-  }
-
-  async filterOrigin() {
-    const origin = this.origin();
-    for (const list of [this.list, this.archived]) {
-      if (!list) continue;
-      if (origin) list.dataset.origin = origin;
-      else delete list.dataset.origin;
-    }
-    for (const li of [...this.list.children]) if (li.dataset.originExtra) li.remove();
-    const query = this.searchInput.value.trim();
-    if (query) {
-      await this.search(query);
-      return;
-    }
-    this.regroup();
-    this.setStatus("");
-    if (origin) await this.addOlder(origin);
-  }
-
-  /** The chats of `origin` older than the list the page shows, added while the filter lasts. */
-  async addOlder(origin) {
-    const seq = ++this.searchSeq;
-    let threads;
-    try {
-      const response = await fetch(this.searchUrl(""), { credentials: "same-origin" });
-      if (!response.ok) throw new Error(format(_("The server answered %(status)s."), { status: response.status }));
-      threads = (await response.json()).threads;
-    } catch (error) {
-      if (seq === this.searchSeq) this.setStatus(format(_("Could not list them: %(reason)s"), { reason: error.message }));
-      return;
-    }
-    if (seq !== this.searchSeq || origin !== this.origin() || !Array.isArray(threads)) return;
-    for (const t of threads) {
-      if (t.archived || this.findItem(String(t.id))) continue;
-      const li = threadListItem({ id: String(t.id), title: String(t.title || ""), href: this.hrefFor(String(t.id)), source: t.source });
-      li.dataset.originExtra = "1";
-      li.dataset.updated = String(t.updated_at || "");
-      this.list.append(li);
-    }
-    const shown = [...this.list.children].some((li) => li.classList.contains("thread-item") && !li.hidden && !this.filteredOut(li));
-    this.list.hidden = false;
-    this.setStatus(shown ? "" : _("No chats were started this way."));
-  }
-
-  showAll() {
-    for (const old of this.list.querySelectorAll(".thread-search-match")) old.remove();
-    for (const li of [...this.list.children]) {
-      if (li.dataset.searchExtra) li.remove();
-      else li.hidden = false;
-    }
-    this.setStatus("");
-  }
-
-  setStatus(text) {
-    this.searchStatus.textContent = text;
-    this.searchStatus.hidden = !text;
-  }
-
-  item(id) {
-    for (const li of this.list.children) if (li.dataset.threadId === String(id)) return li;
-    return null;
   }
 
   // --- rename and delete ----------------------------------------------------------------
@@ -549,7 +305,7 @@ export class SidebarActions {
       await postJson(`${this.hrefFor(id)}delete`, {});
     } catch (err) {
       if (!/no longer exists/.test(err.message)) {
-        this.setStatus(format(_("Could not delete: %(reason)s"), { reason: err.message }));
+        this.search.setStatus(format(_("Could not delete: %(reason)s"), { reason: err.message }));
         return;
       }
     }

@@ -2,7 +2,7 @@
 // chat marked, and the toggle that shows the sidebar on a narrow screen. Its dates, pins, archive and per-chat
 // buttons are sidebar.js's (SidebarActions), which watches this list.
 
-import { threadListItem } from "./render.js";
+import { threadListItem } from "./thread-item.js";
 
 export class Sidebar {
   /**

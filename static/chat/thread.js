@@ -2,7 +2,9 @@
 // and keeps it scrolled to the bottom while the person has not scrolled up.
 
 import { attachmentList } from "./attachments.js";
-import { el, MessageView, ToolCardView, typingDots } from "./render.js";
+import { el } from "./dom.js";
+import { MessageView, typingDots } from "./message-view.js";
+import { ToolCardView } from "./tool-card.js";
 import { AnswerView, answerOf } from "./answer.js";
 import { RunNotices } from "./notices.js";
 import { decisionText } from "./approval.js";

@@ -1,12 +1,12 @@
 // The approvals inbox (/inbox): every call waiting for the person's decision and every tool's open request for
-// their input, across all their threads, each on the chat's own tool card (static/chat/render.js ToolCardView) with
+// their input, across all their threads, each on the chat's own tool card (static/chat/tool-card.js ToolCardView) with
 // its controls. Decisions and answers go out over the chat socket as the thread page sends them
 // (`tool_call.decide`, `tool_call.input`); `inbox.changed` (to all the person's sockets) says when something starts
 // or stops waiting anywhere, and the list is read again (GET /inbox/items). What the server sends is text: it goes
 // in through textContent only.
 
 import { ChatSocket } from "../chat/socket.js";
-import { ToolCardView } from "../chat/render.js";
+import { ToolCardView } from "../chat/tool-card.js";
 import { el } from "../chat/dom.js";
 import { setCount } from "./count.js";
 import { _, format, locale } from "../chat/i18n.js";

@@ -228,3 +228,62 @@ def test_the_admin_is_dark_when_the_system_is_and_when_the_settings_say_so(app, 
     wait_until(page, f"getComputedStyle(document.body).backgroundColor === '{DARK_BG}'")
     assert page.locator("#admin-theme-link").get_attribute("href") == "/settings/"
     context.close()
+
+
+PHONE = {"width": 390, "height": 844}
+# What leaves the screen sideways, and whether the page itself scrolls sideways: a box that clips or scrolls (a wide
+# table in its own scrolling container) keeps its content from counting.
+SIDEWAYS = """() => {
+  const width = document.documentElement.clientWidth;
+  const found = [];
+  if (document.documentElement.scrollWidth > width + 1) {
+    found.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${width}`);
+  }
+  const clipped = (el) => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== "visible") return true;
+    }
+    return false;
+  };
+  for (const el of document.body.querySelectorAll("*")) {
+    if (!el.checkVisibility({ visibilityProperty: true }) || el.closest(".skip-to-content-link, .skip-link")) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width <= 1 || r.height <= 1 || clipped(el)) continue;
+    if (r.left < -1 || r.right > width + 1) {
+      found.push(`${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}.${[...el.classList].join(".")}: `
+        + `${Math.round(r.left)}..${Math.round(r.right)}`);
+    }
+  }
+  return found.slice(0, 12);
+}"""
+
+
+def test_on_a_phone_the_admins_pages_do_not_scroll_sideways(app, browser):
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, color_scheme="light")
+    page = context.new_page()
+    page.goto(f"{app}/admin/login/?next=/admin/")
+    assert page.evaluate(SIDEWAYS) == []
+    page.fill("#id_username", ROOT_USER)
+    page.fill("#id_password", ROOT_PASSWORD)
+    page.click("#login-form [type=submit]")
+    page.wait_for_selector("#site-name")
+    page.goto(f"{app}/admin/auth/user/")
+    ada = page.locator("#result_list a", has_text="ada").get_attribute("href")
+    problems = {}
+    for path in [
+        "/admin/",
+        "/admin/auth/user/",
+        ada,
+        "/admin/agents/agent/",
+        "/admin/agents/agent/add/",
+        "/admin/chat/thread/",
+        "/admin/chat/usage/",
+    ]:
+        page.goto(f"{app}{path}")
+        page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")  # tables too
+        found = page.evaluate(SIDEWAYS)
+        if found:
+            problems[path] = found
+    screenshot(page, "admin-usage-report-phone.png", full_page=True)
+    context.close()
+    assert problems == {}, "\n".join(f"{path}: {line}" for path, lines in problems.items() for line in lines)

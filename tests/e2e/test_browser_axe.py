@@ -69,6 +69,7 @@ from api.models import ApiKey
 from hooks.models import Trigger, new_secret
 from mcpconnect.models import ServerTools
 from mcpservers.models import McpServer
+from modelconfig.models import ModelConfiguration
 from schedules.models import Schedule
 ada = User.objects.create_superuser({USER!r}, password={PASSWORD!r}, first_name="Ada")
 agent = Agent.objects.create(slug="brief", name="Brief", owner=ada, description="Answers in one line.",
@@ -85,8 +86,14 @@ McpServer.objects.create(name="files", transport="http", url="http://127.0.0.1:9
                          person_header="Authorization", require_approval=False)
 ServerTools.objects.create(server="files", tools=[{{"name": "list", "description": "Your files.",
                                                   "inputSchema": {{"type": "object"}}}}])
+# Models to pick from besides the default one: the chat's model picker shows its list.
+ModelConfiguration.objects.create(name="Offline demo", api="demo")
+ModelConfiguration.objects.create(name="Team GPU server", api="openai", base_url="http://127.0.0.1:9/v1", model="qwen3")
 print(json.dumps({{"agent": agent.pk, "key": key.pk, "user": ada.pk, "schedule": schedule.pk}}))
 """
+
+#: What Django's server_error view sends: templates/500.html rendered without a request or a context.
+RENDER_500 = "from django.template import loader; print(loader.get_template('500.html').render(), end='')"
 
 
 class Site:
@@ -97,6 +104,7 @@ class Site:
         self.threads: dict[str, str] = {}
         self.share_url = ""
         self.files = Path()
+        self.server_error_page = ""  # templates/500.html as Django's server_error view renders it
 
     def script(self, entries: list[dict]) -> None:
         httpx.post(f"{self.model_url}/_script", json=entries).raise_for_status()
@@ -122,6 +130,7 @@ def site(tmp_path_factory):
         try:
             site = Site(server.url, model_url, ids)
             site.files = tmp_path
+            site.server_error_page = manage(env, "shell", "-c", RENDER_500)
             yield site
         finally:
             server.stop()
@@ -299,6 +308,29 @@ def delete_dialog(page, site):
     expect(page.locator("dialog[open]")).to_be_visible()
 
 
+def model_picker(page, site):
+    empty_chat(page, site)
+    page.click("#model-picker-button")
+    listbox = page.get_by_role("listbox", name="Model")
+    expect(listbox).to_be_visible()
+    expect(listbox.get_by_role("option")).to_have_count(3)  # the default model and the two configured ones
+
+
+def server_error(page, site):
+    """The app's own 500 page: no address of the app fails on purpose, so the page Django's server_error view would
+    send (rendered by the app, RENDER_500) is served in place of one, its styles and scripts from the app."""
+    url = f"{site.url}/an-address-that-fails/"
+    page.route(
+        url,
+        lambda route: route.fulfill(status=500, content_type="text/html; charset=utf-8", body=site.server_error_page),
+    )
+    try:
+        page.goto(url)
+        expect(page.locator("h1")).to_have_text("Something went wrong")
+    finally:
+        page.unroute(url)
+
+
 def share_page(page, site):
     page.goto(site.share_url)
     expect(page.locator(".message.assistant").first).to_be_visible()
@@ -318,6 +350,7 @@ SCENES = {
     "chat-share-menu": ("in", share_menu),
     "chat-sidebar-drawer": ("in", sidebar_drawer),
     "chat-delete-dialog": ("in", delete_dialog),
+    "chat-model-picker": ("in", model_picker),
     "account-menu": ("in", account_menu),
     "inbox": ("in", go_to("/inbox", "#main")),
     "settings": ("in", go_to("/settings/", "#api-keys")),
@@ -333,6 +366,10 @@ SCENES = {
     "mcp-connections": ("in", go_to("/mcp/connections/", "#mcp-connections")),
     "password-change": ("in", go_to("/accounts/password_change/", "form")),
     "share-page": ("out", share_page),
+    "error-404": ("in", go_to("/no-such-page/", ".error-page")),
+    "error-404-signed-out": ("out", go_to("/no-such-page/", ".error-page")),
+    "error-403": ("in", go_to("/admin/chat/usage/1/delete/", ".error-page")),  # usage is never deleted
+    "error-500": ("out", server_error),
     "admin-index": ("in", go_to("/admin/", "#content")),
     "admin-changelist": ("in", go_to("/admin/chat/thread/", "#changelist")),
     "admin-change-form": ("in", go_to("/admin/agents/agent/{agent}/change/", "#agent_form")),

@@ -7,7 +7,7 @@ gone on touch; sent files as a gallery opening in an in-page viewer; every icon-
 import pytest
 
 from tests.attachments.files import png
-from tests.support.browser import connected, require_chromium, screenshot, sign_in, wait_until
+from tests.support.browser import connected, require_chromium, screenshot, sign_in, touch_swipe, wait_until
 from tests.support.processes import served_app
 
 require_chromium()
@@ -156,6 +156,10 @@ def test_on_a_phone_the_sidebar_is_a_drawer_that_keeps_the_focus_and_closes_with
     expect(toggle).to_have_attribute("aria-expanded", "true")
     box = sidebar.bounding_box()
     assert box["x"] == 0 and box["height"] >= 800  # over the conversation, the screen's height
+    # A modal dialog named "Chats", the navigation landmark inside it still one (the dialog wraps the <nav>).
+    drawer = page.get_by_role("dialog", name="Chats")
+    expect(drawer).to_have_attribute("aria-modal", "true")
+    expect(drawer.get_by_role("navigation", name="Chats")).to_be_visible()
     screenshot(page, "sidebar-drawer-phone.png")
     for _ in range(12):  # Tab round and round: the focus stays in the drawer
         page.keyboard.press("Tab")
@@ -167,16 +171,14 @@ def test_on_a_phone_the_sidebar_is_a_drawer_that_keeps_the_focus_and_closes_with
     expect(toggle).to_be_focused()
     expect(toggle).to_have_attribute("aria-expanded", "false")
 
-    swipe = """([x0, x1]) => {
-      const at = (x) => new Touch({identifier: 1, target: document.body, clientX: x, clientY: 400});
-      const fire = (type, touches, changed) =>
-        document.body.dispatchEvent(new TouchEvent(type, {touches, changedTouches: changed, bubbles: true}));
-      fire('touchstart', [at(x0)], [at(x0)]);
-      fire('touchend', [], [at(x1)]);
-    }"""
-    page.evaluate(swipe, [4, 220])  # from the screen's left edge, to the right
+    # Real touches (Chromium's touch emulation): the swipe from the edge is the drawer's, not the browser's "Back"
+    # (the sign-in page is behind this one in the tab's history).
+    cdp = context.new_cdp_session(page)
+    chat_url = page.url
+    touch_swipe(cdp, 4, 220)  # from the screen's left edge, to the right
     expect(sidebar).to_be_visible()
-    page.evaluate(swipe, [300, 40])  # back to the left
+    assert page.url == chat_url
+    touch_swipe(cdp, 300, 40)  # back to the left
     expect(sidebar).to_be_hidden()
     context.close()
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.support.browser import connected, require_chromium, screenshot, sign_in, wait_until
+from tests.support.browser import connected, require_chromium, screenshot, sign_in, touch_swipe, wait_until
 from tests.support.catalogues import PSEUDO_RTL, compiled, pseudo_rtl_catalogue
 from tests.support.german import GERMAN_MONTHS
 from tests.support.processes import served_app
@@ -226,3 +226,32 @@ def test_the_layout_holds_right_to_left(rtl_app, browser, viewport):
     context.close()
     problems = check_layout(browser, rtl_app, PSEUDO_RTL, viewport, "rtl")
     assert problems == {}, report(problems)
+
+
+def test_on_a_phone_right_to_left_the_drawer_comes_from_the_right_edge_and_the_swipes_mirror(rtl_app, browser):
+    context = browser.new_context(locale=PSEUDO_RTL, viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    sign_in(page, rtl_app, "rtl", USERS["rtl"])
+    cdp = context.new_cdp_session(page)
+    # Nothing to go back to: a swipe from the left edge is the browser's own "Back" in this page.
+    cdp.send("Page.resetNavigationHistory")
+    sidebar, toggle = page.locator("#sidebar"), page.locator("#sidebar-toggle")
+    expect(sidebar).to_be_hidden()
+
+    touch_swipe(cdp, 4, 220)  # the left-to-right page's gesture: from the left edge, to the right
+    page.wait_for_timeout(200)
+    expect(sidebar).to_be_hidden()
+
+    touch_swipe(cdp, PHONE["width"] - 4, 170)  # from the right edge, to the left
+    expect(sidebar).to_be_visible()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    box = sidebar.bounding_box()
+    assert abs(box["x"] + box["width"] - PHONE["width"]) <= 1 and box["x"] > 0  # against the right edge
+
+    touch_swipe(cdp, 300, 80)  # further to the left, inward: the drawer stays
+    page.wait_for_timeout(200)
+    expect(sidebar).to_be_visible()
+    touch_swipe(cdp, 80, 330)  # back to the right, towards its edge: it closes
+    expect(sidebar).to_be_hidden()
+    expect(toggle).to_be_focused()
+    context.close()

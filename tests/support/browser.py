@@ -72,3 +72,12 @@ def require_chromium() -> None:
         pytest.skip(
             "Debian's chromium is not installed (apt-get install chromium); CI installs it", allow_module_level=True
         )
+
+
+def touch_swipe(cdp, x0: int, x1: int, y: int = 400) -> None:
+    """A finger drawn sideways from x0 to x1 through Chromium's touch emulation (not events made up in the page)."""
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x0, "y": y}]})
+    for step in range(1, 6):
+        x = x0 + (x1 - x0) * step / 5
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})

@@ -1,6 +1,6 @@
 """What the chat page shows of a thread, for comparing two tabs: a Python copy of how static/chat/app.js orders
-a thread's events (by `seq`) and static/chat/thread.js (`reset`, `buildMessage`, `apply`) and render.js build the
-messages, their tool cards and the run's notice from a snapshot and the events after it.
+a thread's events (by `seq`) and static/chat/thread.js (`reset`, `buildMessage`, `apply`), message-view.js and
+tool-card.js build the messages, their tool cards and the run's notice from a snapshot and the events after it.
 
 Only what a person sees is kept: each message's text, thinking, status and note; each card's status, arguments,
 result, duration, artifact button, decision and approval buttons; the run's notice and notes. A gap in the
@@ -14,7 +14,7 @@ from dataclasses import astuple, dataclass, field
 from typing import Any
 
 FINAL_TOOL_STATUSES = {"success", "error", "rejected", "replied", "cancelled"}
-# A waiting card's status once decided (render.js ToolCardView.decided).
+# A waiting card's status once decided (tool-card.js ToolCardView.decided).
 DECIDED_STATUS = {"approve": "requested", "edit": "requested", "respond": "replied"}
 
 
