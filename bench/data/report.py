@@ -67,8 +67,8 @@ def _worst(result: dict, prefix: str):
 
 def chromium_line(result: dict) -> str:
     """The heavy chat in Chromium in a few words, or why it was not measured."""
-    if "chromium_skipped" in result:
-        return f"Chromium skipped ({result['chromium_skipped']})"
+    if _why(result):
+        return f"Chromium {_why(result)}"
     if "chromium_first_paint" not in result["figures"]:
         return "Chromium not measured"
     scroll = result.get("scroll_up") or {}
@@ -210,7 +210,8 @@ def section(run: dict) -> str:
         "frame painted since), both from navigation start, over half the run's repeats. Then once, scrolling to the",
         "top every frame until the chat's first message is there: the earlier pages read (`GET",
         "/t/<id>/messages?before=`), the seconds, and whether every message the chat shows came. Without Chromium",
-        "or playwright those rows say why they were not measured.",
+        "or playwright those rows say why they were not measured; when the browser's part fails, the rows say so, the",
+        "run keeps its other figures and `make bench-data-smoke` fails.",
         "",
         f"Run {run['at']} on {run['machine'].get('cpu', run['machine'])}; load was shared with other work "
         f"(load average before each size in the table).",
@@ -320,9 +321,9 @@ def targets(results: list[dict]) -> list[str]:
         cells = []
         for v in vendors:
             got = value(largest[v], smallest[v])
-            skipped = largest[v].get("chromium_skipped") if "Chromium" in name else None
+            why = _why(largest[v]) if "Chromium" in name else ""
             if got is None:
-                cells.append(f"– (not measured: {skipped})" if skipped else "–")
+                cells.append(f"– ({why})" if why else "–")
             else:
                 cells.append(f"{got:g} {unit}: {'PASS' if got <= limit else 'FAIL'}")
         lines.append(f"| {name} ≤ {limit:g} {unit} | " + " | ".join(cells) + " |")
@@ -338,10 +339,19 @@ def targets(results: list[dict]) -> list[str]:
     return lines
 
 
-def _scroll(result: dict) -> str:
-    """Pages read, seconds, and whether every message the chat shows came (or why Chromium was not measured)."""
+def _why(result: dict) -> str:
+    """Why a run has no Chromium figures ("" when it has them)."""
     if "chromium_skipped" in result:
         return f"not measured: {result['chromium_skipped']}"
+    if "chromium_failed" in result:
+        return f"failed: {result['chromium_failed']}"
+    return ""
+
+
+def _scroll(result: dict) -> str:
+    """Pages read, seconds, and whether every message the chat shows came (or why Chromium was not measured)."""
+    if _why(result):
+        return _why(result)
     scroll = result.get("scroll_up")
     if not scroll:
         return "–"
