@@ -295,9 +295,11 @@ def chromium(heavy, thread, snapshot: dict, repeat: int, figures: dict) -> dict:
     except Exception as error:  # recorded, not raised: a long run keeps its other figures (the smoke fails on it)
         print(f"  Chromium's figures failed: {error}", file=sys.stderr, flush=True)
         return {"chromium_failed": f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"}
-    figures["chromium_first_paint"] = measured["first_contentful_paint"]
-    figures["chromium_newest_readable"] = measured["newest_message_readable"]
-    figures["chromium_html"] = measured["html_ms"]
+    loads = measured["loads"]
+    figures["chromium_first_paint"] = percentiles([s["fcp"] / 1000 for s in loads])
+    figures["chromium_newest_readable"] = percentiles([s["newest"] / 1000 for s in loads])
+    figures["chromium_newest_readable"]["message_elements"] = min(s["shown"] for s in loads)
+    figures["chromium_html"] = percentiles([s["response_end"] / 1000 for s in loads])
     return {"scroll_up": measured["scroll_up"]}
 
 
