@@ -13,6 +13,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils.text import slugify
+from django.utils.translation import gettext_lazy as _
 
 from tools.groups import may_use
 
@@ -32,67 +33,73 @@ class Agent(models.Model):
     name = models.CharField(max_length=100)
     # Unique among the shared agents, and among each person's own (Meta.constraints): a person's own slug says
     # nothing of anyone else's agents.
-    slug = models.SlugField(max_length=60, help_text="How frames, files and links name the agent.")
-    description = models.TextField(blank=True, help_text="Shown on the empty chat, under the name.")
+    slug = models.SlugField(max_length=60, help_text=_("How frames, files and links name the agent."))
+    description = models.TextField(blank=True, help_text=_("Shown on the empty chat, under the name."))
     model = models.ForeignKey(
         "modelconfig.ModelConfiguration",
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
         related_name="agents",
-        help_text="Blank: the default model. A model a person picks for a thread wins over this one.",
+        help_text=_("Blank: the default model. A model a person picks for a thread wins over this one."),
     )
     system_prompt = models.TextField(
         blank=True,
-        help_text="{date}, {user} and {agent} are filled in at each run. Blank: the global AGENTWEB_SYSTEM_PROMPT.",
+        help_text=_("{date}, {user} and {agent} are filled in at each run. Blank: the global AGENTWEB_SYSTEM_PROMPT."),
     )
-    all_tools = models.BooleanField(default=True, help_text="Every tool the person may use; else only those listed.")
+    all_tools = models.BooleanField(default=True, help_text=_("Every tool the person may use; else only those listed."))
     tools = models.JSONField(
         default=list,
         blank=True,
-        help_text='Tool names, e.g. ["calculator", "docs__search"] (MCP tools as <server>__<tool>). '
-        "Used when 'all tools' is off.",
+        help_text=_(
+            'Tool names, e.g. ["calculator", "docs__search"] (MCP tools as <server>__<tool>). '
+            "Used when 'all tools' is off."
+        ),
     )
     step_limit = models.PositiveIntegerField(
         null=True,
         blank=True,
         validators=[MinValueValidator(1), MaxValueValidator(200)],
-        help_text="Model calls per run. Blank: AGENTWEB_MAX_STEPS.",
+        help_text=_("Model calls per run. Blank: AGENTWEB_MAX_STEPS."),
     )
     approvals = models.JSONField(
-        "approval overrides",
+        _("approval overrides"),
         default=dict,
         blank=True,
-        help_text='Per tool: "require" (always ask) or "skip" (never ask), e.g. {"fetch_url": "require"}. '
-        "The admin's argument rules still apply first.",
+        help_text=_(
+            'Per tool: "require" (always ask) or "skip" (never ask), e.g. {"fetch_url": "require"}. '
+            "The admin's argument rules still apply first."
+        ),
     )
     temperature = models.FloatField(
         null=True,
         blank=True,
         validators=[MinValueValidator(0.0), MaxValueValidator(2.0)],
-        help_text="Blank: the model's.",
+        help_text=_("Blank: the model's."),
     )
     top_p = models.FloatField(
-        "top_p",
+        _("top_p"),
         null=True,
         blank=True,
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
-        help_text="Blank: the model's.",
+        help_text=_("Blank: the model's."),
     )
     max_output_tokens = models.PositiveIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(1)], help_text="Blank: the model's."
+        null=True, blank=True, validators=[MinValueValidator(1)], help_text=_("Blank: the model's.")
     )
     response_schema = models.JSONField(
-        "structured final answer",
+        _("structured final answer"),
         null=True,
         blank=True,
-        help_text="A JSON Schema the final answer must fit (docs/agents.md). Blank: a plain text answer.",
+        help_text=_("A JSON Schema the final answer must fit (docs/agents.md). Blank: a plain text answer."),
     )
     context_strategy = models.JSONField(
         default=dict,
         blank=True,
-        help_text='How older turns are kept: empty (trimmed to the window), {"kind": "last_n", "last_n": 6} or '
-        '{"kind": "summarise", "share": 0.6, "model": "<model configuration id>"} (docs/agents.md).',
+        help_text=_(
+            'How older turns are kept: empty (trimmed to the window), {"kind": "last_n", "last_n": 6} or '
+            '{"kind": "summarise", "share": 0.6, "model": "<model configuration id>"} (docs/agents.md).'
+        ),
     )
     starter_prompts = models.JSONField(
         default=list,
@@ -106,19 +113,21 @@ class Agent(models.Model):
         null=True,
         blank=True,
         related_name="agents",
-        help_text="Blank: made by an admin, offered to everyone. Else that person's own agent.",
+        help_text=_("Blank: made by an admin, offered to everyone. Else that person's own agent."),
     )
     is_default = models.BooleanField(
-        "default",
+        _("default"),
         default=False,
-        help_text="New chats take it when the person picks none. At most one, and only a shared one.",
+        help_text=_("New chats take it when the person picks none. At most one, and only a shared one."),
     )
     groups = models.ManyToManyField(
         Group,
         blank=True,
         related_name="agents",
-        help_text="A shared agent: who may pick and run it. None selected: everyone. A person's own agent is "
-        "theirs whatever this says (docs/teams.md, Groups).",
+        help_text=_(
+            "A shared agent: who may pick and run it. None selected: everyone. A person's own agent is "
+            "theirs whatever this says (docs/teams.md, Groups)."
+        ),
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -187,7 +196,7 @@ class Agent(models.Model):
         and the shared ones (`name`, `name-2`, …). Several made at once (two tabs) may find the same one free: the
         database's constraint refuses all but one, and the others take the next."""
         self.owner = owner
-        for _ in range(SLUG_TRIES):
+        for _attempt in range(SLUG_TRIES):
             self.slug = free_slug(self.name, owner)
             try:
                 with transaction.atomic():

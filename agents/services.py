@@ -14,7 +14,9 @@ from typing import Any
 from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
+from languages.phrases import Phrase
 from providers.config import ModelConfig
 from tools.groups import NotPermitted, may_use
 from tools.mcp.names import server_prefix
@@ -39,7 +41,12 @@ class AgentNotAllowed(NotPermitted):
     """The agent a thread has is one the person's groups do not allow (now): no run of it starts."""
 
     def __init__(self, name: str):
-        super().__init__(f"The agent {name!r} is not available to you; start a new chat with another agent.")
+        super().__init__(
+            Phrase(
+                gettext_noop("The agent %(name)s is not available to you; start a new chat with another agent."),
+                name=repr(name),
+            )
+        )
 
 
 @dataclass(frozen=True)

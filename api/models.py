@@ -10,6 +10,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 #: Every key starts with this, so that a leaked key is recognisable (and secret scanners can be taught it).
 KEY_PREFIX = "aw-"
@@ -29,15 +30,15 @@ class ApiKey(models.Model):
     name = models.CharField(max_length=100)
     # The key's first characters after its prefix, in clear: finds the row, tells keys apart. Not a secret alone.
     lookup = models.CharField(max_length=LOOKUP_LENGTH, unique=True, editable=False)
-    hashed = models.CharField("hash", max_length=64, editable=False)
+    hashed = models.CharField(_("hash"), max_length=64, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
-    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: the key does not expire.")
-    revoked_at = models.DateTimeField(null=True, blank=True, help_text="Set: the key no longer works.")
+    expires_at = models.DateTimeField(null=True, blank=True, help_text=_("Empty: the key does not expire."))
+    revoked_at = models.DateTimeField(null=True, blank=True, help_text=_("Set: the key no longer works."))
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        verbose_name = "API key"
+        verbose_name = _("API key")
 
     def __str__(self):
         return f"{self.name} ({self.shown})"

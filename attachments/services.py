@@ -24,6 +24,7 @@ from django.utils.translation import gettext_noop
 
 from agentweb.locks import lock_person
 from agentweb.sizes import human_size
+from languages.phrases import Phrase
 
 from .models import Attachment
 
@@ -77,8 +78,13 @@ class ImagesNotSupported(Exception):
 
     def __init__(self, model_name: str):
         super().__init__(
-            f"{model_name} does not take images (its configuration says so): remove the image, or pick a model that "
-            "takes images."
+            Phrase(
+                gettext_noop(
+                    "%(model)s does not take images (its configuration says so): remove the image, or pick a model "
+                    "that takes images."
+                ),
+                model=model_name,
+            )
         )
 
 

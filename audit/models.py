@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from .actions import Action
 
@@ -18,13 +19,13 @@ class Event(models.Model):
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
     )
-    actor_name = models.CharField("actor's name", max_length=150, blank=True, editable=False)
+    actor_name = models.CharField(_("actor's name"), max_length=150, blank=True, editable=False)
     action = models.CharField(max_length=32, choices=Action.choices, editable=False)
     # What it was done to: its kind (an app label and model, or a word: "user"), its id and a name to read.
     target_type = models.CharField(max_length=64, blank=True, editable=False)
     target_id = models.CharField(max_length=64, blank=True, editable=False)
     target_label = models.CharField(max_length=LABEL_LENGTH, blank=True, editable=False)
-    ip = models.GenericIPAddressField("IP address", null=True, blank=True, editable=False)
+    ip = models.GenericIPAddressField(_("IP address"), null=True, blank=True, editable=False)
     # A few scalar facts (audit/recording.py `clean_detail`): never a secret, a token or a tool's arguments.
     detail = models.JSONField(default=dict, blank=True, editable=False)
     # The admin's LogEntry this event mirrors (audit/admin_log.py): never mirrored twice. Not a foreign key: the

@@ -160,7 +160,9 @@ if "page-timing" in VARIANTS:
     import time
 
     from asgiref.sync import SyncToAsync
-    from django.core.handlers.asgi import ASGIHandler
+
+    # The app's handler (agentweb/adapters/django.py) has its own handle(), Django's is not called.
+    from agentweb.adapters.django import ASGIHandlerInOneTrip as ASGIHandler
 
     _pages: list[dict] = []
     _record: contextvars.ContextVar[dict | None] = contextvars.ContextVar("bench_page", default=None)
@@ -176,9 +178,11 @@ if "page-timing" in VARIANTS:
                 record.setdefault("marks", []).append(("send", time.perf_counter()))
             await send(message)
 
-        await _original_call(self, scope, receive, marked_send)
-        record["end"] = time.perf_counter()
-        _pages.append(record)
+        try:
+            return await _original_call(self, scope, receive, marked_send)
+        finally:
+            record["end"] = time.perf_counter()
+            _pages.append(record)
 
     def _timed_thread_handler(self, loop, exc_info, task_context, func, *args, **kwargs):
         record = _record.get()

@@ -17,6 +17,7 @@ from audit.recording import socket_ip
 from delivery import REDIS_GONE, group_name, person_group
 from delivery.dispatch import ReceivesInBatches
 from delivery.take_now import SEND_NOW
+from languages.phrases import Phrase
 from languages.sockets import said_in, socket_language
 
 from . import live, rewind, runs
@@ -291,7 +292,8 @@ class ChatConsumer(ReceivesInBatches, AsyncWebsocketConsumer):
 
     async def input_refused(self, message):
         """The process running the run refused an answer this socket sent (answer_input)."""
-        await self.send_event(events.error(message["code"], self.said(message["message"]), message.get("ref")))
+        said = self.said(Phrase.from_data(message.get("phrase"), message["message"]))
+        await self.send_event(events.error(message["code"], said, message.get("ref")))
 
     async def retry(self, frame):
         await self.follow_up(frame, "retry")

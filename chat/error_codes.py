@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext_noop
 
 from attachments.services import AttachmentNotFound, ImagesNotSupported
+from languages.phrases import Phrase
 from tools.groups import NotPermitted
 
 from . import rewind, runs, store
@@ -33,7 +34,9 @@ def _text(text: str) -> Callable[[Exception, dict], str]:
 
 
 def _said(error: Exception, frame: dict) -> str:
-    return str(error)
+    """The exception's own message: a Phrase as it is (str() would make it plain English)."""
+    said = error.args[0] if len(error.args) == 1 else None
+    return said if isinstance(said, str) else str(error)
 
 
 def _by_frame(texts: dict[str, str], otherwise: str) -> Callable[[Exception, dict], str]:
@@ -42,7 +45,10 @@ def _by_frame(texts: dict[str, str], otherwise: str) -> Callable[[Exception, dic
 
 
 def unknown_model_text(model_id: str) -> str:
-    return f"model: {model_id[:100]!r} is not a model you can pick (unknown or disabled); reload the page."
+    return Phrase(
+        gettext_noop("model: %(model)s is not a model you can pick (unknown or disabled); reload the page."),
+        model=repr(model_id[:100]),
+    )
 
 
 _BRANCH_CHANGES = ("run.regenerate", "message.edit", "message.edit_last", "message.switch_version")
@@ -61,7 +67,10 @@ ERROR_CODES: dict[type[Exception], Refusal] = {
     runs.UnknownModel: Refusal("not_found", lambda error, frame: unknown_model_text(frame["model"])),
     runs.UnknownAgent: Refusal(
         "not_found",
-        lambda error, frame: f"agent: {frame['agent'][:100]!r} is not an agent you can pick; reload the page.",
+        lambda error, frame: Phrase(
+            gettext_noop("agent: %(agent)s is not an agent you can pick; reload the page."),
+            agent=repr(frame["agent"][:100]),
+        ),
     ),
     AttachmentNotFound: Refusal(
         "not_found",
@@ -83,11 +92,18 @@ ERROR_CODES: dict[type[Exception], Refusal] = {
         "already_decided", _text(gettext_noop("This tool call was already decided or is no longer waiting."))
     ),
     store.DecisionNotOffered: Refusal(
-        "bad_frame", lambda error, frame: f"decision: '{frame['decision']}' is not offered for this call."
+        "bad_frame",
+        lambda error, frame: Phrase(
+            gettext_noop("decision: '%(decision)s' is not offered for this call."), decision=frame["decision"]
+        ),
     ),
     runs.NotAvailable: Refusal("not_allowed", _said),
     runs.InvalidArguments: Refusal(
-        "invalid_args", lambda error, frame: f"The edited arguments do not fit the tool: {error}"
+        "invalid_args",
+        # The problems are the schema checker's, in English.
+        lambda error, frame: Phrase(
+            gettext_noop("The edited arguments do not fit the tool: %(problems)s"), problems=str(error)
+        ),
     ),
     store.NothingToFollowUp: Refusal(
         "not_allowed",

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.utils.translation import gettext_noop
 from jsonschema import Draft202012Validator
+
+from languages.phrases import Phrase
 
 MAX_CONTENT_CHARS = 100_000
 # Arrays and objects inside one another, the frame itself included. Real frames go 4 or 5 deep (edited tool
@@ -115,7 +118,8 @@ _VALIDATORS = {
 
 
 class ClientError(Exception):
-    """A frame the server will not act on; the client gets an `error` event and nothing is written."""
+    """A frame the server will not act on; the client gets an `error` event and nothing is written. `message`: the
+    English, marked with gettext_noop or a Phrase (languages/phrases.py), so it is said in the page's language."""
 
     def __init__(self, code: str, message: str):
         super().__init__(message)
@@ -127,7 +131,9 @@ def parse_frame(text: str | None, *, max_bytes: int) -> dict[str, Any]:
     if text is None:
         raise ClientError("bad_frame", "Frames must be JSON text, not binary.")
     if len(text) > max_bytes or len(text.encode()) > max_bytes:
-        raise ClientError("frame_too_large", f"Frames are limited to {max_bytes} bytes.")
+        raise ClientError(
+            "frame_too_large", Phrase(gettext_noop("Frames are limited to %(limit)s bytes."), limit=max_bytes)
+        )
     frame = decode_json(text)
     if not isinstance(frame, dict):
         raise ClientError("bad_frame", "A frame must be a JSON object with a 'type'.")
@@ -137,6 +143,9 @@ def parse_frame(text: str | None, *, max_bytes: int) -> dict[str, Any]:
     validator = _VALIDATORS.get(kind) if isinstance(kind, str) else None
     if validator is None:
         raise ClientError("unknown_type", f"Unknown frame type {str(kind)[:50]!r}.")
+    too_long = _too_long_content(frame)
+    if too_long is not None:
+        raise ClientError("bad_frame", too_long)
     problems = [_describe(error) for error in validator.iter_errors(frame)]
     if problems:
         raise ClientError("bad_frame", "; ".join(sorted(problems)))
@@ -179,6 +188,18 @@ def frame_ref(text: str | None) -> str | None:
     except (ValueError, AttributeError, RecursionError):
         return None
     return ref if isinstance(ref, str) else None
+
+
+def _too_long_content(frame: dict[str, Any]) -> str | None:
+    """A person's message over the limit, said in words a person reads (the schema's own words quote it whole)."""
+    content = frame.get("content")
+    if isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
+        return Phrase(
+            gettext_noop("content: the message has %(length)s characters; a message can have at most %(limit)s."),
+            length=len(content),
+            limit=MAX_CONTENT_CHARS,
+        )
+    return None
 
 
 def _describe(error) -> str:

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from .indexes import DescNullsLastIndex
 
@@ -403,11 +404,13 @@ class Usage(models.Model):
         null=True,
         blank=True,
         related_name="+",
-        verbose_name="model configuration",
-        help_text="Empty: the model from the AGENTWEB_LLM_* environment variables (or a configuration since deleted).",
+        verbose_name=_("model configuration"),
+        help_text=_(
+            "Empty: the model from the AGENTWEB_LLM_* environment variables (or a configuration since deleted)."
+        ),
     )
     # The model as the run named it (the configuration's name, or the environment's model and server).
-    model_label = models.CharField("model", max_length=300, blank=True)
+    model_label = models.CharField(_("model"), max_length=300, blank=True)
     # The agent the thread uses, by slug: empty until agents exist (issue 14, items 1-5).
     agent = models.CharField(max_length=100, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)
@@ -419,14 +422,14 @@ class Usage(models.Model):
     # The run's: through the API, and with which key (null once the key is deleted; `source` stays).
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.CHAT)
     api_key = models.ForeignKey(
-        "api.ApiKey", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name="API key"
+        "api.ApiKey", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("API key")
     )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        verbose_name = "usage"
-        verbose_name_plural = "usage"
+        verbose_name = _("usage")
+        verbose_name_plural = _("usage")
         indexes = [models.Index(fields=["user", "created_at"])]
 
     def __str__(self):
@@ -444,12 +447,14 @@ class TokenBudget(models.Model):
     daily_tokens = models.PositiveIntegerField(
         null=True,
         blank=True,
-        help_text="Tokens (input and output) this person may spend per day (UTC) before new runs are refused."
-        " Blank: no budget for this person, whatever AGENTWEB_DAILY_TOKEN_BUDGET says.",
+        help_text=_(
+            "Tokens (input and output) this person may spend per day (UTC) before new runs are refused."
+            " Blank: no budget for this person, whatever AGENTWEB_DAILY_TOKEN_BUDGET says."
+        ),
     )
 
     class Meta:
-        verbose_name = "daily token budget"
+        verbose_name = _("daily token budget")
 
     def __str__(self):
         return f"{self.user}: {self.daily_tokens if self.daily_tokens is not None else 'no budget'}"
@@ -464,12 +469,14 @@ class GroupTokenBudget(models.Model):
     daily_tokens = models.PositiveIntegerField(
         null=True,
         blank=True,
-        help_text="Tokens (input and output) each member may spend per day (UTC) before new runs are refused."
-        " Blank: no budget for the members, whatever AGENTWEB_DAILY_TOKEN_BUDGET says.",
+        help_text=_(
+            "Tokens (input and output) each member may spend per day (UTC) before new runs are refused."
+            " Blank: no budget for the members, whatever AGENTWEB_DAILY_TOKEN_BUDGET says."
+        ),
     )
 
     class Meta:
-        verbose_name = "group's daily token budget"
+        verbose_name = _("group's daily token budget")
 
     def __str__(self):
         return f"{self.group}: {self.daily_tokens if self.daily_tokens is not None else 'no budget'}"
@@ -486,8 +493,8 @@ class ChatDefaults(models.Model):
     model = models.CharField(max_length=100, blank=True)
 
     class Meta:
-        verbose_name = "person's chat defaults"
-        verbose_name_plural = "people's chat defaults"
+        verbose_name = _("person's chat defaults")
+        verbose_name_plural = _("people's chat defaults")
 
     def __str__(self):
         return f"{self.user}: agent {self.agent or '—'}, model {self.model or '—'}"

@@ -9,31 +9,37 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext, gettext_noop
+
 from agents.services import AgentSpec, own_first, restrict_toolset, visible_to
 from tools.services import toolset_for_page
 
 SHOWN = 4
 
-# (the tools a prompt needs, the prompt). In order: the first SHOWN whose tools the chat has are offered.
+# (the tools a prompt needs, the prompt). In order: the first SHOWN whose tools the chat has are offered. Said in
+# the page's language (an agent's own prompts are its author's words, as they are).
 DEMO_SUGGESTIONS: tuple[tuple[frozenset[str], str], ...] = (
-    (frozenset({"calculator"}), "What is 23*19?"),
-    (frozenset({"current_time"}), "What time is it in Europe/Paris?"),
-    (frozenset({"calculator", "current_time"}), "What is (17+4)*3, and what time is it in UTC?"),
-    (frozenset(), "Hello! What can you do?"),
+    # Translators: the demo model's script reads the arithmetic and "Europe/Paris"/"UTC": keep them as they are.
+    (frozenset({"calculator"}), gettext_noop("What is 23*19?")),
+    (frozenset({"current_time"}), gettext_noop("What time is it in Europe/Paris?")),
+    (frozenset({"calculator", "current_time"}), gettext_noop("What is (17+4)*3, and what time is it in UTC?")),
+    (frozenset(), gettext_noop("Hello! What can you do?")),
 )
 MODEL_SUGGESTIONS: tuple[tuple[frozenset[str], str], ...] = (
-    (frozenset({"calculator"}), "What is 17.5% of 2,340?"),
-    (frozenset({"current_time"}), "What time is it in Tokyo right now?"),
-    (frozenset(), "What can you help me with? Answer in three short bullet points."),
-    (frozenset(), "Help me write a short, polite email declining a meeting."),
-    (frozenset(), "Give me three ideas for a weekend coding project."),
+    # xgettext:no-python-format
+    (frozenset({"calculator"}), gettext_noop("What is 17.5% of 2,340?")),
+    (frozenset({"current_time"}), gettext_noop("What time is it in Tokyo right now?")),
+    (frozenset(), gettext_noop("What can you help me with? Answer in three short bullet points.")),
+    (frozenset(), gettext_noop("Help me write a short, polite email declining a meeting.")),
+    (frozenset(), gettext_noop("Give me three ideas for a weekend coding project.")),
 )
 
 
 def suggestions(tools: set[str] | frozenset[str], *, demo: bool) -> list[str]:
-    """The page's own starting prompts for a chat with `tools`, for the demo model or a real one."""
+    """The page's own starting prompts for a chat with `tools`, for the demo model or a real one, in the active
+    language (the page's)."""
     table = DEMO_SUGGESTIONS if demo else MODEL_SUGGESTIONS
-    return [prompt for needs, prompt in table if needs <= tools][:SHOWN]
+    return [gettext(prompt) for needs, prompt in table if needs <= tools][:SHOWN]
 
 
 def empty_chat_starters(

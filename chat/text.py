@@ -13,6 +13,10 @@ import json
 import re
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
+from languages.phrases import Phrase
+
 # A surrogate code point on its own (Python keeps a JSON escape of one as it is), or NUL.
 _UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
 
@@ -38,9 +42,16 @@ def unstorable_text(value: Any) -> str | None:
 
 
 def unstorable_message(where: str) -> str:
-    field = f"{where}: " if where else ""
-    return (
-        f"{field}the text is not valid Unicode (a lone surrogate, e.g. half an emoji, or a NUL character) "
+    if where:
+        return Phrase(
+            gettext_noop(
+                "%(field)s: the text is not valid Unicode (a lone surrogate, e.g. half an emoji, or a NUL character) "
+                "and cannot be stored; nothing was changed."
+            ),
+            field=where,
+        )
+    return gettext_noop(
+        "the text is not valid Unicode (a lone surrogate, e.g. half an emoji, or a NUL character) "
         "and cannot be stored; nothing was changed."
     )
 

@@ -14,8 +14,11 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Q
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils import timezone
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from languages.sockets import said_in
 from tools.artifacts import artifact_size
 
 from .access import NotFound, get_thread_for_user, parse_uuid
@@ -71,9 +74,9 @@ def rename(request: HttpRequest, thread_id) -> JsonResponse:
     title = _body(request).get("title")
     title = " ".join(title.split()) if isinstance(title, str) else ""
     if not 1 <= len(title) <= TITLE_MAX:
-        return JsonResponse({"error": f"A title has 1 to {TITLE_MAX} characters."}, status=400)
+        return JsonResponse({"error": _("A title has 1 to %(max)s characters.") % {"max": TITLE_MAX}}, status=400)
     if unstorable_text(title) is not None:
-        return JsonResponse({"error": unstorable_message("title")}, status=400)
+        return JsonResponse({"error": said_in(get_language(), unstorable_message("title"))}, status=400)
     # Renaming is not activity: the thread keeps its place in the list.
     Thread.objects.filter(pk=thread.pk).update(title=title)
     thread.title = title

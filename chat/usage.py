@@ -17,8 +17,10 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import gettext_noop, ngettext_lazy
 
 from agentweb.locks import lock_person
+from languages.phrases import Phrase
 from tools.services import groups_of_id
 from tools.settings_cache import SETTINGS_CACHE
 
@@ -109,15 +111,29 @@ class BudgetExhausted(Exception):
 
     def __init__(self, budget: int, spent: int, running: int = 0):
         if running:
-            message = (
-                f"Your daily token budget is nearly used ({spent:,} of {budget:,} tokens today, and {running} "
-                f"{'answer' if running == 1 else 'answers'} still running may use the rest). Wait for "
-                f"{'it' if running == 1 else 'them'} to finish, then try again; an administrator can raise your budget."
+            message = Phrase(
+                ngettext_lazy(
+                    "Your daily token budget is nearly used (%(spent)s of %(budget)s tokens today, and %(n)s answer "
+                    "still running may use the rest). Wait for it to finish, then try again; an administrator can "
+                    "raise your budget.",
+                    "Your daily token budget is nearly used (%(spent)s of %(budget)s tokens today, and %(n)s answers "
+                    "still running may use the rest). Wait for them to finish, then try again; an administrator can "
+                    "raise your budget.",
+                    "n",
+                ),
+                plural_by="n",
+                spent=spent,
+                budget=budget,
+                n=running,
             )
         else:
-            message = (
-                f"You have used your daily token budget ({spent:,} of {budget:,} tokens today). New answers can start"
-                " again tomorrow (00:00 UTC); an administrator can raise your budget."
+            message = Phrase(
+                gettext_noop(
+                    "You have used your daily token budget (%(spent)s of %(budget)s tokens today). New answers can "
+                    "start again tomorrow (00:00 UTC); an administrator can raise your budget."
+                ),
+                spent=spent,
+                budget=budget,
             )
         super().__init__(message)
         self.budget, self.spent, self.running = budget, spent, running

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from agentweb.fields import EncryptedTextField
 
@@ -34,8 +35,10 @@ class Trigger(models.Model):
     name = models.CharField(max_length=100, blank=True)
     # The agent's slug as its owner picks it (agents.services.pick_by_slug): checked when the trigger is made and
     # again by every delivery's turn, so an agent the owner lost is refused then, not run. Blank: the default agent.
-    agent_slug = models.CharField("agent", max_length=100, blank=True)
-    prompt = models.TextField(help_text="{field} and {field.sub} are filled from the posted JSON; {{ and }}: a brace.")
+    agent_slug = models.CharField(_("agent"), max_length=100, blank=True)
+    prompt = models.TextField(
+        help_text=_("{field} and {field.sub} are filled from the posted JSON; {{ and }}: a brace.")
+    )
     # Encrypted at rest (it must be read back to check each delivery's HMAC); shown once, when made.
     secret = EncryptedTextField(editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -65,5 +68,5 @@ class Delivery(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        verbose_name_plural = "deliveries"
+        verbose_name_plural = _("deliveries")
         constraints = [models.UniqueConstraint(fields=["trigger", "delivery_id"], name="hooks_delivery_once")]

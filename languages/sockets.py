@@ -8,6 +8,8 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.translation.trans_real import parse_accept_lang_header
 
+from .phrases import Phrase
+
 
 def socket_language(scope) -> str:
     cookie = (scope.get("cookies") or {}).get(settings.LANGUAGE_COOKIE_NAME)
@@ -22,7 +24,7 @@ def socket_language(scope) -> str:
 
 
 def said_in(language: str, text: str) -> str:
-    """`text` (an English message marked with gettext_noop where it was written) in `language`; a message the
-    catalogues do not hold (one with values in it) stays as it is."""
+    """`text` in `language`: an English message marked with gettext_noop where it was written, or a Phrase (one
+    with values in it, languages/phrases.py); a message the catalogues do not hold stays as it is."""
     with translation.override(language):
-        return translation.gettext(text)
+        return text.said() if isinstance(text, Phrase) else translation.gettext(text)

@@ -12,6 +12,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from agentweb.fields import EncryptedJSONField, EncryptedTextField
 
@@ -45,7 +46,7 @@ class McpConnection(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "server"], name="mcpconnect_one_per_person_server")]
         ordering = ["server"]
-        verbose_name = "person's MCP connection"
+        verbose_name = _("person's MCP connection")
 
     def __str__(self) -> str:
         return f"{self.server} ({self.user_id})"

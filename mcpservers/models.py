@@ -11,6 +11,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from agentweb.fields import EncryptedJSONField
 from agentweb.pinned_secrets import PinnedSecrets, PinnedSecretsQuerySet
@@ -30,33 +31,39 @@ class McpServer(PinnedSecrets):
     name = models.CharField(
         max_length=40,
         unique=True,
-        help_text="Starts the name of each of its tools (<name>__<tool>): letters, digits, '_' or '-', no '_' "
-        "first or last and no '__'.",
+        help_text=_(
+            "Starts the name of each of its tools (<name>__<tool>): letters, digits, '_' or '-', no '_' "
+            "first or last and no '__'."
+        ),
     )
     transport = models.CharField(max_length=8, choices=Transport.choices, default=Transport.STDIO)
-    command = models.CharField(max_length=500, blank=True, help_text="stdio: the program to run, e.g. npx or uvx.")
-    args = models.JSONField(default=list, blank=True, help_text='stdio: its arguments, e.g. ["-y", "server-name"].')
+    command = models.CharField(max_length=500, blank=True, help_text=_("stdio: the program to run, e.g. npx or uvx."))
+    args = models.JSONField(default=list, blank=True, help_text=_('stdio: its arguments, e.g. ["-y", "server-name"].'))
     # stdio: the server's whole environment besides PATH. Names and values are secret (tokens often live here).
     env = EncryptedJSONField(default=dict, blank=True)
-    url = models.CharField("URL", max_length=2000, blank=True, help_text="streamable HTTP: the server's endpoint.")
+    url = models.CharField(
+        _("URL"), max_length=2000, blank=True, help_text=_("streamable HTTP: the server's endpoint.")
+    )
     headers = EncryptedJSONField(default=dict, blank=True)  # streamable HTTP: sent with every request; secret
     enabled = models.BooleanField(default=True)
     timeout = models.FloatField(
         default=DEFAULT_TIMEOUT,
         validators=[MinValueValidator(0.1), MaxValueValidator(MAX_TIMEOUT)],
-        help_text="Seconds for one call (and for connecting).",
+        help_text=_("Seconds for one call (and for connecting)."),
     )
     offered_tools = models.JSONField(
         null=True,
         blank=True,
-        help_text='The server\'s own tool names the model is offered, e.g. ["search", "fetch"]. Empty: all of '
-        "them. Offer fewer when its tools take too much of the model's context.",
+        help_text=_(
+            'The server\'s own tool names the model is offered, e.g. ["search", "fetch"]. Empty: all of '
+            "them. Offer fewer when its tools take too much of the model's context."
+        ),
     )
     require_approval = models.BooleanField(
-        default=True, help_text="Every call of its tools waits for a person's approval (but the exempt ones)."
+        default=True, help_text=_("Every call of its tools waits for a person's approval (but the exempt ones).")
     )
     approval_exempt = models.JSONField(
-        default=list, blank=True, help_text='Its own tool names that run without approval, e.g. ["search"].'
+        default=list, blank=True, help_text=_('Its own tool names that run without approval, e.g. ["search"].')
     )
 
     class PerPerson(models.TextChoices):
@@ -65,27 +72,31 @@ class McpServer(PinnedSecrets):
         HEADER = "header", "yes, each person enters a key (a header)"
 
     per_person = models.CharField(
-        "each person connects",
+        _("each person connects"),
         max_length=8,
         choices=PerPerson.choices,
         default=PerPerson.SHARED,
         blank=True,
-        help_text="Streamable HTTP only. Each person's calls go with their own account: signed in with OAuth as the "
-        "MCP authorization specification says, or with a key they enter (sent as the header below). A person who "
-        "has not connected is asked to when a run calls one of its tools.",
+        help_text=_(
+            "Streamable HTTP only. Each person's calls go with their own account: signed in with OAuth as the "
+            "MCP authorization specification says, or with a key they enter (sent as the header below). A person who "
+            "has not connected is asked to when a run calls one of its tools."
+        ),
     )
     person_header = models.CharField(
-        "person's header",
+        _("person's header"),
         max_length=100,
         blank=True,
-        help_text='Each person enters a key: the header it is sent as, e.g. "Authorization" (they enter "Bearer …") '
-        'or "X-Api-Key".',
+        help_text=_(
+            'Each person enters a key: the header it is sent as, e.g. "Authorization" (they enter "Bearer …") '
+            'or "X-Api-Key".'
+        ),
     )
     groups = models.ManyToManyField(
         Group,
         blank=True,
         related_name="mcp_servers",
-        help_text="Whose runs get its tools. None selected: everyone (docs/teams.md, Groups).",
+        help_text=_("Whose runs get its tools. None selected: everyone (docs/teams.md, Groups)."),
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -94,7 +105,7 @@ class McpServer(PinnedSecrets):
 
     class Meta:
         ordering = ["name"]
-        verbose_name = "MCP server"
+        verbose_name = _("MCP server")
 
     def __str__(self) -> str:
         return self.name

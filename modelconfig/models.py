@@ -13,6 +13,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.db.models import Q
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from agentweb.fields import EncryptedTextField, PasswordURLField
 from agentweb.pinned_secrets import PinnedSecrets, PinnedSecretsQuerySet
@@ -56,19 +58,23 @@ class ModelConfiguration(PinnedSecrets):
         HERMES = "hermes", "hermes (<tool_call> JSON in the text)"
         XML = "xml", "xml (morphXml in the text)"
 
-    name = models.CharField(max_length=100, unique=True, help_text="What people see in the model picker.")
-    api = models.CharField("API", max_length=16, choices=Api.choices, default=Api.OPENAI)
+    name = models.CharField(max_length=100, unique=True, help_text=_("What people see in the model picker."))
+    api = models.CharField(_("API"), max_length=16, choices=Api.choices, default=Api.OPENAI)
     # Encrypted at rest when it carries a password (agentweb/fields.py PasswordURLField); the admin hides the
     # password, the list and every text show public_url(base_url).
     base_url = PasswordURLField(
-        "base URL",
+        _("base URL"),
         validators=[validate_base_url],
         max_length=500,
         blank=True,
-        help_text="e.g. http://localhost:11434/v1. Blank: the API's public address "
-        f"({', '.join(f'{api}: {url}' for api, url in DEFAULT_BASE_URLS.items())}).",
+        help_text=format_lazy(
+            _("e.g. http://localhost:11434/v1. Blank: the API's public address ({addresses})."),
+            addresses=", ".join(f"{api}: {url}" for api, url in DEFAULT_BASE_URLS.items()),
+        ),
     )
-    model = models.CharField("model id", max_length=200, blank=True, help_text="The model name sent to the server.")
+    model = models.CharField(
+        _("model id"), max_length=200, blank=True, help_text=_("The model name sent to the server.")
+    )
     # Write-only in the admin; never sent to a browser, never in a log line or a repr. Encrypted at rest: an
     # UnreadableSecret when the key that encrypted it is not configured (to_config then refuses to use it).
     api_key = EncryptedTextField("API key", blank=True)
@@ -76,28 +82,28 @@ class ModelConfiguration(PinnedSecrets):
     context_window = models.PositiveIntegerField(
         default=8192,
         validators=[MinValueValidator(256)],
-        help_text="Tokens. The history sent to the model is trimmed to fit, oldest messages first.",
+        help_text=_("Tokens. The history sent to the model is trimmed to fit, oldest messages first."),
     )
     max_output_tokens = models.PositiveIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(1)], help_text="Blank: the provider's default."
+        null=True, blank=True, validators=[MinValueValidator(1)], help_text=_("Blank: the provider's default.")
     )
     temperature = models.FloatField(
         null=True,
         blank=True,
         validators=[MinValueValidator(0.0), MaxValueValidator(2.0)],
-        help_text="Blank: the server's default.",
+        help_text=_("Blank: the server's default."),
     )
     price_input = models.DecimalField(
-        "price per million input tokens",
+        _("price per million input tokens"),
         max_digits=12,
         decimal_places=4,
         null=True,
         blank=True,
         validators=[MinValueValidator(0)],
-        help_text="Blank: not priced. Any currency, the same for both prices; the cost of each call is stored.",
+        help_text=_("Blank: not priced. Any currency, the same for both prices; the cost of each call is stored."),
     )
     price_output = models.DecimalField(
-        "price per million output tokens",
+        _("price per million output tokens"),
         max_digits=12,
         decimal_places=4,
         null=True,
@@ -105,24 +111,29 @@ class ModelConfiguration(PinnedSecrets):
         validators=[MinValueValidator(0)],
     )
     supports_images = models.BooleanField(
-        "takes images",
+        _("takes images"),
         default=False,
-        help_text="The model reads images (a vision model): images attached to a message are sent to it. "
-        "Off: a message with an image is refused before anything is sent.",
+        help_text=_(
+            "The model reads images (a vision model): images attached to a message are sent to it. "
+            "Off: a message with an image is refused before anything is sent."
+        ),
     )
-    enabled = models.BooleanField(default=True, help_text="Offered in the picker and usable by threads.")
+    enabled = models.BooleanField(default=True, help_text=_("Offered in the picker and usable by threads."))
     is_default = models.BooleanField(
-        "default",
+        _("default"),
         default=False,
-        help_text="New threads use it. At most one: making this the default clears the others. "
-        "With no default, the model from the AGENTWEB_LLM_* environment variables is the default.",
+        help_text=_(
+            "New threads use it. At most one: making this the default clears the others. "
+            "With no default, the model from the AGENTWEB_LLM_* environment variables is the default."
+        ),
     )
     groups = models.ManyToManyField(
         Group,
         blank=True,
         related_name="model_configurations",
-        help_text="Who may pick and run it. None selected: everyone. The default model is everyone's "
-        "(docs/teams.md, Groups).",
+        help_text=_(
+            "Who may pick and run it. None selected: everyone. The default model is everyone's (docs/teams.md, Groups)."
+        ),
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -131,7 +142,7 @@ class ModelConfiguration(PinnedSecrets):
 
     class Meta:
         ordering = ["name"]
-        verbose_name = "model configuration"
+        verbose_name = _("model configuration")
         constraints = [
             models.UniqueConstraint(fields=["is_default"], condition=Q(is_default=True), name="one_default_model")
         ]

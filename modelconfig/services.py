@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
+from languages.phrases import Phrase
 from providers.config import ModelConfig
 from tools.groups import NotPermitted, may_use
 from tools.settings_cache import SETTINGS_CACHE
@@ -31,7 +33,12 @@ class ModelNotAllowed(NotPermitted):
     """The model a thread uses (picked before, or its agent's) is one the person's groups do not allow (now)."""
 
     def __init__(self, label: str):
-        super().__init__(f"The model {label!r} is not available to you; pick another model for this chat.")
+        super().__init__(
+            Phrase(
+                gettext_noop("The model %(name)s is not available to you; pick another model for this chat."),
+                name=repr(label),
+            )
+        )
 
 
 def env_config() -> ModelConfig:

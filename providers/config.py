@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -106,12 +107,18 @@ class ModelConfig:
         }
 
 
-def build_provider(config: ModelConfig, *, demo_delay: float = 0.03, transport: str = "streaming") -> Provider:
+def build_provider(
+    config: ModelConfig,
+    *,
+    demo_delay: float = 0.03,
+    transport: str = "streaming",
+    demo_says: Callable[[str], str] | None = None,
+) -> Provider:
     """The provider for `config`, retried per `config.max_attempts`; `transport`: how model servers are read
-    (providers/client.py; the app's AGENTWEB_LLM_TRANSPORT)."""
+    (providers/client.py; the app's AGENTWEB_LLM_TRANSPORT); `demo_says`: the demo model's texts in its language."""
     api = config.resolved_api
     if api == "demo":
-        return DemoProvider(delay=demo_delay)
+        return DemoProvider(delay=demo_delay, **({"say": demo_says} if demo_says else {}))
     if api not in DEFAULT_BASE_URLS:
         raise ModelError(
             f"AGENTWEB_LLM_API={config.api!r} is not available in this version;"

@@ -2,7 +2,9 @@
 
 It goes through the same Provider interface as real models: it streams its words, calls the
 calculator when a message contains arithmetic and current_time when it asks for the time, then
-answers from the tool results. Every answer says plainly that it is a demo.
+answers from the tool results. Every answer says plainly that it is a demo. It speaks the run's owner's
+chosen language (`say`, from chat/runs/execute.py: providers/ is plain Python), and understands a question about
+the time in each of the pages' languages (the empty chat suggests one in the page's language: chat/starters.py).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .types import (
@@ -30,14 +32,31 @@ CONNECT_HELP = (
     "set AGENTWEB_LLM_API=openai, AGENTWEB_LLM_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) "
     "and AGENTWEB_LLM_MODEL, then restart — see the README"
 )
+
+
 # Every answer ends with this one short line; how to connect a real model is said once, in the page's banner and
 # the README, not repeated under each answer.
-DEMO_NOTE = "\n\n_(agentweb's offline demo model: a script, not an AI.)_"
+def gettext_noop(text: str) -> str:
+    """Marks a text for the catalogues (`manage.py update_catalogues` finds it); `say` translates it."""
+    return text
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def demo_note(say: Callable[[str], str] = _unchanged) -> str:
+    return "\n\n_(" + say(gettext_noop("agentweb's offline demo model: a script, not an AI.")) + ")_"
+
 
 # A run of arithmetic: digits, operators, brackets, function names such as sqrt.
 _EXPRESSION = re.compile(r"(?:[a-z]+\()?[\d(][\d\s.+\-*/×÷^%(),a-z]*[\d)]", re.IGNORECASE)
 _OPERATOR = re.compile(r"[+\-*/×÷^%]|[a-z]+\(", re.IGNORECASE)
-_ASKS_TIME = re.compile(r"\b(time|date|day|clock)\b", re.IGNORECASE)
+# The words of a question about the time, in the pages' languages (Chinese has no spaces between words).
+_ASKS_TIME = re.compile(
+    r"\b(time|date|day|clock|zeit|uhrzeit|uhr|spät|datum|heure|jour|hora|fecha|día)\b|时间|几点|日期",
+    re.IGNORECASE,
+)
 _TIME_ZONE = re.compile(r"\b([A-Z][a-z]+(?:/[A-Z][A-Za-z_-]+)+|UTC)\b")
 
 
@@ -45,26 +64,27 @@ class DemoProvider:
     label = DEMO_LABEL
     is_demo = True
 
-    def __init__(self, *, delay: float = 0.03):
+    def __init__(self, *, delay: float = 0.03, say: Callable[[str], str] = _unchanged):
         self.delay = delay
+        #: Its script's texts (English, marked with gettext_noop) in the language it speaks.
+        self.say = say
 
     async def stream(
         self, messages: list[ChatMessage], tools: list[ToolDefinition], answer: Any = None
     ) -> AsyncIterator[StreamEvent]:
         """`answer` (a structured answer's schema) is not followed: the demo model writes plain text."""
         available = {tool.name for tool in tools}
+        calls: list[tuple[str, dict]] = []
         if messages and messages[-1].role == "tool":
-            async for event in self._say(answer_from_results(messages)):
-                yield event
-            return
-        question = last_user_text(messages)
-        calls = plan_tool_calls(question, available)
-        if not calls:
-            async for event in self._say(small_talk(question)):
-                yield event
-            return
-        async for event in self._say("Let me use my tools for that."):
+            said = answer_from_results(messages, self.say)
+        else:
+            question = last_user_text(messages)
+            calls = plan_tool_calls(question, available)
+            said = self.say(gettext_noop("Let me use my tools for that.")) if calls else small_talk(question, self.say)
+        async for event in self._say(said):
             yield event
+        if not calls:
+            return
         for index, (name, args) in enumerate(calls):
             async for event in self._call(index, name, args):
                 yield event
@@ -113,7 +133,7 @@ def find_expression(text: str) -> str | None:
     return max(candidates, key=len) if candidates else None
 
 
-def answer_from_results(messages: list[ChatMessage]) -> str:
+def answer_from_results(messages: list[ChatMessage], say: Callable[[str], str] = _unchanged) -> str:
     results = []
     for message in reversed(messages):
         if message.role != "tool":
@@ -124,18 +144,26 @@ def answer_from_results(messages: list[ChatMessage]) -> str:
     for result in reversed(results):
         call = calls.get(result.tool_call_id or "")
         if result.status == "error":
-            sentences.append(f"The {result.name} tool reported an error: {result.content}")
+            sentences.append(
+                say(gettext_noop("The %(tool)s tool reported an error: %(error)s"))
+                % {"tool": result.name, "error": result.content}
+            )
         elif result.name == "calculator" and call:
             sentences.append(f"{call.args.get('expression')} = {result.content}")
         elif result.name == "current_time":
-            sentences.append(f"The current time is {result.content}.")
+            sentences.append(say(gettext_noop("The current time is %(time)s.")) % {"time": result.content})
         else:
-            sentences.append(f"{result.name} returned: {result.content}")
-    return "\n".join(sentences) + DEMO_NOTE
+            sentences.append(
+                say(gettext_noop("%(tool)s returned: %(result)s")) % {"tool": result.name, "result": result.content}
+            )
+    return "\n".join(sentences) + demo_note(say)
 
 
-def small_talk(question: str) -> str:
-    return (
-        "Hello! I can show you how agentweb works: ask me some arithmetic (for example “what is 23*19?”) "
-        "or the time (“what time is it in Europe/Paris?”) and watch the tool calls appear." + DEMO_NOTE
-    )
+def small_talk(question: str, say: Callable[[str], str] = _unchanged) -> str:
+    # Translators: keep "23*19" and "Europe/Paris" as they are: the demo's script reads them.
+    return say(
+        gettext_noop(
+            "Hello! I can show you how agentweb works: ask me some arithmetic (for example “what is 23*19?”) "
+            "or the time (“what time is it in Europe/Paris?”) and watch the tool calls appear."
+        )
+    ) + demo_note(say)

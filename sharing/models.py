@@ -9,6 +9,7 @@ import uuid
 
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from chat.models import Thread
 
@@ -44,12 +45,14 @@ class ShareLink(models.Model):
     # The conversation as it was when shared (or last updated), with the hidden parts already left out.
     snapshot = models.JSONField(default=dict)
     hide_tool_details = models.BooleanField(
-        default=False, help_text="Tool cards show only the tool's name and status: no arguments, no results."
+        default=False, help_text=_("Tool cards show only the tool's name and status: no arguments, no results.")
     )
     hide_system_prompt = models.BooleanField(default=True)
     # The messages' attachments (images shown, files downloadable) through the link; off: only their names.
     share_attachments = models.BooleanField(default=False)
-    display_name = models.CharField(max_length=DISPLAY_NAME_LENGTH, help_text="All the shared page shows of the owner.")
+    display_name = models.CharField(
+        max_length=DISPLAY_NAME_LENGTH, help_text=_("All the shared page shows of the owner.")
+    )
     created_at = models.DateTimeField(editable=False)
     # When the snapshot was last taken.
     updated_at = models.DateTimeField()
@@ -59,7 +62,7 @@ class ShareLink(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        verbose_name = "share link"
+        verbose_name = _("share link")
 
     def save(self, *args, **kwargs) -> None:
         # One clock reading for both, so a fresh link does not look updated by a microsecond.

@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Identity(models.Model):
@@ -17,7 +18,7 @@ class Identity(models.Model):
     last_sign_in = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        verbose_name_plural = "identities"
+        verbose_name_plural = _("identities")
         constraints = [models.UniqueConstraint(fields=["issuer", "subject"], name="sso_identity_unique_subject")]
 
     def __str__(self) -> str:
@@ -33,8 +34,8 @@ class ManagedGroup(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        verbose_name = "group managed by the identity provider"
-        verbose_name_plural = "groups managed by the identity provider"
+        verbose_name = _("group managed by the identity provider")
+        verbose_name_plural = _("groups managed by the identity provider")
 
     def __str__(self) -> str:
         return self.group.name

@@ -13,6 +13,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
@@ -34,10 +35,10 @@ class ApprovalChoices(models.Model):
     """Whether a call waits for a person, and what that person may do (LangGraph's HumanInterruptConfig)."""
 
     requires_approval = models.BooleanField(default=False)
-    allow_approve = models.BooleanField("may approve", default=True)
-    allow_edit = models.BooleanField("may edit the arguments", default=True)
-    allow_reject = models.BooleanField("may reject", default=True)
-    allow_respond = models.BooleanField("may answer instead of the tool", default=True)
+    allow_approve = models.BooleanField(_("may approve"), default=True)
+    allow_edit = models.BooleanField(_("may edit the arguments"), default=True)
+    allow_reject = models.BooleanField(_("may reject"), default=True)
+    allow_respond = models.BooleanField(_("may answer instead of the tool"), default=True)
 
     class Meta:
         abstract = True
@@ -62,13 +63,13 @@ class ToolSetting(ApprovalChoices):
     name = models.CharField(max_length=64, unique=True, validators=[TOOL_NAME])
     enabled = models.BooleanField(default=True)
     timeout = models.FloatField(
-        null=True, blank=True, validators=TIMEOUT_VALIDATORS, help_text="Seconds. Empty: the tool's own deadline."
+        null=True, blank=True, validators=TIMEOUT_VALIDATORS, help_text=_("Seconds. Empty: the tool's own deadline.")
     )
     description_override = models.TextField(
-        blank=True, help_text="What the model reads about the tool. Empty: the description written in the code."
+        blank=True, help_text=_("What the model reads about the tool. Empty: the description written in the code.")
     )
     groups = models.ManyToManyField(
-        Group, blank=True, related_name="tool_settings", help_text="Who may use the tool. None selected: everyone."
+        Group, blank=True, related_name="tool_settings", help_text=_("Who may use the tool. None selected: everyone.")
     )
     # The code no longer defines this tool (a module was removed from AGENTWEB_TOOL_MODULES, a tool renamed).
     # The row is kept, so the admin's choices come back if the tool does.
@@ -78,7 +79,7 @@ class ToolSetting(ApprovalChoices):
 
     class Meta:
         ordering = ["name"]
-        verbose_name = "code tool"
+        verbose_name = _("code tool")
 
     def __str__(self) -> str:
         return self.name
@@ -99,16 +100,19 @@ class HttpTool(PinnedSecrets, ApprovalChoices):
         DELETE = "DELETE"
 
     name = models.CharField(max_length=64, unique=True, validators=[TOOL_NAME])
-    description = models.TextField(help_text="What the model reads: when to use the tool and what it returns.")
+    description = models.TextField(help_text=_("What the model reads: when to use the tool and what it returns."))
     parameters = models.JSONField(
-        default=dict, help_text='A JSON Schema object, e.g. {"type": "object", "properties": {...}, "required": [...]}'
+        default=dict,
+        help_text=_('A JSON Schema object, e.g. {"type": "object", "properties": {...}, "required": [...]}'),
     )
     method = models.CharField(max_length=8, choices=Method.choices, default=Method.GET)
     url_template = models.CharField(
-        "URL template",
+        _("URL template"),
         max_length=2000,
-        help_text="e.g. https://api.example.com/items/{item_id} — each {name} is replaced by the URL-quoted "
-        "argument. The scheme and host are fixed: no placeholders there.",
+        help_text=_(
+            "e.g. https://api.example.com/items/{item_id} — each {name} is replaced by the URL-quoted "
+            "argument. The scheme and host are fixed: no placeholders there."
+        ),
     )
     # Header name → value. Every value is a secret: written in the admin, never shown again. The whole mapping is
     # encrypted at rest as one token (agentweb/fields.py): an UnreadableSecret when the key that encrypted it is
@@ -116,16 +120,18 @@ class HttpTool(PinnedSecrets, ApprovalChoices):
     headers = EncryptedJSONField(default=dict, blank=True)
     body_template = models.TextField(
         blank=True,
-        help_text='JSON with {name} placeholders, e.g. {"title": {title}, "note": "by {author}"}: a placeholder '
-        "becomes the argument as JSON (inside a string: its text). Empty: the arguments not used in the URL "
-        "are sent as the JSON body (POST, PUT, PATCH) or as query parameters (GET, DELETE).",
+        help_text=_(
+            'JSON with {name} placeholders, e.g. {"title": {title}, "note": "by {author}"}: a placeholder '
+            "becomes the argument as JSON (inside a string: its text). Empty: the arguments not used in the URL "
+            "are sent as the JSON body (POST, PUT, PATCH) or as query parameters (GET, DELETE)."
+        ),
     )
     enabled = models.BooleanField(default=True)
     timeout = models.FloatField(
-        null=True, blank=True, validators=TIMEOUT_VALIDATORS, help_text="Seconds. Empty: 30 seconds."
+        null=True, blank=True, validators=TIMEOUT_VALIDATORS, help_text=_("Seconds. Empty: 30 seconds.")
     )
     groups = models.ManyToManyField(
-        Group, blank=True, related_name="http_tools", help_text="Who may use the tool. None selected: everyone."
+        Group, blank=True, related_name="http_tools", help_text=_("Who may use the tool. None selected: everyone.")
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -134,7 +140,7 @@ class HttpTool(PinnedSecrets, ApprovalChoices):
 
     class Meta:
         ordering = ["name"]
-        verbose_name = "HTTP tool"
+        verbose_name = _("HTTP tool")
 
     def __str__(self) -> str:
         return self.name
@@ -247,9 +253,9 @@ class AllowedHost(models.Model):
     """A host the SSRF guard lets through although it resolves to a private or local address."""
 
     host = models.CharField(
-        max_length=253, unique=True, help_text="A host name or IP address, exactly (no scheme, port or path)."
+        max_length=253, unique=True, help_text=_("A host name or IP address, exactly (no scheme, port or path).")
     )
-    note = models.CharField(max_length=300, blank=True, help_text="Why this host may be reached.")
+    note = models.CharField(max_length=300, blank=True, help_text=_("Why this host may be reached."))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -301,12 +307,12 @@ class ApprovalRule(models.Model):
         ALLOW = "allow", "run without asking"
         ASK = "ask", "ask for approval"
 
-    tool_name = models.CharField(max_length=64, help_text="A code tool or an HTTP tool, by name.")
-    argument = models.CharField(max_length=64, help_text="The argument whose value is checked, e.g. url.")
+    tool_name = models.CharField(max_length=64, help_text=_("A code tool or an HTTP tool, by name."))
+    argument = models.CharField(max_length=64, help_text=_("The argument whose value is checked, e.g. url."))
     match = models.CharField(max_length=8, choices=Match.choices, default=Match.HOST)
     pattern = models.CharField(max_length=500)
     action = models.CharField(max_length=8, choices=Action.choices, default=Action.ALLOW)
-    position = models.PositiveIntegerField(default=0, help_text="Rules of a tool are tried in this order.")
+    position = models.PositiveIntegerField(default=0, help_text=_("Rules of a tool are tried in this order."))
     enabled = models.BooleanField(default=True)
     note = models.CharField(max_length=300, blank=True)
 

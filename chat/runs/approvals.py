@@ -5,8 +5,10 @@ from __future__ import annotations
 import uuid
 
 from channels.db import database_sync_to_async
+from django.utils.translation import gettext_noop
 
-from agents.services import NOT_AVAILABLE, agent_spec
+from agents.services import agent_spec
+from languages.phrases import Phrase
 from tools.executor import validation_errors
 
 from .. import live, store
@@ -48,7 +50,7 @@ async def decide(
     call = await db(store.get_tool_call_for_user)(user, tool_call_id)
     agent = await db(agent_spec)(call.message.thread.agent_id)
     if agent is not None and not agent.allows(call.name):
-        raise NotAvailable(NOT_AVAILABLE.format(name=call.name))
+        raise NotAvailable(Phrase(gettext_noop("Tool %(name)s is not available to this agent."), name=repr(call.name)))
     if call.approval is not None and not call.approval.get(decision):
         raise store.DecisionNotOffered(decision)
     if decision == "edit":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from django.conf import settings
 
 from agents.services import AgentSpec, agent_spec, model_choice, restrict_toolset, system_prompt, with_sampling
 from delivery import REDIS_GONE
+from languages.models import LanguageChoice
+from languages.sockets import said_in
 from modelconfig.services import config_for
 from providers.budget import CHARS_PER_TOKEN, DEFAULT_RESERVE, ContextBudget
 from providers.config import ModelConfig, build_provider
@@ -243,7 +246,10 @@ async def execute_run(
         recorder.follows_a_failure = setup.follows_a_failure
         context = setup.context
         provider = build_provider(
-            config, demo_delay=settings.AGENTWEB_DEMO_DELAY, transport=settings.AGENTWEB_LLM_TRANSPORT
+            config,
+            demo_delay=settings.AGENTWEB_DEMO_DELAY,
+            transport=settings.AGENTWEB_LLM_TRANSPORT,
+            demo_says=functools.partial(said_in, setup.language) if setup.language else None,
         )
         decided = _prepare_resume(recorder, resume or [])
         toolbox = RegistryToolbox(
@@ -344,6 +350,8 @@ class RunSetup:
     follows_a_failure: bool = False
     # Only the newest part of a long history was read (more than the model's window holds: prepare_run).
     unread: bool = False
+    # The language the demo model's script speaks: its owner's choice, else the site's ("" for a real model).
+    language: str = ""
 
 
 def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None = None) -> RunSetup:
@@ -412,6 +420,8 @@ def prepare_run(thread: Thread, *, run: Run | None = None, reserved: int | None 
         follows_a_failure=failed,
         # Orders are contiguous along a branch from 1: a history that starts later was cut.
         unread=not summarised and next((o for o in orders if o is not None), 1) > 1,
+        # Read for the demo model only: a real model answers in the language it is written to.
+        language=(LanguageChoice.of(owner) or settings.LANGUAGE_CODE) if config.resolved_api == "demo" else "",
     )
 
 

@@ -25,8 +25,10 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from delivery import run_group
+from languages.phrases import Phrase
 from providers.types import ToolCallRequest
 from tools.context import ElicitationAnswer, ToolContext
 from tools.elicitation import check_requested_schema, content_problems
@@ -59,7 +61,7 @@ class InputRefused(Exception):
         self.message = message
 
 
-NOT_OPEN = "This request for input is no longer open (answered, cancelled, or its call has ended)."
+NOT_OPEN = gettext_noop("This request for input is no longer open (answered, cancelled, or its call has ended).")
 
 
 @dataclass
@@ -312,14 +314,28 @@ class RunInteraction:
         if found is None or found.tool_call != tool_call:
             raise InputRefused("not_found", NOT_OPEN)
         if action not in ACTIONS:
-            raise InputRefused("bad_frame", f"action: {str(action)[:20]!r} is not one of accept, decline, cancel.")
+            raise InputRefused(
+                "bad_frame",
+                Phrase(
+                    gettext_noop("action: %(action)s is not one of accept, decline, cancel."),
+                    action=repr(str(action)[:20]),
+                ),
+            )
         if found.kind == "connect" and action == "accept":
-            raise InputRefused("bad_frame", "A request to connect is accepted by connecting, on the page it links to.")
+            raise InputRefused(
+                "bad_frame", gettext_noop("A request to connect is accepted by connecting, on the page it links to.")
+            )
         answer = ElicitationAnswer(action)
         if action == "accept":
             problems = content_problems(found.schema, content)
             if problems:
-                raise InputRefused("invalid_input", "The answer does not fit the form: " + "; ".join(problems))
+                # The problems are the schema checker's, in English.
+                raise InputRefused(
+                    "invalid_input",
+                    Phrase(
+                        gettext_noop("The answer does not fit the form: %(problems)s"), problems="; ".join(problems)
+                    ),
+                )
             answer = ElicitationAnswer("accept", content)
         if not await self._close(found, answer, by=by):
             raise InputRefused("not_found", NOT_OPEN)
@@ -440,7 +456,9 @@ async def take_input(thread_id: uuid.UUID, run_id: int, message: dict[str, Any])
             refusal = {
                 "type": "input.refused",
                 "code": refused.code,
-                "message": refused.message,
+                "message": str(refused.message),
+                # Its template and values, so the socket says it in its page's language (languages/phrases.py).
+                "phrase": refused.message.as_data() if isinstance(refused.message, Phrase) else None,
                 "ref": message.get("ref"),
             }
             await live.delivery().send(message["reply_to"], refusal)

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.db import transaction
+from django.utils.translation import ngettext_lazy
 
+from languages.phrases import Phrase
 from tools.services import toolset_for_user
 
 from ..access import get_thread_for_user
@@ -21,7 +23,18 @@ class UnknownTools(Exception):
     def __init__(self, names: list[str]):
         self.names = names
         listed = ", ".join(repr(name[:100]) for name in names[:5])
-        super().__init__(f"tool: {listed} {'is not a tool' if len(names) == 1 else 'are not tools'} you can use here.")
+        super().__init__(
+            Phrase(
+                ngettext_lazy(
+                    "tool: %(listed)s is not a tool you can use here.",
+                    "tool: %(listed)s are not tools you can use here.",
+                    "n",
+                ),
+                plural_by="n",
+                listed=listed,
+                n=len(names),
+            )
+        )
 
 
 def checked_tool_names(*, user, names: Iterable[str]) -> list[str]:

@@ -288,20 +288,39 @@ def set_thread_model(*, user, thread_id: object, model_choice: str) -> Thread:
     return thread
 
 
-# What the sidebar shows of a thread (templates/chat/thread_item.html): a page reads no more of its columns.
+# What the sidebar shows of a thread (chat/templatetags/sidebar_rows.py): a page reads no more of its columns.
 SIDEBAR_FIELDS = ("id", "title", "pinned_at", "archived_at", "updated_at", "source", "agent__slug")
 
 
-def list_threads(*, user) -> list[Thread]:
+@dataclass(frozen=True, slots=True)
+class SidebarThread:
+    """A chat as the sidebar lists it: read as values, not as a model instance, since a full sidebar is 300 rows
+    and a model instance of a deferred class cost more than the row's rendering (docs/performance.md)."""
+
+    id: uuid.UUID
+    title: str
+    pinned_at: Any
+    archived_at: Any
+    updated_at: Any
+    source: str
+    agent_slug: str | None
+
+    @property
+    def pk(self) -> uuid.UUID:
+        return self.id
+
+
+def list_threads(*, user) -> list[SidebarThread]:
     """The sidebar's chats: the pinned ones first (newest pin first), then the rest by activity; not the archived."""
-    threads = Thread.objects.filter(owner=user, archived_at__isnull=True).select_related("agent").only(*SIDEBAR_FIELDS)
-    return list(threads.order_by(F("pinned_at").desc(nulls_last=True), "-updated_at")[:200])
+    threads = Thread.objects.filter(owner=user, archived_at__isnull=True)
+    threads = threads.order_by(F("pinned_at").desc(nulls_last=True), "-updated_at")[:200]
+    return [SidebarThread(*row) for row in threads.values_list(*SIDEBAR_FIELDS)]
 
 
-def list_archived_threads(*, user) -> list[Thread]:
+def list_archived_threads(*, user) -> list[SidebarThread]:
     """The sidebar's "Archived" group: the last archived first."""
-    threads = Thread.objects.filter(owner=user, archived_at__isnull=False).select_related("agent").only(*SIDEBAR_FIELDS)
-    return list(threads.order_by("-archived_at")[:100])
+    threads = Thread.objects.filter(owner=user, archived_at__isnull=False).order_by("-archived_at")[:100]
+    return [SidebarThread(*row) for row in threads.values_list(*SIDEBAR_FIELDS)]
 
 
 # --- runs that follow a run: retry and continue ----------------------------------------

@@ -60,6 +60,7 @@ READ_ONLY = {
     "chat.queries._grants_groups_and_stamp_sql": "memo of a pure function: a statement's SQL per database vendor",
     "chat.queries._thread_for_turn_sql": "memo of a pure function: a statement's SQL per database vendor",
     "chat.templatetags.usage_money.register": "Django's template library, filled at import by its decorators",
+    "chat.templatetags.sidebar_rows.register": "Django's template library, filled at import by its decorators",
     "api.run_api.api": "django-ninja's API, its routes registered at import by its decorators",
     "mcpconnect.signals.mcp_connection_changed": "a Django signal: its receivers are connected as the apps start "
     "(audit/receivers.py), as Django's own signals are",

@@ -73,3 +73,12 @@ def test_the_prompts_follow_an_admins_change_of_the_tools_after_the_first_page(o
     setting.save()  # as the admin saves it: the settings' stamp changes
 
     assert not any("time" in s.lower() for s in starters_on(home(owner))[""]["demo"])
+
+
+def test_a_german_page_suggests_in_german_keeping_what_the_demo_models_script_reads(owner):
+    sync_tool_settings()
+    client = Client(HTTP_ACCEPT_LANGUAGE="de")
+    client.force_login(owner)
+    found = starters_on(client.get("/").content.decode())
+    assert found[""]["demo"][:2] == ["Was ist 23*19?", "Wie spät ist es in Europe/Paris?"]
+    assert "Wobei kannst du mir helfen? Antworte in drei kurzen Stichpunkten." in found[""]["model"]
