@@ -4,9 +4,11 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+
+from .indexes import DescNullsLastIndex
 
 # What the model is told of a call a person declined or answered in its place (ToolCall.decide).
 REJECTED_RESULT = "The user declined this tool call; it did not run."
@@ -56,7 +58,21 @@ class Thread(models.Model):
 
     class Meta:
         ordering = ["-updated_at"]
-        indexes = [models.Index(fields=["owner", "-updated_at"])]
+        indexes = [
+            models.Index(fields=["owner", "-updated_at"]),
+            # The sidebar's two lists (chat/store/turns.py list_threads, list_archived_threads) read in their order,
+            # as far as they show: a person with 10,000 chats had every one read and sorted on each page (issue 42).
+            DescNullsLastIndex(
+                "owner",
+                F("pinned_at").desc(nulls_last=True),
+                F("updated_at").desc(),
+                condition=Q(archived_at__isnull=True),
+                name="thread_sidebar",
+            ),
+            models.Index(
+                fields=["owner", "-archived_at"], condition=Q(archived_at__isnull=False), name="thread_archived"
+            ),
+        ]
 
     def __str__(self):
         return self.title or str(self.id)

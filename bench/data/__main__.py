@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                 failed = True
                 continue
             result.update(label=size, loadavg_before=load, loadavg_after=load_average())
+            failed = failed or "chromium_failed" in result
             run["results"].append(result)
             print(report.one_line(result), file=sys.stderr, flush=True)
             if not args.smoke:  # after each size: a run stopped before its largest keeps what it measured

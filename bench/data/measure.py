@@ -267,6 +267,42 @@ def export_heavy(client, thread_id: str, statements: Statements) -> dict:
     return {"ms": round(elapsed * 1000, 1), "statements": count, "peak_mib": round(peak / 2**20, 1), "bytes": size}
 
 
+def chromium(heavy, thread, snapshot: dict, repeat: int, figures: dict) -> dict:
+    """The heavy chat's first paint in Chromium and its scroll to the first message (bench/data/paint.py), into
+    `figures`; or, without Chromium or playwright, the reason it was not measured."""
+    from chat.models import Message
+    from tests.chat.conftest import session_cookie
+
+    from . import paint
+
+    reason = paint.unavailable()
+    if reason:
+        print(f"  Chromium's figures skipped: {reason}", file=sys.stderr, flush=True)
+        return {"chromium_skipped": reason}
+    said = [m for m in snapshot["messages"] if m["role"] in ("user", "assistant")]
+    shown = Message.objects.filter(thread=thread, role__in=["user", "assistant"])
+    first = shown.order_by("order").first()
+    try:
+        measured = paint.measure(
+            cookie=session_cookie(heavy).decode(),
+            thread_id=str(thread.pk),
+            newest=paint.snippet(said[-1]["content"]),
+            first=paint.snippet(first.content),
+            expected=shown.count(),
+            snapshot=len(said),
+            repeat=repeat,
+        )
+    except Exception as error:  # recorded, not raised: a long run keeps its other figures (the smoke fails on it)
+        print(f"  Chromium's figures failed: {error}", file=sys.stderr, flush=True)
+        return {"chromium_failed": f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"}
+    loads = measured["loads"]
+    figures["chromium_first_paint"] = percentiles([s["fcp"] / 1000 for s in loads])
+    figures["chromium_newest_readable"] = percentiles([s["newest"] / 1000 for s in loads])
+    figures["chromium_newest_readable"]["message_elements"] = min(s["shown"] for s in loads)
+    figures["chromium_html"] = percentiles([s["response_end"] / 1000 for s in loads])
+    return {"scroll_up": measured["scroll_up"]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, required=True)
@@ -311,6 +347,7 @@ def main() -> int:
     client = client_for(heavy)
     figures: dict = {}
     figures["first_page"] = timed(lambda: get_ok(client, "/"), repeat, statements)
+    figures["first_page"]["plans"] = page_plans(lambda: get_ok(client, "/"))  # the sidebar's: thread_sidebar
     heavy_thread = Thread.objects.get(pk=made.heavy_thread)
 
     def open_heavy():
@@ -330,6 +367,8 @@ def main() -> int:
     earlier = lambda: get_ok(client, f"/t/{made.heavy_thread}/messages", {"before": middle})  # noqa: E731
     figures["earlier_page"] = timed(earlier, repeat, statements)
     figures["earlier_page"]["plans"] = page_plans(lambda: (open_heavy(), earlier()))
+    # In Chromium, before the turns and the delete change the heavy chat (bench/data/paint.py).
+    out.update(chromium(heavy, heavy_thread, open_heavy(), max(3, repeat // 2), figures))
 
     # A rare word of the heavy chat's, a word in one message of each of the heavy person's chats, a word in none.
     rare = next(w for w in search.search_terms(heavy_thread.messages.order_by("-order")[3].content) if len(w) > 5)

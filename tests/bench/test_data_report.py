@@ -8,6 +8,7 @@ from bench.data.generate import Plan
 def result(vendor: str, messages: int, scale: float) -> dict:
     timing = {"p50_ms": 5 * scale, "p99_ms": 9 * scale, "n": 3, "statements": 7}
     names = ["first_page", "open_heavy_chat", "usage_report_month", "turn_small_chat", "turn_heavy_chat"]
+    names += ["chromium_first_paint", "chromium_newest_readable", "chromium_html"]
     names += [
         f"{kind}_search_{q}" for kind in ("sidebar", "tool") for q in ("rare", "in_every_chat", "prefix", "nowhere")
     ]
@@ -26,6 +27,18 @@ def result(vendor: str, messages: int, scale: float) -> dict:
         "delete": {"delete_ms": 100, "other_turn_max_ms": 50 * scale},
         "migrate_search_s": 0.5 * scale,
         "figures": figures,
+        "scroll_up": {
+            "reached_first_message": True,
+            "s": 3 * scale,
+            "pages": messages // 500,
+            "statuses": {"200": messages // 500},
+            "messages_loaded": messages // 10,
+            "messages_expected": messages // 10,
+            "all_readable": True,
+            "message_elements": messages // 12,
+            "s_per_page_first_10": 0.1,
+            "s_per_page_last_10": 0.2 * scale,
+        },
     }
 
 
@@ -72,3 +85,65 @@ def test_the_targets_are_judged_at_the_largest_size_of_each_database(tmp_path, m
     assert "| first page p99 ≤ 50 ms | 90 ms: FAIL |" in text
     assert "| export of the heavy chat, peak memory ≤ 50 MiB | 15 MiB: PASS |" in text
     assert "| a turn's statements (small / heavy chat) the same as at 1k | 7 / 8 (1k: 7): FAIL |" in text
+
+
+def test_chromiums_figures_are_in_the_table_and_judged_against_500_ms(tmp_path, monkeypatch):
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n")
+    monkeypatch.setattr(report, "DOC", doc)
+    monkeypatch.setattr(report, "CHARTS", tmp_path / "performance")
+    big = result("postgresql", 1_000_000, 100)  # 900 ms p99: over 500
+    big["figures"]["chromium_first_paint"].update(p50_ms=120, p99_ms=300)
+    run = {"at": "2026-12-06T06:00:00+00:00", "machine": {"cpu": "c"}, "results": [result("postgresql", 1000, 1), big]}
+    report.write(run)
+    text = doc.read_text()
+    assert "| heavy chat in Chromium: first contentful paint p50 / p99 ms | 5 / 9 | 120 / 300 |" in text
+    assert "| the heavy chat's first paint in Chromium (first contentful paint) p99 ≤ 500 ms | 300 ms: PASS |" in text
+    assert "| the heavy chat's newest message readable in Chromium p99 ≤ 500 ms | 900 ms: FAIL |" in text
+    assert "reached: 2000 pages in 300 s (0.1 s a page at first, 20 s at the end), all of 100000 messages" in text
+    assert "Chromium FCP p99 300 ms, newest readable p99 900 ms, 2000 pages in 300 s" in report.one_line(big)
+
+
+def test_without_chromium_its_rows_say_why_and_the_rest_is_judged(tmp_path, monkeypatch):
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n")
+    monkeypatch.setattr(report, "DOC", doc)
+    monkeypatch.setattr(report, "CHARTS", tmp_path / "performance")
+    results = [result("sqlite", n, 1) for n in (1000, 10_000)]
+    for r in results:
+        for name in ("chromium_first_paint", "chromium_newest_readable", "chromium_html"):
+            del r["figures"][name]
+        del r["scroll_up"]
+        r["chromium_skipped"] = "/usr/bin/chromium is not installed (apt-get install chromium)"
+    report.write({"at": "2026-12-06T06:00:00+00:00", "machine": {"cpu": "c"}, "results": results})
+    text = doc.read_text()
+    why = "not measured: /usr/bin/chromium is not installed (apt-get install chromium)"
+    assert f"| heavy chat in Chromium: scrolled up to its first message | {why} | {why} |" in text
+    assert f"| the heavy chat's first paint in Chromium (first contentful paint) p99 ≤ 500 ms | – ({why}) |" in text
+    assert "| first page p99 ≤ 50 ms | 9 ms: PASS |" in text
+    assert "Chromium not measured: /usr/bin/chromium is not installed" in report.one_line(results[0])
+    del results[1]["chromium_skipped"]
+    results[1]["chromium_failed"] = "RuntimeError: the app did not start"
+    report.write({"at": "2026-12-06T06:00:00+00:00", "machine": {"cpu": "c"}, "results": results})
+    assert "newest message readable in Chromium p99 ≤ 500 ms | – (failed: RuntimeError: the app did not start) |" in (
+        doc.read_text()
+    )
+
+
+def test_the_browser_figures_are_skipped_with_a_reason_without_chromium_or_playwright(monkeypatch):
+    import builtins
+
+    from bench.data import paint
+
+    monkeypatch.setattr(paint.shutil, "which", lambda name: None)
+    assert paint.unavailable() == "/usr/bin/chromium is not installed (apt-get install chromium)"
+    monkeypatch.setattr(paint.shutil, "which", lambda name: name)
+    real_import = builtins.__import__
+
+    def no_playwright(name, *args, **kwargs):
+        if name.startswith("playwright"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_playwright)
+    assert paint.unavailable() == "playwright is not installed (pip install -r requirements-dev.txt)"
