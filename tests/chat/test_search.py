@@ -173,3 +173,24 @@ def test_search_triggers_lost_to_a_table_rebuild_come_back_after_migrate(owner):
     assert restore_search_triggers() is True
     assert found(owner, "gone") == ["written while the triggers were gone"]
     assert restore_search_triggers() is False  # once there, nothing to do
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="PostgreSQL's plan (DATABASE_URL=postgres://…)")
+def test_postgresql_reads_the_matches_from_the_full_text_index_not_every_message_newest_first(owner, stranger):
+    # At 1M messages a LIMIT tempted the planner to walk the primary key from the newest message, computing each
+    # one's document, until enough matched: 24-28 s for a rare word (bench/data). The matches must come from the index.
+    for n in range(20):
+        thread_of(owner if n % 2 else stranger, f"t{n}", f"note {n} about lisbon", "nothing else")
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as done:
+        assert found(owner, "lisbon", limit=3)
+    sql = next(q["sql"] for q in done.captured_queries if "to_tsquery" in q["sql"])
+    with connection.cursor() as db:
+        # A few rows never tempt the planner; a sort priced out does, as a million rows and a LIMIT did: the
+        # statement must leave it no walk of the messages in their order to take.
+        db.execute("SET enable_sort = off")
+        db.execute("EXPLAIN " + sql)
+        steps = "\n".join(row[0] for row in db.fetchall())
+        db.execute("RESET enable_sort")
+    assert "Index Scan Backward using chat_message_pkey" not in steps, steps
