@@ -146,3 +146,20 @@ def test_the_button_loads_earlier_pages_from_the_keyboard_without_moving_the_con
         finish_checks(page)
     finally:
         context.close()
+
+
+def test_the_server_rendered_end_is_in_view_before_the_pages_modules_run(app, browser):
+    # The page's first paint shows what the server rendered; the modules (app.js and its imports) come later. Blocked
+    # here, so that only the page's own HTML and its classic script speak: the newest message must already be in view.
+    base_url, thread_id = app
+    context = browser.new_context(viewport={"width": 1000, "height": 700})
+    page = context.new_page()
+    sign_in(page, base_url, "ada", "lovelace-1815")
+    page.route("**/static/chat/app.js", lambda route: route.abort())
+    page.goto(f"{base_url}/t/{thread_id}/")
+    wait_until(page, "document.querySelectorAll('#messages [data-prerendered]').length > 1")
+    newest = "[...document.querySelectorAll('#messages .message')].pop()"
+    assert page.evaluate(f"{newest}.textContent").count(f"answer {MESSAGES}") == 1
+    assert in_view(page, newest)
+    assert not in_view(page, "document.querySelector('#messages .message')")  # the top of what was rendered is not
+    context.close()
