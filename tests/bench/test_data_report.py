@@ -42,11 +42,17 @@ def result(vendor: str, messages: int, scale: float) -> dict:
     }
 
 
-def test_it_draws_each_figure_and_rewrites_only_its_section(tmp_path, monkeypatch):
+def report_in(tmp_path, monkeypatch, text: str):
+    """The report written to a performance.md of `text` (and its charts) under tmp_path, not the project's."""
     doc = tmp_path / "performance.md"
-    doc.write_text("# Performance\n\n## Before\n\nkept\n\n## Not done\n\nkept too\n")
+    doc.write_text(text)
     monkeypatch.setattr(report, "DOC", doc)
     monkeypatch.setattr(report, "CHARTS", tmp_path / "performance")
+    return doc
+
+
+def test_it_draws_each_figure_and_rewrites_only_its_section(tmp_path, monkeypatch):
+    doc = report_in(tmp_path, monkeypatch, "# Performance\n\n## Before\n\nkept\n\n## Not done\n\nkept too\n")
     run = {
         "at": "2026-12-06T06:00:00+00:00",
         "machine": {"cpu": "test cpu"},
@@ -72,10 +78,7 @@ def test_the_full_shape_from_100k_and_a_tenth_below():
 
 
 def test_the_targets_are_judged_at_the_largest_size_of_each_database(tmp_path, monkeypatch):
-    doc = tmp_path / "performance.md"
-    doc.write_text("# Performance\n")
-    monkeypatch.setattr(report, "DOC", doc)
-    monkeypatch.setattr(report, "CHARTS", tmp_path / "performance")
+    doc = report_in(tmp_path, monkeypatch, "# Performance\n")
     big = result("postgresql", 1_000_000, 10)  # first page p99 90 ms: over 50; memory 15 MiB: under 50
     big["figures"]["turn_heavy_chat"]["statements"] = 8  # one more than at 1k
     run = {"at": "2026-12-06T06:00:00+00:00", "machine": {"cpu": "c"}, "results": [result("postgresql", 1000, 1), big]}
@@ -88,10 +91,7 @@ def test_the_targets_are_judged_at_the_largest_size_of_each_database(tmp_path, m
 
 
 def test_chromiums_figures_are_in_the_table_and_judged_against_500_ms(tmp_path, monkeypatch):
-    doc = tmp_path / "performance.md"
-    doc.write_text("# Performance\n")
-    monkeypatch.setattr(report, "DOC", doc)
-    monkeypatch.setattr(report, "CHARTS", tmp_path / "performance")
+    doc = report_in(tmp_path, monkeypatch, "# Performance\n")
     big = result("postgresql", 1_000_000, 100)  # 900 ms p99: over 500
     big["figures"]["chromium_first_paint"].update(p50_ms=120, p99_ms=300)
     run = {"at": "2026-12-06T06:00:00+00:00", "machine": {"cpu": "c"}, "results": [result("postgresql", 1000, 1), big]}
@@ -105,10 +105,7 @@ def test_chromiums_figures_are_in_the_table_and_judged_against_500_ms(tmp_path, 
 
 
 def test_without_chromium_its_rows_say_why_and_the_rest_is_judged(tmp_path, monkeypatch):
-    doc = tmp_path / "performance.md"
-    doc.write_text("# Performance\n")
-    monkeypatch.setattr(report, "DOC", doc)
-    monkeypatch.setattr(report, "CHARTS", tmp_path / "performance")
+    doc = report_in(tmp_path, monkeypatch, "# Performance\n")
     results = [result("sqlite", n, 1) for n in (1000, 10_000)]
     for r in results:
         for name in ("chromium_first_paint", "chromium_newest_readable", "chromium_html"):
