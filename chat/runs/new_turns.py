@@ -11,10 +11,12 @@ open_turn, which refuses or replays it as it always did."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import Group
 
 from agents.services import (
@@ -27,6 +29,7 @@ from agents.services import (
     system_prompt,
     with_sampling,
 )
+from languages.models import LanguageChoice
 from modelconfig.services import config_for
 from providers.types import ChatMessage
 from tools.groups import NotPermitted
@@ -93,6 +96,20 @@ def open_new_turns(asked: list[Asked], *, source: str, taken_by: str = "") -> di
         if key not in prompts:
             prompts[key] = system_prompt(agent, username=key[1])
         opened[index] = (turn, new_thread_setup(turn, asked[index].content, person, stamp, prompts[key]))
+    return _with_demo_languages(opened)
+
+
+def _with_demo_languages(opened: dict[int, tuple[TurnStart, RunSetup]]) -> dict[int, tuple[TurnStart, RunSetup]]:
+    """The demo model's runs given the language its script speaks, as prepare_run reads it (RunSetup.language): their
+    owners' choices in one statement, none read when no run is the demo's."""
+    demo = [index for index, (_, setup) in opened.items() if setup.config.resolved_api == "demo"]
+    if not demo:
+        return opened
+    chosen = LanguageChoice.of_many(opened[index][0].thread.owner_id for index in demo)
+    for index in demo:
+        turn, setup = opened[index]
+        language = chosen.get(turn.thread.owner_id) or settings.LANGUAGE_CODE
+        opened[index] = (turn, dataclasses.replace(setup, language=language))
     return opened
 
 

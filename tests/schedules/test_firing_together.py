@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from agents.models import Agent
 from chat.models import Message, Run, Thread
 from chat.runs.execute import prepare_run
+from languages.models import LanguageChoice
 from schedules.firing import claim_due, fire, open_firings
 from schedules.models import ScheduleRun
 from schedules.ticker import tick
@@ -91,6 +92,7 @@ async def test_a_run_opened_together_is_given_what_it_would_have_read_alone(owne
     )
     staff = await Group.objects.acreate(name="staff")
     await db(owner.groups.add)(staff)
+    await db(LanguageChoice.choose)(owner, "de")
     await db(make_schedule)(owner)
     await db(make_schedule)(owner, prompt="Second")
     for built, read in await db(setups_against_prepare_run)():
@@ -99,6 +101,7 @@ async def test_a_run_opened_together_is_given_what_it_would_have_read_alone(owne
         assert built.granted == read.granted and built.turned_off == read.turned_off
         assert built.agent == read.agent and built.model == read.model and built.config == read.config
         assert built.options == read.options and built.follows_a_failure == read.follows_a_failure
+        assert built.language == read.language == "de"  # the demo model's script speaks its owner's choice
         assert sorted(built.toolset.registry.names()) == sorted(read.toolset.registry.names())
         assert built.toolset.approval == read.toolset.approval
 
