@@ -23,8 +23,12 @@ def claim_db(function):
     return database_sync_to_async(function, thread_sensitive=False)
 
 
-#: The least a ticker sleeps between two claims (a schedule due now is claimed within this of its slot).
-LEAST_SLEEP_S = 0.05
+#: The least a ticker sleeps between two claims: a schedule is claimed within this of its slot, together with every
+#: other due meanwhile. Schedules due a few tens of milliseconds apart (1,000 spread over a minute) were claimed one
+#: by one at 0.05 s, and each claim's fixed trips (the claim, the agent, groups and tools read, the next due) cost
+#: 45 ms of a worker's CPU per firing; at 0.5 s a claim takes the half second's firings together and a firing costs
+#: 17-21 ms (bench schedules, docs/performance.md "Issue 39 on a slower machine").
+LEAST_SLEEP_S = 0.5
 
 
 #: The most firings a ticker has claimed and not yet started: it claims more only as they start. A burst is then
@@ -37,11 +41,11 @@ AHEAD = 48
 TOGETHER = 16
 
 
-async def claim(now: datetime | None = None, limit: int = CLAIM_BATCH) -> list[int]:
-    """The firings this process is to start: the due schedules it claimed (`limit` at most), and stale claims it took
-    over."""
+async def claim(now: datetime | None = None, limit: int = CLAIM_BATCH, stale: bool = True) -> list[int]:
+    """The firings this process is to start: the due schedules it claimed (`limit` at most), and (`stale`) stale
+    claims it took over."""
     claimed = await claim_db(claim_due)(now, limit) if limit > 0 else []
-    return claimed + await claim_db(reclaim_stale)(now)
+    return claimed + (await claim_db(reclaim_stale)(now) if stale else [])
 
 
 async def tick(now: datetime | None = None) -> list[int]:
@@ -66,6 +70,9 @@ class Ticker:
         #: firings. The ticker claims on meanwhile, up to AHEAD firings at a time: the rest of a burst goes to
         #: whichever process has room first.
         self.firing: dict[asyncio.Task, int] = {}
+        #: When this ticker last looked for stale claims (loop time): once a tick is enough for claims that become
+        #: stale only after AGENTWEB_SCHEDULE_CLAIM_STALE_SECONDS, not once a claim, every half second of a burst.
+        self.stale_checked = float("-inf")
 
     def start(self) -> None:
         """Once per process, on the running (or about to run) event loop."""
@@ -78,7 +85,11 @@ class Ticker:
     async def run(self) -> None:
         while True:
             try:
-                jobs = await claim(limit=min(CLAIM_BATCH, TOGETHER, AHEAD - sum(self.firing.values())))
+                now = asyncio.get_running_loop().time()
+                stale = now - self.stale_checked >= settings.AGENTWEB_SCHEDULE_TICK
+                if stale:
+                    self.stale_checked = now
+                jobs = await claim(limit=min(CLAIM_BATCH, TOGETHER, AHEAD - sum(self.firing.values())), stale=stale)
                 if jobs:
                     firing = fire_claim_safely(jobs)
                     task = asyncio.get_running_loop().create_task(firing, name=f"schedule-runs-{jobs[0]}")
