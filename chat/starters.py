@@ -13,6 +13,7 @@ from django.utils.translation import gettext, gettext_noop
 
 from agents.services import AgentSpec, own_first, restrict_toolset, visible_to
 from tools.services import toolset_for_page
+from tools.settings_cache import SETTINGS_CACHE
 
 SHOWN = 4
 
@@ -56,16 +57,27 @@ def empty_chat_starters(
     }
     if not agents:
         return found
-    # Only the agents without prompts of their own need their tools worked out (an agent's row each).
-    tooled = [entry["slug"] for entry in agents if not entry.get("starter_prompts")]
-    specs: dict[str, AgentSpec] = {}
-    for agent in own_first(visible_to(user).filter(slug__in=tooled)) if tooled else ():
-        specs.setdefault(agent.slug, AgentSpec.of(agent))  # the person's own first: theirs is what a slug names
+    # Only the agents without prompts of their own need their tools worked out (an agent's row each), and only the
+    # tools a suggestion needs: kept per settings stamp and person, since the agents, the admin's switches and the
+    # person's groups all change the stamp (the empty chat was two statements more for each such agent).
+    tooled = tuple(sorted(entry["slug"] for entry in agents if not entry.get("starter_prompts")))
+    needed = SETTINGS_CACHE.get(stamp, "starters", (user.pk, tooled), lambda: _needed_tools(user, toolset, tooled))
     for entry in agents:
         if entry.get("starter_prompts"):
             found[entry["slug"]] = {"agent": list(entry["starter_prompts"])[:SHOWN]}
             continue
-        spec = specs.get(entry["slug"])
-        tools = set(restrict_toolset(toolset, spec).registry.names()) if spec is not None else mine
+        tools = needed.get(entry["slug"], mine)
         found[entry["slug"]] = {"demo": suggestions(tools, demo=True), "model": suggestions(tools, demo=False)}
     return found
+
+
+#: The tools some suggestion needs: all that decides which are offered.
+NEEDED = frozenset().union(*(needs for needs, _ in DEMO_SUGGESTIONS + MODEL_SUGGESTIONS))
+
+
+def _needed_tools(user, toolset, slugs: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """Of each agent's tools (`slugs`, those without prompts of their own), those a suggestion needs."""
+    specs: dict[str, AgentSpec] = {}
+    for agent in own_first(visible_to(user).filter(slug__in=slugs)) if slugs else ():
+        specs.setdefault(agent.slug, AgentSpec.of(agent))  # the person's own first: theirs is what a slug names
+    return {slug: frozenset(restrict_toolset(toolset, spec).registry.names()) & NEEDED for slug, spec in specs.items()}

@@ -96,10 +96,11 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     model_info = store.thread_model_info(thread, stamp=stamp)
     if thread is None:
         agents, model_info = _with_defaults(request.user, agents, models, model_info)
+    threads, archived_threads = store.sidebar_threads(user=request.user)
     context = {
         "thread": thread,
-        "threads": store.list_threads(user=request.user),
-        "archived_threads": store.list_archived_threads(user=request.user),
+        "threads": threads,
+        "archived_threads": archived_threads,
         "model_info": model_info,
         # The picker's entries: ids, names and labels, never a key.
         # Only those the person's groups allow (tools/groups.py); their groups are kept per stamp too.

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import IntegerField, QuerySet, Value
+from django.db import connection
+from django.db.models import QuerySet
 from django.urls import reverse
 
-from chat.models import OpenInputRequest, Run, ToolCall
+from chat.models import Message, OpenInputRequest, Run, Thread, ToolCall
 
 #: Items of each kind one page lists (newest first); the count counts them all.
 MAX_ITEMS = 200
@@ -35,13 +36,29 @@ def open_requests(user) -> QuerySet[OpenInputRequest]:
 
 
 def count(user) -> int:
-    """How many items wait for the person (the top bar's number)."""
-    if not getattr(user, "is_authenticated", False):
+    """How many items wait for the person (the top bar's number): what waiting_calls and open_requests find, counted
+    by one statement on every page. Written out rather than built by the ORM each time: building the two querysets'
+    UNION cost about a millisecond of the page's CPU, more than the count itself (docs/performance.md, issue 39)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
         return 0
-    # One statement on every page (a COUNT over both kinds' rows, UNION ALL), not one COUNT per kind.
-    one = {"one": Value(1, output_field=IntegerField())}
-    calls = waiting_calls(user).order_by().annotate(**one).values("one")
-    return calls.union(open_requests(user).order_by().annotate(**one).values("one"), all=True).count()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _COUNT_SQL, [user.pk, ToolCall.Status.AWAITING_APPROVAL, Run.Status.WAITING, user.pk, Run.Status.RUNNING]
+        )
+        return cursor.fetchone()[0]
+
+
+def _count_sql() -> str:
+    call, message, run, thread = (m._meta.db_table for m in (ToolCall, Message, Run, Thread))
+    request = OpenInputRequest._meta.db_table
+    return f"""SELECT
+        (SELECT COUNT(*) FROM {call} c JOIN {message} m ON m.id = c.message_id JOIN {thread} t ON t.id = m.thread_id
+            JOIN {run} r ON r.id = m.run_id WHERE t.owner_id = %s AND c.status = %s AND r.status = %s)
+      + (SELECT COUNT(*) FROM {request} o JOIN {thread} t ON t.id = o.thread_id JOIN {run} r ON r.id = o.run_id
+            WHERE t.owner_id = %s AND r.status = %s)"""
+
+
+_COUNT_SQL = _count_sql()
 
 
 def items(user) -> list[dict[str, Any]]:

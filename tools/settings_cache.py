@@ -2,7 +2,7 @@
 object, and the database triggers that give the stamp a new value whenever what those answers are read from changes.
 
 What is kept, by section (each bounded): the tool sets runs and pages build, each person's groups, the agents runs
-read, each person's agent picker, the model configurations and the picker's models (with the groups each allows), the
+read, each person's agent picker and the tools its suggested prompts need, the model configurations and the picker's models (with the groups each allows), the
 people's and the groups' token budgets. A page or a run reads the stamp (one statement, or a column of a statement it
 makes anyway) and takes its answers from here while the stamp stays the same; a new stamp forgets every answer of
 every section at once.
@@ -50,6 +50,7 @@ SECTIONS: dict[str, int] = {
     "groups": 4096,  # tools.services.groups_of: by user id
     "agents": 4096,  # agents.services.agent_spec: by agent id
     "pickers": 4096,  # agents.services.agents_for_picker: by user id
+    "starters": 4096,  # chat.starters.empty_chat_starters: the tools its suggestions need, by user id and agents
     "models": 256,  # modelconfig.services.config_for: by model id
     "model_list": 1,  # modelconfig.services.available_models
     "budgets": 2,  # chat.usage.overrides ("all") and group_budgets ("groups")

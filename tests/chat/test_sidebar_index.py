@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from chat.models import Thread
-from chat.store import list_archived_threads, list_threads
+from chat.store import list_archived_threads, list_threads, sidebar_threads
 
 pytestmark = pytest.mark.django_db
 
@@ -63,3 +63,16 @@ def test_pinned_chats_come_first_newest_pin_first_then_the_rest_by_activity(owne
     assert [t.pk for t in list_threads(user=owner)] == [t.pk for t in pinned + rest]
     archived = sorted((t for t in mine if t.archived_at), key=lambda t: t.archived_at, reverse=True)
     assert [t.pk for t in list_archived_threads(user=owner)] == [t.pk for t in archived]
+
+
+def test_a_page_reads_both_lists_as_they_are_read_alone_in_one_statement_on_postgresql(owner, chats):
+    with CaptureQueriesContext(connection) as statements:
+        listed, archived = sidebar_threads(user=owner)
+    assert [t.pk for t in listed] == [t.pk for t in list_threads(user=owner)]
+    assert [t.pk for t in archived] == [t.pk for t in list_archived_threads(user=owner)]
+    assert listed and archived
+    if connection.vendor == "postgresql":
+        assert len(statements) == 1
+        steps = plan(statements[0]["sql"])
+        assert "thread_sidebar" in steps and "thread_archived" in steps, steps
+        assert "Sort" not in steps, steps

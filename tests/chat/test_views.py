@@ -1,5 +1,8 @@
 """The chat page's first screen: a thread's last messages in the HTML, escaped and sanitised."""
 
+import json
+import re
+
 import pytest
 from django.db import connection
 from django.test import Client
@@ -157,6 +160,35 @@ def test_a_page_reads_no_agent_or_group_while_the_settings_stay_the_same(owner):
     assert "Maths" in html
     read = [q["sql"] for q in page.captured_queries if 'FROM "agents_agent"' in q["sql"] or '"auth_group"' in q["sql"]]
     assert not read
+
+
+def starter_prompts(html: str) -> dict:
+    """What the page gives static/chat/starters.js (a json_script element)."""
+    found = re.search(r'<script id="starter-prompts" type="application/json">(.*?)</script>', html, re.S)
+    return json.loads(found.group(1))
+
+
+def test_an_agents_suggested_prompts_are_read_once_under_the_settings_and_follow_its_tools(owner):
+    from agents.models import Agent
+
+    agent = Agent.objects.create(slug="clock", name="Clock", all_tools=False, tools=["current_time"])
+    client = Client()
+    client.force_login(owner)
+    client.get("/")
+
+    with CaptureQueriesContext(connection) as page:
+        html = client.get("/").content.decode()
+
+    assert not [q["sql"] for q in page.captured_queries if 'FROM "agents_agent"' in q["sql"]]
+    starters = starter_prompts(html)
+    assert "What time is it in Europe/Paris?" in starters["clock"]["demo"]
+    assert "What is 23*19?" not in starters["clock"]["demo"]
+
+    agent.tools = ["calculator"]
+    agent.save()  # a new settings stamp: the next page works them out again
+    starters = starter_prompts(client.get("/").content.decode())
+    assert "What is 23*19?" in starters["clock"]["demo"]
+    assert "What time is it in Europe/Paris?" not in starters["clock"]["demo"]
 
 
 def test_an_agent_saved_is_in_the_next_pages_picker(owner):
