@@ -2,15 +2,15 @@
 object, and the database triggers that give the stamp a new value whenever what those answers are read from changes.
 
 What is kept, by section (each bounded): the tool sets runs and pages build, each person's groups, the agents runs
-read, each person's agent picker and the tools its suggested prompts need, the model configurations and the picker's models (with the groups each allows), the
-people's and the groups' token budgets. A page or a run reads the stamp (one statement, or a column of a statement it
-makes anyway) and takes its answers from here while the stamp stays the same; a new stamp forgets every answer of
-every section at once.
+read, each person's agent picker and the tools its suggested prompts need, the model configurations and the picker's
+models (with the groups each allows), the people's and the groups' token budgets. A page or a run reads the stamp
+(one statement, or a column of a statement it makes anyway) and takes its answers from here while the stamp stays the
+same; a new stamp forgets every answer of every section at once.
 
 The stamp changes in the database, by a trigger on each table in WATCHED (installed after every `migrate`, for the
 tables of the installed apps): any write to those rows — a save, QuerySet.update(), bulk_create/bulk_update, a
-delete, an m2m change, an import command, raw SQL or the database shell — gives a new stamp in the same
-transaction, so no write path can leave another process serving a stale answer. No signal is needed."""
+delete, an m2m change, an import command, raw SQL or the database shell — gives a new stamp in the same transaction,
+so no write path can leave another process serving a stale answer. No signal is needed."""
 
 from __future__ import annotations
 

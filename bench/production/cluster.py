@@ -130,7 +130,7 @@ class ProductionApp:
             BENCH_TOOL_RELEASE=str(self.tool_release),
             # The workers' priority below the Daphne processes' (docs/deploy.md): the app's default (10) unless
             # BENCH_WORKER_NICE says another, to measure it (BENCH_WORKER_NICE=0: the workers as the Daphne process).
-            **({"AGENTWEB_WORKER_NICE": os.environ["BENCH_WORKER_NICE"]} if os.environ.get("BENCH_WORKER_NICE") else {}),
+            **({"AGENTWEB_WORKER_NICE": nice} if (nice := os.environ.get("BENCH_WORKER_NICE")) else {}),
         )
         manage(self.env, "migrate", "--noinput")
         os.environ["REDIS_URL"] = self.env["REDIS_URL"]  # setup_django copies only AGENTWEB_*, DJANGO_*, DATABASE_URL

@@ -186,11 +186,12 @@ async def due_schedules(app: ProductionApp, result: Result, smoke: bool) -> None
         page_idle_ms=idle["latencies_ms"],
         **{case.name: details(case) for case in cases},
     )
+    worker_nice = os.environ.get("BENCH_WORKER_NICE") or "unset: the app's default"
     idle_note = (
         f"floor: the same page on the same processes just before, {len(idle['latencies_ms'])} fetched over "
         f"{idle_s:g} s (p50 {fmt(percentile(idle['latencies_ms'], 50), 'ms')}); the processes' nice values "
         + ", ".join(f"{name} {value}" for name, value in nices.items())
-        + f" (the workers' AGENTWEB_WORKER_NICE: BENCH_WORKER_NICE, here {os.environ.get('BENCH_WORKER_NICE') or "unset: the app's default"})"
+        + f" (the workers' AGENTWEB_WORKER_NICE: BENCH_WORKER_NICE, here {worker_nice})"
     )
     report(result, minute, idle99, idle_note, f"due within one minute ({spread_s:g} s)", judged=True)
     if burst:
