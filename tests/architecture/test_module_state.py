@@ -54,6 +54,8 @@ STATE = {
 
 #: Objects made once at import and only read after: not state, listed so that a new object is looked at.
 READ_ONLY = {
+    "chat.starters.NEEDED": "a constant: the tools the suggestion tables' entries need, worked out from them at import",
+    "inbox.queries._COUNT_SQL": "a constant: the count's statement, its table names from the models at import",
     "agentweb.secretbox._box": "memo of a pure function: the box of a set of keys",
     "chat.queries._history_start_sql": "memo of a pure function: the history's start statement, per database vendor",
     "delivery.log._before_number": "memo of a pure function: the start of an event's text, the same for a stream",
