@@ -65,8 +65,13 @@ POSTGRES_COLUMN = [
     OWNER_FROM_THREAD,
     SEARCH_DOCUMENT,
     "DROP TRIGGER IF EXISTS chat_message_owner ON chat_message",
-    "CREATE TRIGGER chat_message_owner BEFORE INSERT OR UPDATE OF thread_id ON chat_message"
+    "CREATE TRIGGER chat_message_owner BEFORE INSERT ON chat_message"
     " FOR EACH ROW EXECUTE FUNCTION chat_message_owner()",
+    # A message never moves to another chat; if one did, its owner would follow. Only then: a message's saves
+    # (every column written, a streamed answer many times) do not read its chat.
+    "DROP TRIGGER IF EXISTS chat_message_owner_moved ON chat_message",
+    "CREATE TRIGGER chat_message_owner_moved BEFORE UPDATE OF thread_id ON chat_message"
+    " FOR EACH ROW WHEN (OLD.thread_id IS DISTINCT FROM NEW.thread_id) EXECUTE FUNCTION chat_message_owner()",
     THREAD_TO_MESSAGES,
     # A chat made after its messages (one transaction, the foreign key checked at the commit): they get its owner.
     "DROP TRIGGER IF EXISTS chat_thread_owner_new ON chat_thread",
@@ -89,6 +94,7 @@ POSTGRES_BACKWARD = [
     "DROP INDEX IF EXISTS chat_message_fts_owner",
     "DROP TRIGGER IF EXISTS chat_thread_owner_moved ON chat_thread",
     "DROP TRIGGER IF EXISTS chat_thread_owner_new ON chat_thread",
+    "DROP TRIGGER IF EXISTS chat_message_owner_moved ON chat_message",
     "DROP TRIGGER IF EXISTS chat_message_owner ON chat_message",
     "DROP FUNCTION IF EXISTS chat_thread_owner_to_messages()",
     "DROP FUNCTION IF EXISTS chat_message_owner()",

@@ -211,6 +211,17 @@ def test_a_chat_given_to_someone_else_is_found_by_its_new_owner_only(owner, stra
     assert [t["title"] for t in sidebar(stranger, "lisb")] == ["handed over"]
 
 
+def test_a_message_moved_to_another_persons_chat_is_theirs_to_find(owner, stranger):
+    mine = thread_of(owner, "mine", "the porto invoice")
+    theirs = thread_of(stranger, "theirs", "hello")
+    moved = mine.messages.get()
+    moved.thread = theirs
+    moved.order = 2
+    moved.save()
+    assert found(owner, "porto") == []
+    assert found(stranger, "porto") == ["the porto invoice"]
+
+
 def test_messages_written_before_their_chat_in_one_transaction_are_found(owner):
     from django.db import transaction
 
