@@ -14,13 +14,14 @@ index gave all 130,000, and PostgreSQL read each row and its chat to keep the pe
   tried first: a prefix is then looked up among everyone's words, and 'anbene':* (130,000 matches) overflowed
   work_mem and was rechecked row by row: 1.5 s.
 
-What it costs on an existing installation (bench/data, 1M messages, 2 shared CPUs): the column and the triggers are
-immediate; the backfill writes every message once (a new version of each row: the table grows by its size until
-autovacuum reclaims it) and the index is built anew; writes to chat_message wait meanwhile (0021's index is dropped
-first, so the backfill does not update it row by row). Measured: MIGRATION_FIGURES. On a large installation do it
-beforehand without blocking writes (docs/deploy.md, "Indexes"): POSTGRES_COLUMN below (immediate), BACKFILL in batches
-of thread ids, then INDEX as CREATE INDEX CONCURRENTLY under the same name; the migration then finds each step done
-and only drops 0021's index.
+What it costs on an existing installation: not one transaction (atomic = False, forward()), so writes to chat_message
+wait only for the column and the triggers (an instant each). 0021's index is dropped first (the search no longer
+uses it, and the backfill would otherwise update it row by row); the backfill writes every message once, 50,000 at a
+time, each batch committed (a new version of each row: the table takes about its own size again until autovacuum
+reclaims it); then the index is built CONCURRENTLY. Searches read without an index until it is there: seconds each
+on a large installation, so migrate at a quiet hour. bench/data at 1M messages, on 2 CPUs shared with other work
+(upper bounds): MIGRATION_FIGURES. Interrupted, it is run again and goes on: each step skips what is done (the
+column, the triggers, rows whose owner is right; an invalid half-built index is dropped and built again).
 
 SQLite is unchanged: FTS5 reads its matches newest first and stops at the LIMIT.
 """
@@ -83,13 +84,13 @@ POSTGRES_COLUMN = [
     "CREATE TRIGGER chat_thread_owner_moved AFTER UPDATE OF owner_id ON chat_thread"
     " FOR EACH ROW WHEN (OLD.owner_id IS DISTINCT FROM NEW.owner_id) EXECUTE FUNCTION chat_thread_owner_to_messages()",
 ]
-POSTGRES_FORWARD = [
-    *POSTGRES_COLUMN,
-    # Before the backfill: else each of its row writes would also insert into 0021's index.
-    "DROP INDEX IF EXISTS chat_message_fts",
-    BACKFILL,
-    INDEX,
-]
+# A build stopped half way (CREATE INDEX CONCURRENTLY leaves an invalid index behind) is begun again.
+DROP_INVALID_INDEX = """DO $$ BEGIN
+    IF EXISTS (SELECT FROM pg_index WHERE indexrelid = to_regclass('chat_message_fts_owner') AND NOT indisvalid) THEN
+        DROP INDEX chat_message_fts_owner;
+    END IF;
+END $$"""
+BACKFILL_BATCH = 50_000
 POSTGRES_BACKWARD = [
     "DROP INDEX IF EXISTS chat_message_fts_owner",
     "DROP TRIGGER IF EXISTS chat_thread_owner_moved ON chat_thread",
@@ -106,16 +107,35 @@ POSTGRES_BACKWARD = [
 ]
 
 
-def _run(statements):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            for statement in statements:
-                schema_editor.execute(statement)
+def forward(apps, schema_editor):
+    """Not in one transaction (atomic = False): each statement commits on its own, so writes to chat_message wait only
+    for the column and the triggers (an instant each), the backfill locks BACKFILL_BATCH rows at a time, and the
+    index is built CONCURRENTLY. Every step finds what an earlier, interrupted run did and goes on from there."""
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    for statement in POSTGRES_COLUMN:
+        schema_editor.execute(statement)
+    # Before the backfill: else each of its row writes would also insert into 0021's index (which the search no
+    # longer uses: it asks for chat_message_search_document).
+    schema_editor.execute("DROP INDEX IF EXISTS chat_message_fts")
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SELECT min(id), max(id) FROM chat_message")
+        first, last = cursor.fetchone()
+    for start in range(first or 0, (last or 0) + 1, BACKFILL_BATCH):
+        schema_editor.execute(f"{BACKFILL} AND m.id >= %s AND m.id < %s", [start, start + BACKFILL_BATCH])
+    schema_editor.execute(DROP_INVALID_INDEX)
+    schema_editor.execute(INDEX.replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1))
 
-    return run
+
+def backward(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        for statement in POSTGRES_BACKWARD:
+            schema_editor.execute(statement)
 
 
 class Migration(migrations.Migration):
+    atomic = False
+
     dependencies = [("chat", "0024_thread_sidebar_indexes")]
 
-    operations = [migrations.RunPython(_run(POSTGRES_FORWARD), _run(POSTGRES_BACKWARD))]
+    operations = [migrations.RunPython(forward, backward)]
