@@ -20,8 +20,10 @@ uses it, and the backfill would otherwise update it row by row); the backfill wr
 time, each batch committed (a new version of each row: the table takes about its own size again until autovacuum
 reclaims it); then the index is built CONCURRENTLY. Searches read without an index until it is there: seconds each
 on a large installation, so migrate at a quiet hour. bench/data at 1M messages, on 2 CPUs shared with other work
-(upper bounds): MIGRATION_FIGURES. Interrupted, it is run again and goes on: each step skips what is done (the
-column, the triggers, rows whose owner is right; an invalid half-built index is dropped and built again).
+(upper bounds, load average 7-9): 271 s in all; the index 146 MB (0021's: 93 MiB); chat_message's file 962 MB
+after, the old row versions in it until vacuumed and reused. Interrupted, it is run again and goes on: each step
+skips what is done (the column, the triggers, rows whose owner is right; a half-built, invalid index is dropped and
+built again).
 
 SQLite is unchanged: FTS5 reads its matches newest first and stops at the LIMIT.
 """
