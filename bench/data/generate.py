@@ -32,6 +32,9 @@ HEAVY_CHATS = 10_000
 HEAVY_CHAT = 10_000
 CHAT_LENGTH = 20
 BATCH = 50_000
+SEED = 42
+# PostgreSQL's chat_message.owner_id (chat/migrations/0025): written with each message, as its trigger would have.
+EXTRA_COLUMNS = {"chat_message": ("owner_id",)}
 YEAR = timedelta(days=365)
 # A word no generated text holds: a search for it reads the index and finds nothing.
 NEVER = "zzzunfound"
@@ -77,12 +80,17 @@ class Table:
     def __init__(self, model):
         self.model = model
         self.fields = list(model._meta.concrete_fields)
+        # Columns the database has and the model does not (written as given, None unless given).
+        self.extra = list(EXTRA_COLUMNS.get(model._meta.db_table, ())) if connection.vendor == "postgresql" else []
+        self.columns = [f.column for f in self.fields] + self.extra
         self.index = {f.attname: i for i, f in enumerate(self.fields)}
+        self.index.update({name: len(self.fields) + i for i, name in enumerate(self.extra)})
         now = datetime.now(UTC)
         # get_default: the field's default, else "" for text that takes it, else None.
         auto = [getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) for f in self.fields]
         self.defaults = [now if is_auto else f.get_default() for f, is_auto in zip(self.fields, auto, strict=True)]
-        self.convert = [_converter(f) for f in self.fields]
+        self.defaults += [None] * len(self.extra)
+        self.convert = [_converter(f) for f in self.fields] + [None] * len(self.extra)
 
     def row(self, values: dict) -> tuple:
         row = list(self.defaults)
@@ -128,7 +136,7 @@ class Writer:
 
 
 def write_rows(table: Table, rows: list[tuple]) -> None:
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in table.fields)
+    columns = ", ".join(connection.ops.quote_name(column) for column in table.columns)
     name = connection.ops.quote_name(table.model._meta.db_table)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -136,11 +144,11 @@ def write_rows(table: Table, rows: list[tuple]) -> None:
                 for row in rows:
                     copy.write_row(row)
         else:
-            marks = ", ".join(["%s"] * len(table.fields))
+            marks = ", ".join(["%s"] * len(table.columns))
             cursor.executemany(f"INSERT INTO {name} ({columns}) VALUES ({marks})", rows)
 
 
-def generate(messages: int, seed: int = 42) -> Made:
+def generate(messages: int, seed: int = SEED) -> Made:
     """Write about `messages` messages (and what goes with them) into the empty, migrated database."""
     from attachments.models import Attachment
     from chat.models import Message, Run, Thread, ToolCall, Usage
@@ -180,13 +188,19 @@ def generate(messages: int, seed: int = 42) -> Made:
             ids[kind] += 1
             return ids[kind]
 
+        owner_of = {}
+        with_owner = connection.vendor == "postgresql"
+
         def message(thread_id, when, **values) -> int:
             pk = next_id("message")
+            if with_owner:
+                values["owner_id"] = owner_of[thread_id]
             writer.add(Message, id=pk, thread_id=thread_id, created_at=when, updated_at=when, **values)
             return pk
 
         def chat(owner: int, length: int, when: datetime, marker: bool = False) -> str:
             thread_id = uuid.uuid4()
+            owner_of[thread_id] = owner
             created = when
             order = written = turn = 0
             before = None  # the branch's last message: a question's parent, as the app sets it (versions)
@@ -318,16 +332,17 @@ def generate(messages: int, seed: int = 42) -> Made:
 
 @contextmanager
 def bulk_load():
-    """On PostgreSQL: the full-text index built once after the rows are in (as migration 0021 builds it on an
-    installation's messages), not grown row by row; and the foreign keys' triggers off for the load (superuser
-    only; the rows are made consistent here, and a million deferred checks would be queued until the commit)."""
+    """On PostgreSQL: the full-text index built once after the rows are in (as migrations 0021 and 0025 build it on an
+    installation's messages), not grown row by row; and the triggers off for the load (superuser only): the foreign
+    keys' (the rows are made consistent here, and a million deferred checks would be queued until the commit) and
+    the one that copies a chat's owner onto its messages (a chat is written after its messages here, each message with
+    its owner already: EXTRA_COLUMNS); 0025's backfill then finds nothing to write."""
     if connection.vendor != "postgresql":
-        yield  # SQLite: the FTS5 triggers index each row as the app's writes would
+        yield  # SQLite: the FTS5 triggers index each row as the app's writes do
         return
-    full_text = importlib.import_module("chat.migrations.0021_message_full_text_search")
+    full_text = importlib.import_module("chat.migrations.0025_message_search_owner")
     with connection.cursor() as cursor:
-        for statement in full_text.POSTGRES_BACKWARD:
-            cursor.execute(statement)
+        cursor.execute("DROP INDEX IF EXISTS chat_message_fts_owner")
         try:
             with transaction.atomic():
                 cursor.execute("SET LOCAL session_replication_role = replica")
@@ -337,5 +352,5 @@ def bulk_load():
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL session_replication_role = DEFAULT")
         cursor.execute("SET LOCAL maintenance_work_mem = '256MB'")
-        for statement in full_text.POSTGRES_FORWARD:
-            cursor.execute(statement)
+        cursor.execute(full_text.BACKFILL)
+        cursor.execute(full_text.INDEX)

@@ -1,6 +1,7 @@
 """Search a person's own messages with the database's full-text index: PostgreSQL's tsvector (a GIN index on an
-expression), SQLite's FTS5 (a table kept in step by triggers); both made by chat/migrations/0020. One interface,
-`search_messages`, serves the sidebar (chat/thread_views.py) and the search_threads tool (chat/runs/execute.py).
+expression keyed by person and word, chat/migrations/0025), SQLite's FTS5 (a table kept in step by triggers, 0021).
+One interface, `search_messages`, serves the sidebar (chat/thread_views.py) and the search_threads tool
+(chat/runs/execute.py).
 
 What is typed is never query syntax: it is cut into words (letters and digits; everything else separates them,
 as both indexes' tokenizers do), at most MAX_TERMS of at most MAX_TERM_CHARS each, every one quoted; all must
@@ -27,8 +28,8 @@ MAX_LIMIT = 50
 # The sidebar's search reads at most this many of the newest matches to find the threads they are in.
 MATCH_SCAN = 1000
 ROLES = (Message.Role.USER, Message.Role.ASSISTANT)
-# The same expression as the index's (chat/migrations/0020), or PostgreSQL does not use it.
-POSTGRES_DOCUMENT = "to_tsvector('simple'::regconfig, left(m.content, 100000))"
+# The same expression as the index's (chat/migrations/0025), or PostgreSQL does not use it.
+POSTGRES_DOCUMENT = "chat_message_search_document(m.owner_id, m.content)"
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -107,17 +108,20 @@ def _matching(user_id: int, terms: list[str]) -> tuple[str, list, str]:
     """FROM … WHERE … of the user's matching messages, as `m`, for this database, and its ORDER BY newest first
     (ids grow with time)."""
     if connection.vendor == "postgresql":
-        # Terms hold letters and digits only, so quoting each is enough for to_tsquery; ':*' makes the last a prefix.
-        tsquery = " & ".join([*(f"'{t}'" for t in terms[:-1]), f"'{terms[-1]}':*"])
+        # The index's keys are "<owner> <word>" (chat/migrations/0025): the person's id before each term, the last a
+        # prefix (':*'). Terms hold letters and digits only, so quoting each is enough; lower() as the index's
+        # 'simple' configuration lowers its words (the database's, which Python's may differ from past ASCII).
+        owner = int(user_id)
+        tsquery = " & ".join([*(f"'{owner} {t}'" for t in terms[:-1]), f"'{owner} {terms[-1]}':*"])
         where = f"""chat_message m JOIN chat_thread t ON t.id = m.thread_id
             WHERE t.owner_id = %s AND m.role IN ('user', 'assistant')
-              AND {POSTGRES_DOCUMENT} @@ to_tsquery('simple'::regconfig, %s)"""
+              AND {POSTGRES_DOCUMENT} @@ lower(%s)::tsquery"""
         # "+ 0": newest first, but not by walking the primary key backwards. PostgreSQL guesses a word's matches
         # from its statistics (a word outside them: about one message in fifty) and, with a LIMIT, prefers walking
         # every message from the newest, computing each one's document, until enough match: at 1M messages that
         # took 24-28 s for a rare word, a word in none, or a person whose messages are not the newest. Ordering by
-        # an expression makes it read the matches from the full-text index and sort them: 18-40 ms for those, 0.15 s
-        # for a word in one message in a hundred, 0.9 s for a one-letter prefix (bench/data, docs/performance.md).
+        # an expression makes it read the matches from the full-text index and sort them: only the person's
+        # matches, since the index is keyed by person (bench/data, docs/performance.md, "Fourth pass").
         return where, [user_id, tsquery], "m.id + 0 DESC"
     if connection.vendor == "sqlite":
         # FTS5: a double-quoted string is one term whatever it holds ("" inside is a quote); "…"* is a prefix.
