@@ -67,3 +67,21 @@ def test_times_are_in_the_persons_language(owner):
     assert ">vor 7 min</time>" in page(owner, language="de")
     with translation.override("fr"):
         assert relative_time(timezone.now() - timedelta(minutes=7), timezone.now()) == "il y a 7 min"
+
+
+def test_older_chats_each_say_their_own_date(owner):
+    # The page formats each older day once (RelativeTimes): two chats of one day share it, another day has its own.
+    first = aged(Thread.objects.create(owner=owner, title="first"), days=40)
+    same_day = aged(Thread.objects.create(owner=owner, title="same day"), days=40, minutes=1)
+    other = aged(Thread.objects.create(owner=owner, title="other"), days=80)
+    html = page(owner)
+
+    def said(thread):
+        row = html[html.index(f'data-thread-id="{thread.pk}"') :].split("</li>", 1)[0]
+        return row.split('<time class="thread-time"', 1)[1].split(">", 1)[1].split("</time>", 1)[0]
+
+    expected = {
+        t: relative_time(Thread.objects.get(pk=t.pk).updated_at, timezone.now()) for t in (first, same_day, other)
+    }
+    assert said(first) == expected[first] and said(same_day) == expected[same_day]
+    assert said(other) == expected[other] != expected[first]
