@@ -25,14 +25,18 @@ CHART_HEIGHT = 160
 CHART_TOP = 12  # room for the tallest bar's outline
 
 
-def defaults_for(user, *, agents: list[dict[str, Any]], models: list[dict[str, Any]]) -> tuple[str, str]:
+def defaults_for(
+    *, saved: tuple[str, str] | None, agents: list[dict[str, Any]], models: list[dict[str, Any]]
+) -> tuple[str, str]:
     """The person's default agent slug and model id, each only while it is still offered to them ("" otherwise):
-    an agent removed or a model disabled since they chose it falls back to the site's default, with no error."""
-    row = ChatDefaults.objects.filter(user=user).first()
-    if row is None:
+    an agent removed or a model disabled since they chose it falls back to the site's default, with no error.
+    `saved`: their row's (agent, model), None for no row (chat.queries.stamp_and_defaults reads it with the
+    settings' stamp)."""
+    if saved is None:
         return "", ""
-    agent = row.agent if any(a["slug"] == row.agent for a in agents) else ""
-    model = row.model if any(m["id"] == row.model for m in models) else ""
+    saved_agent, saved_model = saved
+    agent = saved_agent if any(a["slug"] == saved_agent for a in agents) else ""
+    model = saved_model if any(m["id"] == saved_model for m in models) else ""
     return agent, model
 
 

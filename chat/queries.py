@@ -12,7 +12,7 @@ from django.db.models.expressions import RawSQL
 
 from tools.models import SettingsStamp
 
-from .models import Message, Thread
+from .models import ChatDefaults, Message, Thread
 
 
 @cache
@@ -95,6 +95,34 @@ def grants_groups_and_stamp(thread_id: uuid.UUID, user_id: int) -> tuple[set[str
         frozenset(value for value, which in rows if which == "u"),
         next((value for value, which in rows if which == "s"), None),
     )
+
+
+@cache
+def _stamp_and_defaults_sql(vendor: str) -> str:
+    q = connection.ops.quote_name
+    field = {name: q(ChatDefaults._meta.get_field(name).column) for name in ("user", "agent", "model")}
+    stamp_table, stamp = q(SettingsStamp._meta.db_table), q(SettingsStamp._meta.get_field("stamp").column)
+    return (
+        f"SELECT s.{stamp}, d.{field['agent']}, d.{field['model']} FROM {stamp_table} s"
+        f" LEFT JOIN {q(ChatDefaults._meta.db_table)} d ON d.{field['user']} = %s"
+        f" WHERE s.{q(SettingsStamp._meta.pk.column)} = 1"
+    )
+
+
+def stamp_and_defaults(user_id: int) -> tuple[str | None, tuple[str, str] | None]:
+    """What the empty chat's page reads first: the tool settings' stamp (None when there is no row) and the person's
+    chat defaults (agent, model), None when they saved none — one statement, not two trips (docs/performance.md,
+    issue 39: each trip of a page is a wait of its own on a busy machine).
+
+    ORM twin: SettingsStamp pk=1's stamp and ChatDefaults of the user's agent and model, by two Subqueries."""
+    with connection.cursor() as cursor:
+        cursor.execute(_stamp_and_defaults_sql(connection.vendor), [user_id])
+        row = cursor.fetchone()
+    if row is None:  # no stamp's row (a database migrated only part of the way): the defaults alone
+        found = ChatDefaults.objects.filter(user_id=user_id).values_list("agent", "model").first()
+        return None, tuple(found) if found is not None else None
+    stamp, agent, model = row
+    return stamp, (agent, model) if agent is not None else None
 
 
 def delete_rows(queryset) -> int:

@@ -12,7 +12,7 @@ from modelconfig.services import available_models
 from providers.demo import CONNECT_HELP
 from tools.services import groups_of, settings_stamp
 
-from . import store
+from . import queries, store
 from .access import NotFound, get_thread_for_user
 from .home import defaults_for, save_defaults, usage_by_day
 from .models import Message, ToolCall
@@ -37,7 +37,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     (the sharing app's tag reads them), API keys, notifications, their usage over the last 30 days, and the admin
     for staff. Two forms post here, told apart by `form`: "theme" (a cookie) and "defaults" (chat.ChatDefaults)."""
     theme = request.COOKIES.get(THEME_COOKIE, "system")
-    stamp = settings_stamp()
+    stamp, saved_defaults = queries.stamp_and_defaults(request.user.pk)
     agents = agents_for_picker(request.user, stamp=stamp)
     models = available_models(groups=groups_of(request.user, stamp=stamp), stamp=stamp)
     defaults_error = ""
@@ -57,7 +57,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
             response = redirect(f"{request.path}?saved=1")
             response.set_cookie(THEME_COOKIE, chosen, max_age=365 * 86400, samesite="Lax", httponly=True)
             return response
-    default_agent, default_model = defaults_for(request.user, agents=agents, models=models)
+    default_agent, default_model = defaults_for(saved=saved_defaults, agents=agents, models=models)
     context = {
         "themes": THEMES,
         "theme": theme,
@@ -90,12 +90,15 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     get_token(request)  # sets the CSRF cookie the sidebar's rename and delete requests send back
     # Read once, first: the model configurations, the agents and the person's tools and groups are then this
     # process's, as of that stamp.
-    stamp = settings_stamp()
+    if thread is None:  # the empty chat also shows the person's defaults: read with the stamp, one statement
+        stamp, saved_defaults = queries.stamp_and_defaults(request.user.pk)
+    else:
+        stamp, saved_defaults = settings_stamp(), None
     agents = agents_for_picker(request.user, stamp=stamp)
     models = available_models(groups=groups_of(request.user, stamp=stamp), stamp=stamp)
     model_info = store.thread_model_info(thread, stamp=stamp)
     if thread is None:
-        agents, model_info = _with_defaults(request.user, agents, models, model_info)
+        agents, model_info = _with_defaults(agents, models, model_info, saved_defaults)
     threads, archived_threads = store.sidebar_threads(user=request.user)
     context = {
         "thread": thread,
@@ -125,12 +128,14 @@ def _thread_page(request: HttpRequest, *, thread) -> HttpResponse:
     return render(request, "chat/thread.html", context)
 
 
-def _with_defaults(user, agents: list[dict], models: list[dict], model_info: dict) -> tuple[list[dict], dict]:
+def _with_defaults(
+    agents: list[dict], models: list[dict], model_info: dict, saved: tuple[str, str] | None
+) -> tuple[list[dict], dict]:
     """The empty chat as the person's defaults set it (settings page): their default agent pressed in place of the
     site's, and their default model shown in place of the site's (the picked agent's own model still wins, and so
     does what they pick on the page: docs/agents.md, What wins over what). `model_info` gains `personal`, which
     tells the page to send that model with the first message."""
-    agent, model = defaults_for(user, agents=agents, models=models)
+    agent, model = defaults_for(saved=saved, agents=agents, models=models)
     if agent:
         agents = [{**a, "is_default": a["slug"] == agent} for a in agents]
     if model:

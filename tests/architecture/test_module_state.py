@@ -61,6 +61,7 @@ READ_ONLY = {
     "delivery.log._before_number": "memo of a pure function: the start of an event's text, the same for a stream",
     "chat.queries._grants_groups_and_stamp_sql": "memo of a pure function: a statement's SQL per database vendor",
     "chat.queries._thread_for_turn_sql": "memo of a pure function: a statement's SQL per database vendor",
+    "chat.queries._stamp_and_defaults_sql": "memo of a pure function: a statement's SQL per database vendor",
     "chat.templatetags.usage_money.register": "Django's template library, filled at import by its decorators",
     "chat.templatetags.sidebar_rows.register": "Django's template library, filled at import by its decorators",
     "api.run_api.api": "django-ninja's API, its routes registered at import by its decorators",

@@ -123,6 +123,48 @@ def test_grants_groups_and_stamp(owner, stranger, thread):
     assert found == ({"calculator", "http_get"}, frozenset({"staff", "beta"}), "s1")
 
 
+def orm_stamp_and_defaults(user_id):
+    from django.db.models import Subquery
+
+    from chat.models import ChatDefaults
+
+    mine = ChatDefaults.objects.filter(user_id=user_id)
+    row = (
+        SettingsStamp.objects.filter(pk=1)
+        .annotate(
+            agent=Subquery(mine.values("agent")[:1]),
+            model=Subquery(mine.values("model")[:1]),
+            saved=Subquery(mine.values("pk")[:1]),
+        )
+        .values_list("stamp", "agent", "model", "saved")
+        .first()
+    )
+    if row is None:
+        return None, None
+    stamp, agent, model, saved = row
+    return stamp, (agent, model) if saved is not None else None
+
+
+def test_the_stamp_and_no_defaults(owner):
+    SettingsStamp.objects.update_or_create(pk=1, defaults={"stamp": "s1"})
+    assert queries.stamp_and_defaults(owner.pk) == orm_stamp_and_defaults(owner.pk) == ("s1", None)
+
+
+def test_the_stamp_and_the_persons_defaults_not_anothers(owner, stranger):
+    from chat.models import ChatDefaults
+
+    SettingsStamp.objects.update_or_create(pk=1, defaults={"stamp": "s2"})
+    ChatDefaults.objects.create(user=owner, agent="maths", model="")
+    ChatDefaults.objects.create(user=stranger, agent="", model="7")
+    assert queries.stamp_and_defaults(owner.pk) == orm_stamp_and_defaults(owner.pk) == ("s2", ("maths", ""))
+    assert queries.stamp_and_defaults(stranger.pk) == orm_stamp_and_defaults(stranger.pk) == ("s2", ("", "7"))
+
+
+def test_no_stamp_row(owner):
+    SettingsStamp.objects.all().delete()
+    assert queries.stamp_and_defaults(owner.pk) == orm_stamp_and_defaults(owner.pk) == (None, None)
+
+
 def orm_history_start(thread_id, chars):
     size = Case(When(~Q(status="complete"), role="assistant", then=Value(0)), default=Length("content"))
     rows = Message.objects.filter(thread_id=thread_id).annotate(tail=Window(Sum(size), order_by=F("order").desc()))
