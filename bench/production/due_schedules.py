@@ -5,8 +5,8 @@ Two cases, one after the other on the same processes:
 - **due in one minute** (the issue's figure, judged): the 1,000 schedules' due times fall within one minute, spread
   evenly over its 60 s, as every-N-minutes schedules made at different moments are (or cron schedules of many
   people on different minutes, seen over an hour). Each must fire exactly once, its lateness p99 ≤ 2 s, and the
-  chat's page p99 while they fire no worse than its p99 without them, the same page on the same processes a moment
-  before (+ PAGE_SLACK_MS).
+  chat's page p99 while they fire no worse than its p99 without them, the same page on the same processes for 15 s
+  a moment before and 15 s just after (+ PAGE_SLACK_MS).
 - **one slot** (a stress figure, reported, not judged against the 2 s): the same number all due at the same second,
   as a cron slot on the minute (`0 9 * * *` of many people) is. Exactly once is judged here too.
 
@@ -168,6 +168,9 @@ async def due_schedules(app: ProductionApp, result: Result, smoke: bool) -> None
         dues = [start + timedelta(seconds=spread_s * n / count) for n in range(count)]
         minute = Case("one minute", dues, new_id("sched"))
         await run_case(app, running, cookie, minute, timeout=spread_s + (60 if smoke else 600))
+        # The floor again, just after: one probe of 15 s now and then was 19 to 26 ms at p99 on a quiet machine;
+        # before and after together are twice the samples, and a drift of the machine meanwhile is in both.
+        after = probe_result(page_probe(running.daphnes[0], cookie, idle_s))
         cases = [minute]
         if burst:
             slot = (datetime.now(UTC) + timedelta(seconds=LEAD_S)).replace(microsecond=0)
@@ -178,18 +181,23 @@ async def due_schedules(app: ProductionApp, result: Result, smoke: bool) -> None
             for pid in running.pids().values():
                 os.kill(pid, signal.SIGUSR1)
             await asyncio.sleep(2)
-    idle99 = percentile(idle["latencies_ms"], 99)
+    floor = idle["latencies_ms"] + after["latencies_ms"]
+    idle99 = percentile(floor, 99)
     result.details.update(
         schedules=count,
         spread_s=spread_s,
         nice=nices,
-        page_idle_ms=idle["latencies_ms"],
+        page_idle_ms=floor,
+        page_idle_before_ms=idle["latencies_ms"],
+        page_idle_after_ms=after["latencies_ms"],
         **{case.name: details(case) for case in cases},
     )
     worker_nice = os.environ.get("BENCH_WORKER_NICE") or "unset: the app's default"
     idle_note = (
-        f"floor: the same page on the same processes just before, {len(idle['latencies_ms'])} fetched over "
-        f"{idle_s:g} s (p50 {fmt(percentile(idle['latencies_ms'], 50), 'ms')}); the processes' nice values "
+        f"floor: the same page on the same processes for {idle_s:g} s just before the first due time and "
+        f"{idle_s:g} s just after the last run ended, {len(floor)} fetched (p50 {fmt(percentile(floor, 50), 'ms')}; "
+        f"p99 before {fmt(percentile(idle['latencies_ms'], 99), 'ms')}, after "
+        f"{fmt(percentile(after['latencies_ms'], 99), 'ms')}); the processes' nice values "
         + ", ".join(f"{name} {value}" for name, value in nices.items())
         + f" (the workers' AGENTWEB_WORKER_NICE: BENCH_WORKER_NICE, here {worker_nice})"
     )
