@@ -119,16 +119,32 @@ def nice_of(pid: int) -> int:
         return int(stat.read().rsplit(")", 1)[1].split()[16])
 
 
+def firing_progress(app: ProductionApp, schedule_ids: list[int]) -> tuple[int, int, int]:
+    """(schedules fired, firings claimed and not started, runs not ended) in one statement: what wait_done asks
+    every half second. Reading the whole state (firing_state: every firing with its run's times) that often took
+    ~8 s of the bench's CPU and the database's over the minute, beside the page it measures."""
+    from django.db.models import Count, Q
+
+    from schedules.models import ScheduleRun
+
+    progress = ScheduleRun.objects.filter(schedule_id__in=schedule_ids).aggregate(
+        fired=Count("schedule", distinct=True),
+        claimed=Count("pk", filter=Q(status=ScheduleRun.Status.CLAIMED)),
+        running=Count("pk", filter=Q(run__status__in=("running", "waiting"))),
+    )
+    app.close_django()
+    return progress["fired"], progress["claimed"], progress["running"]
+
+
 async def wait_done(app: ProductionApp, ids: list[int], timeout: float) -> dict:
-    """Until every schedule has fired and every run it started has ended (or `timeout`)."""
+    """Until every schedule has fired and every run it started has ended (or `timeout`): then what became of them."""
     deadline = time.monotonic() + timeout
-    while True:
-        state = await asyncio.to_thread(firing_state, app, ids)
-        fired = len(state["per"]) == len(ids) and "claimed" not in state["statuses"]
-        ended = sum(n for status, n in state["runs"].items() if status not in ("running", "waiting"))
-        if (fired and ended == len(state["run_ids"])) or time.monotonic() > deadline:
-            return state
+    while time.monotonic() < deadline:
+        fired, claimed, running = await asyncio.to_thread(firing_progress, app, ids)
+        if fired == len(ids) and claimed == 0 and running == 0:
+            break
         await asyncio.sleep(0.5)
+    return await asyncio.to_thread(firing_state, app, ids)
 
 
 async def run_case(app: ProductionApp, running, cookie: str, case: Case, timeout: float) -> None:
