@@ -232,8 +232,8 @@ def section(run: dict) -> str:
         "or playwright those rows say why they were not measured; when the browser's part fails, the rows say so, the",
         "run keeps its other figures and `make bench-data-smoke` fails.",
         "",
-        f"Run {run['at']} on {run['machine'].get('cpu', run['machine'])}; load was shared with other work "
-        f"(load average before each size in the table).",
+        f"Run {run['at']} on {run['machine'].get('cpu', run['machine'])}; the load average before each size is in "
+        "the table (the run's own last size lingers in it; well above 2, other work shared the 2 cores).",
         "",
     ]
     for key, label, _unit, _ideal_kind, _value in FIGURES:
