@@ -161,3 +161,16 @@ def test_the_browser_figures_are_skipped_with_a_reason_without_chromium_or_playw
 
     monkeypatch.setattr(builtins, "__import__", no_playwright)
     assert paint.unavailable() == "playwright is not installed (pip install -r requirements-dev.txt)"
+
+
+def test_the_measuring_processs_own_collections_are_shown_and_an_older_run_without_them_says_so(tmp_path, monkeypatch):
+    doc = report_in(tmp_path, monkeypatch, "# Performance\n")
+    newer = result("postgresql", 10000, 1)
+    newer["full_collections"] = {"count": 8, "longest_ms": 26.1}
+    run = {
+        "at": "2026-12-06T06:00:00+00:00",
+        "machine": {"cpu": "c"},
+        "results": [result("postgresql", 1000, 1), newer],
+    }
+    report.write(run)
+    assert "| the measuring process's full collections: count / longest ms | – | 8 / 26.1 |" in doc.read_text()
