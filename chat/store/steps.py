@@ -223,6 +223,10 @@ def interrupt_stale_runs(*, stale_before, keep: set[int], thread_id: uuid.UUID |
 
 
 def add_run_note(*, run_id: int, text: str) -> None:
+    """The note added to the run's. A run's first note (a turn trimmed to the model's window says so, every turn of a
+    chat longer than the window) is one UPDATE; a later one reads the notes there are first."""
+    if Run.objects.filter(pk=run_id, notes=[]).update(notes=[text]):
+        return
     run = Run.objects.get(pk=run_id)
     run.notes = [*run.notes, text]
     run.save(update_fields=["notes"])
