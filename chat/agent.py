@@ -192,15 +192,18 @@ async def run_agent(
         if direct:
             return AgentOutcome("return_direct", 0)
     unreadable_steps = 0
-    noted = 0
+    noted, told = 0, ""
     for step_number in range(1, max_steps + 1):
         sent = messages
         if budget is not None:
             fitted = budget.fit(messages, definitions)
             sent = fitted.messages
             if fitted.dropped > noted:  # said once, and again only when more is left out
-                noted = fitted.dropped
-                await sink.note(budget.note(fitted.dropped))
+                noted, text = fitted.dropped, budget.note(fitted.dropped)
+                # A history not read whole counts nothing (ContextBudget.unread): its note would only repeat.
+                if text != told:
+                    told = text
+                    await sink.note(text)
         fmt = dataclasses.replace(answer, force=step_number == max_steps) if answer is not None else None
         step = await stream_step(provider, sent, definitions, sink, protocol=_protocol(provider, budget), answer=fmt)
         messages.append(step.message)

@@ -3,6 +3,7 @@
 import asyncio
 
 from chat.agent import RegistryToolbox, run_agent
+from providers.budget import ContextBudget, estimate
 from providers.demo import DemoProvider
 from providers.types import ChatMessage, Finish, TextDelta, ToolCallEnd, ToolCallStart
 from tools import tool
@@ -118,3 +119,54 @@ async def test_the_sink_hears_of_each_call_before_it_runs_and_after_it_completes
         "assistant_started",
         "assistant_completed",
     ]
+
+
+class ReadsThenAnswers:
+    """A provider that asks for `read_page` once, then answers."""
+
+    label, is_demo = "reads", False
+
+    async def stream(self, messages, tools):
+        if messages[-1].role == "tool":
+            yield TextDelta("read it")
+            yield Finish("stop")
+            return
+        yield ToolCallStart(0, "call_0", "read_page")
+        yield ToolCallEnd(0, "call_0", "read_page", "{}", {})
+        yield Finish("tool_calls")
+
+
+async def notes_of_a_run_that_outgrows_its_window(unread: bool) -> list[str]:
+    """A long history that does not fit, and a tool whose long result makes the second step leave out more."""
+
+    @tool
+    async def read_page() -> str:
+        """A long page."""
+        return "p" * 4000
+
+    toolbox = RegistryToolbox(ToolRegistry([read_page]))
+    history = [ChatMessage("user" if i % 2 == 0 else "assistant", f"{i} " + "h" * 400) for i in range(20)]
+    history.append(ChatMessage("user", "read the page"))
+    window = estimate(history, toolbox.definitions()) - 300
+    sink = Recorder()
+    await run_agent(
+        provider=ReadsThenAnswers(),
+        messages=history,
+        toolbox=toolbox,
+        sink=sink,
+        max_steps=5,
+        budget=ContextBudget(window=window, reserve=0, unread=unread),
+    )
+    return [entry[1] for entry in sink.log if entry[0] == "note"]
+
+
+async def test_a_step_that_leaves_out_more_says_so_again_with_the_count():
+    notes = await notes_of_a_run_that_outgrows_its_window(unread=False)
+    counts = [int(text.split()[2]) for text in notes]
+    assert len(counts) == 2 and counts[0] < counts[1], notes
+
+
+async def test_a_history_not_read_whole_is_said_to_be_trimmed_once_a_run():
+    # Its older messages were never read (chat/store/snapshot.py): the note has no count, and a second would repeat it.
+    notes = await notes_of_a_run_that_outgrows_its_window(unread=True)
+    assert len(notes) == 1 and notes[0].startswith("The oldest messages were left out to fit"), notes
