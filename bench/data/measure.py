@@ -52,26 +52,36 @@ class FullCollections:
             self.longest_ms = max(self.longest_ms, round((time.perf_counter() - self.started) * 1000, 1))
 
 
+#: How a run's note is written (chat/store/steps.py add_run_note): a turn in a chat longer than its model's window
+#: writes one, at any size of the data, to tell the person its oldest messages were left out.
+NOTE_WRITE = 'UPDATE "chat_run" SET "notes"'
+
+
 class Statements:
-    """Every statement Django executes, in any thread, counted."""
+    """Every statement Django executes, in any thread, counted; and, of them, those that write a run's note."""
 
     def __init__(self):
         from django.db.backends.utils import CursorWrapper
 
-        self.count = 0
+        self.count = self.notes = 0
         self.lock = threading.Lock()
         original = CursorWrapper._execute_with_wrappers
 
         def counted(cursor, sql, params, many, executor):
             with self.lock:
                 self.count += 1
+                self.notes += sql.startswith(NOTE_WRITE)
             return original(cursor, sql, params, many, executor)
 
         CursorWrapper._execute_with_wrappers = counted
 
     def take(self) -> int:
+        return self.take_both()[0]
+
+    def take_both(self) -> tuple[int, int]:
+        """(statements, note writes) since the last take."""
         with self.lock:
-            taken, self.count = self.count, 0
+            taken, self.count, self.notes = (self.count, self.notes), 0, 0
         return taken
 
 
@@ -164,7 +174,7 @@ async def ws_turn(user, thread_id: str, statements: Statements, repeat: int) -> 
     from tests.chat.conftest import Client, session_cookie
 
     client = await Client(await database_sync_to_async(session_cookie)(user)).connect()
-    samples, counts = [], []
+    samples, counts, notes = [], [], []
     try:
         for n in range(repeat + 1):
             settle()
@@ -176,10 +186,19 @@ async def ws_turn(user, thread_id: str, statements: Statements, repeat: int) -> 
             assert events[-1]["type"] == "run.completed", events[-1]
             if n:  # the first warms the process
                 samples.append(elapsed)
-                counts.append(statements.take())
+                count, noted = statements.take_both()
+                counts.append(count)
+                notes.append(noted)
     finally:
         await client.close()
-    return {**percentiles(samples), "statements": max(counts), "statements_min": min(counts)}
+    return {
+        **percentiles(samples),
+        "statements": max(counts),
+        "statements_min": min(counts),
+        # The turn's own statements, the note aside: what must not grow with the data (issue 42).
+        "statements_besides_notes": max(c - n for c, n in zip(counts, notes, strict=True)),
+        "note_writes": max(notes),
+    }
 
 
 def turn(user, thread_id: str, statements: Statements, repeat: int) -> dict:

@@ -104,7 +104,26 @@ def test_the_targets_are_judged_at_the_largest_size_of_each_database(tmp_path, m
     assert "at the largest size run: postgresql 1M." in text
     assert "| first page p99 ≤ 50 ms | 90 ms: FAIL |" in text
     assert "| export of the heavy chat, peak memory ≤ 50 MiB | 15 MiB: PASS |" in text
-    assert "| a turn's statements (small / heavy chat) the same as at 1k | 7 / 8 (1k: 7): FAIL |" in text
+    assert (
+        "| a turn's statements (small / heavy chat) the same as at 1k, the run's note aside | 7 / 8 (1k: 7): FAIL |"
+        in text
+    )
+
+
+def test_a_turn_is_judged_without_the_note_that_says_its_history_was_trimmed(tmp_path, monkeypatch):
+    # The heavy chat outgrows its model's window from 100k on: each turn writes a note saying so, at any data size.
+    doc = report_in(tmp_path, monkeypatch, "# Performance\n")
+    big = result("postgresql", 1_000_000, 1)
+    big["figures"]["turn_heavy_chat"].update(statements=8, statements_besides_notes=7, note_writes=1)
+    run = {"at": "2026-12-06T06:00:00+00:00", "machine": {"cpu": "c"}, "results": [result("postgresql", 1000, 1), big]}
+    report.write(run)
+    text = doc.read_text()
+    assert "the same as at 1k, the run's note aside | 7 / 8 (1 note) (1k: 7): PASS |" in text
+    assert "the run's note that the history was trimmed) | 7 / 7 | 7 / 8 (1 note) |" in text
+
+    big["figures"]["turn_heavy_chat"].update(statements=9, statements_besides_notes=8)  # one more besides the note
+    report.write(run)
+    assert "the same as at 1k, the run's note aside | 7 / 9 (1 note) (1k: 7): FAIL |" in doc.read_text()
 
 
 def test_chromiums_figures_are_in_the_table_and_judged_against_500_ms(tmp_path, monkeypatch):
