@@ -223,7 +223,10 @@ def section(run: dict) -> str:
         "run's repeats (with few repeats it is their largest). The measuring process keeps what setup and generation",
         "left, and what each of its full collections keeps, out of Python's collector's walks, as the app's processes",
         "do (agentweb/heap.py): before it did, its own collections made single samples of 180-290 ms at every size.",
-        "On PostgreSQL the data is vacuumed and analysed after the load, as a database that grew over a year is.",
+        "On PostgreSQL the data is vacuumed and analysed after the load, as a database that grew over a year is, and",
+        "what the load wrote is on disk before anything is measured (a checkpoint; on SQLite its log written into its",
+        "file; then sync): a million rows' write-back had overlapped the first figures. A turn's statements are also",
+        "counted without those writing its run's note (a chat longer than the model's window has one at any size).",
         "`make bench-data-smoke` (CI) runs 1k only.",
         "",
         "The heavy chat is also opened in Chromium (bench/data/paint.py): the app served as `make run` serves it, on",
@@ -438,7 +441,7 @@ def write(run: dict) -> None:
     if TITLE in text:
         start = text.index(TITLE)
         end = text.find("\n## ", start + len(TITLE))
-        text = text[:start] + new + (text[end + 1 :] if end != -1 else "")
+        text = text[:start] + new.rstrip("\n") + ("\n\n" + text[end + 1 :] if end != -1 else "\n")
     else:
         marker = "\n## Not done"
         at = text.find(marker)

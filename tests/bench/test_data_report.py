@@ -63,6 +63,7 @@ def test_it_draws_each_figure_and_rewrites_only_its_section(tmp_path, monkeypatc
     assert text.count(report.TITLE) == 1
     assert "## Before\n\nkept\n" in text and text.rstrip().endswith("## Not done\n\nkept too")
     assert text.index(report.TITLE) < text.index("## Not done")
+    assert "|\n\n## Not done" in text  # a blank line between the section's last table and the next heading
     assert "| first page p50 / p99 ms | 5 / 9 | 10 / 18 | 5 / 9 | 10 / 18 |" in text
     for key, *_ in report.FIGURES:
         svg = (tmp_path / "performance" / f"data-{key}.svg").read_text()
