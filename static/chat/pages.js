@@ -37,7 +37,19 @@ export function insertOlder(view, messages) {
   else scroller.prepend(fragment);
   if (follow) view.scroll.changed();
   else if (scroller.scrollTop === scrollTop) scroller.scrollTop = scrollTop + (scroller.scrollHeight - scrollHeight);
+  settleAfterLayout(built);
   return built.size;
+}
+
+/**
+ * Once the browser has laid out and painted the messages just put in (their sizes remembered), they are no longer laid
+ * out while out of sight (app.css, `.settled`): a long conversation's next page then lays out only itself.
+ */
+function settleAfterLayout(built) {
+  const roots = new Set([...built.values()].map(outerOf));
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    for (const root of roots) if (root.isConnected) root.classList.add("settled");
+  }));
 }
 
 /** Reads a page: resolves to {messages, earlier}; rejects with an Error whose message is for the person, and

@@ -130,6 +130,15 @@ def test_the_button_loads_earlier_pages_from_the_keyboard_without_moving_the_con
         wait_until(page, "!document.querySelector('.earlier-pages[aria-busy]')")
         moved = page.evaluate("document.querySelector('[data-reference]').getBoundingClientRect().top")
         assert abs(moved - top) <= 2, (top, moved)
+        # A frame later the page's messages are no longer laid out while out of sight (app.css `.settled`), each at
+        # the size it was shown at: nothing moves.
+        wait_until(page, "document.querySelectorAll('#messages > .message.settled').length > 0")
+        settled = page.evaluate("document.querySelectorAll('#messages > .message.settled').length")
+        newest_page = page.evaluate("document.querySelectorAll('#messages > .message:not(.settled)').length")
+        assert settled >= 1 and newest_page >= 1, (settled, newest_page)  # the snapshot's page is left as it was
+        page.wait_for_timeout(200)
+        still = page.evaluate("document.querySelector('[data-reference]').getBoundingClientRect().top")
+        assert abs(still - top) <= 2, (top, still)
         status = page.locator(".earlier-pages-status")
         assert status.text_content().startswith("Loaded ") and status.get_attribute("role") == "status"
         assert page.evaluate("document.activeElement.classList.contains('earlier-pages-load')")
