@@ -180,37 +180,44 @@ def module_bindings(module: Module):
     yield from visit(module.tree.body)
 
 
-def changes_in_place(tree: ast.AST, bases: set[str] | None = None) -> set[str]:
-    """The names that `tree` changes in place: `x.add(…)`, `x[k] = …`, `del x[k]`, `x += …`, as a bare name or as an
-    attribute (`module.x`); with `bases`, only attributes of those names (`self.x`, `cls.x`, `Class.x`)."""
-    names: set[str] = set()
-
-    def name_of(node: ast.expr) -> str | None:
-        if isinstance(node, ast.Name) and bases is None:
-            return node.id
-        if isinstance(node, ast.Attribute) and (bases is None or ast.unparse(node.value) in bases):
-            return node.attr
-        return None
-
+def changed_nodes(tree: ast.AST):
+    """What `tree` changes in place: the `x` of `x.add(…)`, `x[k] = …`, `del x[k]`, `x += …`."""
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in MUTATING_METHODS
-            and (name := name_of(node.func.value))
-        ):
-            names.add(name)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
+            yield node.func.value
         targets = []
         if isinstance(node, ast.Assign | ast.Delete):
             targets = node.targets
         elif isinstance(node, ast.AugAssign | ast.AnnAssign):
             targets = [node.target]
         for target in targets:
-            if isinstance(target, ast.Subscript) and (name := name_of(target.value)):
-                names.add(name)
-            if isinstance(node, ast.AugAssign) and (name := name_of(target)):
-                names.add(name)
+            if isinstance(target, ast.Subscript):
+                yield target.value
+            if isinstance(node, ast.AugAssign):
+                yield target
+
+
+def changes_in_place(tree: ast.AST, bases: set[str] | None = None) -> set[str]:
+    """The names that `tree` changes in place, as a bare name or as an attribute (`module.x`); with `bases`, only
+    attributes of those names (`self.x`, `cls.x`, `Class.x`)."""
+    names: set[str] = set()
+    for node in changed_nodes(tree):
+        if isinstance(node, ast.Name) and bases is None:
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and (bases is None or ast.unparse(node.value) in bases):
+            names.add(node.attr)
     return names
+
+
+def changed_attributes(modules: tuple[Module, ...]) -> dict[str, set[str]]:
+    """For each name, the attributes of it the modules change in place (`Class.x.add(…)`: "Class" → {"x"}): read
+    once for every class, not once per class and module."""
+    found: dict[str, set[str]] = {}
+    for module in modules:
+        for node in changed_nodes(module.tree):
+            if isinstance(node, ast.Attribute):
+                found.setdefault(ast.unparse(node.value), set()).add(node.attr)
+    return found
 
 
 def changed_in_place(modules: tuple[Module, ...]) -> set[str]:
@@ -242,6 +249,7 @@ def module_state(modules: tuple[Module, ...] | None = None) -> list[Found]:
     """The state of `modules` (the app's, unless given)."""
     modules = app_modules() if modules is None else modules
     changed, from_outside = changed_in_place(modules), set_from_outside(modules)
+    attributes = changed_attributes(modules)
     found: list[Found] = []
     for module in modules:
         if module.name == SETTINGS_MODULE:
@@ -268,11 +276,11 @@ def module_state(modules: tuple[Module, ...] | None = None) -> list[Found]:
                 if set(memo) & MEMO_DECORATORS:
                     found.append(Found(f"{module.name}.{node.name}", module.where(node), "keeps its results"))
             elif isinstance(node, ast.ClassDef):
-                found.extend(class_state(module, node, modules))
+                found.extend(class_state(module, node, attributes))
     return found
 
 
-def class_state(module: Module, node: ast.ClassDef, modules: tuple[Module, ...]) -> list[Found]:
+def class_state(module: Module, node: ast.ClassDef, attributes: dict[str, set[str]]) -> list[Found]:
     """Class-level mutable containers that the class's methods (through `self`, `cls` or the class's name) or
     another module (through the class's name) change in place, with no instance attribute of the same name made to
     shadow them: every instance shares them."""
@@ -283,9 +291,7 @@ def class_state(module: Module, node: ast.ClassDef, modules: tuple[Module, ...])
         for target in child.targets
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
     }
-    changed = changes_in_place(node, {"self", "cls", node.name}) | {
-        name for other in modules for name in changes_in_place(other.tree, {node.name})
-    }
+    changed = changes_in_place(node, {"self", "cls", node.name}) | attributes.get(node.name, set())
     found = []
     for child in node.body:
         if isinstance(child, ast.Assign | ast.AnnAssign) and child.value is not None:
